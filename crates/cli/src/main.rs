@@ -1,0 +1,31 @@
+//! `scanner`: the command-line tool. Flags and subcommands only; the work is done by
+//! the `scanner-rules` and `scanner-engine` crates.
+
+mod alloc;
+mod args;
+mod rules_cmd;
+mod timeline_cmd;
+
+/// Exit codes.
+mod exit {
+    /// Success.
+    pub const OK: i32 = 0;
+    /// A fatal error: nothing (or nothing complete) was written.
+    pub const FATAL: i32 = 1;
+    /// Finished, but some inputs (files, records or rules) had errors, which were reported.
+    pub const INPUT_ERRORS: i32 = 3;
+}
+
+use clap::Parser;
+
+fn main() {
+    let cli = args::Cli::parse();
+    let code = match &cli.command {
+        args::Command::CsvTimeline(a) => timeline_cmd::run(a),
+        args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a),
+    };
+    if cli.debug {
+        alloc::report();
+    }
+    std::process::exit(code);
+}

@@ -1,0 +1,62 @@
+//! `scanner rules check`, and the rule loading shared with the timeline command.
+
+use crate::args::RuleArgs;
+use crate::exit;
+use scanner_rules::{load, Level, LoadOptions, RuleSet, RuleSource};
+
+/// Loads the rules the arguments name.
+pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
+    let min_level = Level::parse(&a.min_level)
+        .ok_or_else(|| format!("--min-level: unknown level '{}'", a.min_level))?;
+    let sources: Vec<RuleSource> = a.rules.iter().cloned().map(RuleSource::Path).collect();
+    let opts = LoadOptions {
+        config_dir: a.config.clone(),
+        min_level,
+        enable_deprecated: a.deprecated,
+        enable_unsupported: a.unsupported,
+        enable_noisy: a.noisy,
+    };
+    Ok(load(&sources, &opts))
+}
+
+/// Prints the load report: each rejected rule, then the totals.
+pub fn print_report(set: &RuleSet, list_errors: bool) {
+    let r = &set.report;
+    for e in &r.config_errors {
+        eprintln!("config error: {e}");
+    }
+    if list_errors {
+        for e in &r.errors {
+            eprintln!("rule error: {e}");
+        }
+    }
+    let disabled: Vec<String> = r.disabled.iter().map(|(d, n)| format!("{n} {}", d.label())).collect();
+    eprintln!(
+        "rules: {} files, {} enabled{}, {} rejected, {} distinct regexes, {} (channel, EventID) index keys",
+        r.files,
+        r.enabled,
+        if disabled.is_empty() { String::new() } else { format!(" ({} disabled: {})", disabled.len(), disabled.join(", ")) },
+        r.errors.len(),
+        set.regexes,
+        set.index.keys()
+    );
+}
+
+/// `rules check`.
+pub fn check(a: &RuleArgs) -> i32 {
+    let set = match load_rules(a) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::FATAL;
+        }
+    };
+    print_report(&set, true);
+    let r = &set.report;
+    println!("loaded {} of {} rules", r.loaded, r.documents + r.errors.iter().filter(|e| e.document == 0).count());
+    if r.errors.is_empty() && r.config_errors.is_empty() {
+        exit::OK
+    } else {
+        exit::INPUT_ERRORS
+    }
+}

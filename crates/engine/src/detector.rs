@@ -1,0 +1,198 @@
+//! The detection loop for one record: look up the candidate rules by (Channel,
+//! EventID), evaluate them, and turn matches into [`DetectInfo`] rows and correlation
+//! inputs.
+
+use crate::correlate::CorrelationHit;
+use crate::detect_info::{DetectInfo, Origin};
+use crate::details::{self, Template, SEP};
+use crate::record::RecordView;
+use crate::time;
+use scanner_rules::{FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
+
+/// Fields the output reads, interned next to the rules' own.
+#[derive(Debug, Clone, Copy)]
+pub struct OutputFields {
+    /// `Computer`
+    pub computer: FieldId,
+    /// `Provider_Name`
+    pub provider: FieldId,
+    /// `EventRecordID`
+    pub record_id: FieldId,
+    /// `TimeCreated/@SystemTime`
+    pub time: FieldId,
+    /// Unnamed `Data`
+    pub data: FieldId,
+}
+
+/// What the detector produces besides rows.
+#[derive(Debug, Default)]
+pub struct Matches {
+    /// Timeline rows.
+    pub rows: Vec<DetectInfo>,
+    /// Inputs to correlations.
+    pub hits: Vec<CorrelationHit>,
+}
+
+/// Everything the per-record loop needs, prepared once per scan.
+pub struct Detector<'a> {
+    set: &'a RuleSet,
+    out: OutputFields,
+    rule_details: Vec<Option<Template>>,
+    default_details: scanner_rules::fields::FxHashMap<String, Template>,
+    /// For each rule, the correlations it feeds.
+    feeds: Vec<Vec<u32>>,
+    group_fields: Vec<Vec<FieldId>>,
+    value_field: Vec<Option<FieldId>>,
+    extra: bool,
+}
+
+/// Interns the output's fields and compiles Details templates; call before scanning.
+pub fn prepare(set: &mut RuleSet) -> (OutputFields, Vec<Option<Template>>, scanner_rules::fields::FxHashMap<String, Template>) {
+    let f: &mut FieldTable = &mut set.fields;
+    let out = OutputFields {
+        computer: f.intern("Computer"),
+        provider: f.intern("Provider_Name"),
+        record_id: f.intern("EventRecordID"),
+        time: f.intern_path("Event.System.TimeCreated_attributes.SystemTime"),
+        data: f.intern("Data"),
+    };
+    let rule_details = set
+        .rules
+        .iter()
+        .map(|r| r.meta.details.as_deref().map(|d| Template::compile(d, f)))
+        .collect();
+    let defaults = set
+        .config
+        .default_details
+        .iter()
+        .map(|(k, v)| (k.clone(), Template::compile(v, f)))
+        .collect();
+    (out, rule_details, defaults)
+}
+
+impl<'a> Detector<'a> {
+    /// A detector over a prepared rule set; `extra` when the profile prints ExtraFieldInfo.
+    pub fn new(
+        set: &'a RuleSet,
+        prepared: (OutputFields, Vec<Option<Template>>, scanner_rules::fields::FxHashMap<String, Template>),
+        extra: bool,
+    ) -> Self {
+        let (out, rule_details, default_details) = prepared;
+        let mut feeds = vec![Vec::new(); set.rules.len()];
+        let mut group_fields = Vec::new();
+        let mut value_field = Vec::new();
+        for (ci, c) in set.correlations.iter().enumerate() {
+            for &r in &c.rules {
+                feeds[r as usize].push(ci as u32);
+            }
+            group_fields.push(c.group_by.iter().filter_map(|g| set.fields.get(g)).collect());
+            value_field.push(c.field.as_deref().and_then(|g| set.fields.get(g)));
+        }
+        Detector { set, out, rule_details, default_details, feeds, group_fields, value_field, extra }
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> &RuleSet {
+        self.set
+    }
+
+    /// Tests one record; appends rows and correlation hits to `m`.
+    #[inline]
+    pub fn detect(&self, view: &RecordView, file: u32, record_id: Option<u64>, m: &mut Matches) {
+        let ch = view.first_lower(CHANNEL).unwrap_or("");
+        let eid = view.first(EVENT_ID).unwrap_or("");
+        for list in self.set.index.candidates(ch, eid) {
+            for &r in list {
+                if self.set.rules[r as usize].detection.is_match(view) {
+                    self.on_match(r, view, file, record_id, m);
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn on_match(&self, r: u32, view: &RecordView, file: u32, record_id: Option<u64>, m: &mut Matches) {
+        let time = view
+            .first(self.out.time)
+            .and_then(time::parse)
+            .unwrap_or_else(time::missing);
+        // `System/EventRecordID` is what analysts and other tools key on; the record
+        // header's id differs from it in exported logs.
+        let record_id = view
+            .first(self.out.record_id)
+            .and_then(|s| s.parse().ok())
+            .or(record_id)
+            .unwrap_or(0);
+        for &c in &self.feeds[r as usize] {
+            let mut group = String::new();
+            for (i, &g) in self.group_fields[c as usize].iter().enumerate() {
+                if i > 0 {
+                    group.push('\u{1f}');
+                }
+                group.push_str(view.first(g).unwrap_or("-"));
+            }
+            m.hits.push(CorrelationHit {
+                correlation: c,
+                rule: r,
+                time,
+                group: group.into(),
+                value: self.value_field[c as usize].and_then(|f| view.first(f)).map(Into::into),
+                computer: view.first(self.out.computer).unwrap_or("-").into(),
+                channel: view.first(CHANNEL).unwrap_or("-").into(),
+                event_id: view.first(EVENT_ID).unwrap_or("-").into(),
+                file,
+            });
+        }
+        if !self.set.emits[r as usize] {
+            return;
+        }
+        let (details, extra) = self.render(r, view);
+        m.rows.push(DetectInfo {
+            time,
+            rule: r,
+            correlation: false,
+            origin: Origin::Record { file, record_id },
+            computer: view.first(self.out.computer).unwrap_or("-").into(),
+            channel: view.first(CHANNEL).unwrap_or("-").into(),
+            event_id: view.first(EVENT_ID).unwrap_or("-").into(),
+            details: details.into(),
+            extra: extra.map(Into::into),
+        });
+    }
+
+    fn render(&self, r: u32, view: &RecordView) -> (String, Option<String>) {
+        let template = self.rule_details[r as usize].as_ref().or_else(|| {
+            let key = format!(
+                "{}_{}",
+                view.first(self.out.provider).unwrap_or("").replace('\'', ""),
+                view.first(EVENT_ID).unwrap_or("")
+            );
+            self.default_details.get(&key)
+        });
+        let all = details::all_fields(view);
+        match template {
+            Some(t) => {
+                let mut out = String::new();
+                let mut shown = Vec::new();
+                t.render(view, self.out.data, &mut out, &mut shown);
+                let extra = self.extra.then(|| {
+                    let rest: Vec<(String, String)> = all
+                        .into_iter()
+                        .filter(|(_, v)| !shown.iter().any(|s| s.trim_end_matches(',') == v))
+                        .collect();
+                    details::join_fields(&rest)
+                });
+                (out, extra)
+            }
+            None => (details::join_fields(&all), self.extra.then(|| "-".to_string())),
+        }
+    }
+}
+
+/// Joins distinct values, sorted, with the Details separator.
+pub fn join_distinct<'s>(values: impl Iterator<Item = &'s str>) -> String {
+    let mut v: Vec<&str> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    v.join(SEP)
+}

@@ -1,0 +1,184 @@
+//! Rendered JSON records into a [`RecordView`], streamed: no `serde_json::Value` is
+//! built, keys are appended to one reusable path buffer, and strings without escapes
+//! are read in place.
+
+use crate::record::RecordView;
+use scanner_rules::FieldTable;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::fmt::{self, Write as _};
+
+/// Per-thread buffers for flattening.
+#[derive(Debug, Default)]
+pub struct Flattener {
+    path: String,
+    num: String,
+}
+
+struct Node<'a> {
+    view: &'a mut RecordView,
+    table: &'a FieldTable,
+    path: &'a mut String,
+    num: &'a mut String,
+}
+
+struct Key<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Key<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        self.0.push_str(v);
+        Ok(())
+    }
+}
+
+impl Node<'_> {
+    fn leaf(&mut self, v: &str) {
+        let p = self.path.as_str();
+        // Namespace declarations are not event data.
+        if p.ends_with(".xmlns") || p.ends_with("xmlns") {
+            return;
+        }
+        self.view.push(self.table, p, v);
+    }
+
+    fn reborrow(&mut self) -> Node<'_> {
+        Node { view: self.view, table: self.table, path: self.path, num: self.num }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Node<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Node<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON event")
+    }
+    fn visit_str<E>(mut self, v: &str) -> Result<(), E> {
+        self.leaf(v);
+        Ok(())
+    }
+    fn visit_bool<E>(mut self, v: bool) -> Result<(), E> {
+        self.leaf(if v { "true" } else { "false" });
+        Ok(())
+    }
+    fn visit_u64<E>(mut self, v: u64) -> Result<(), E> {
+        self.num.clear();
+        let _ = write!(self.num, "{v}");
+        let n = std::mem::take(self.num);
+        self.leaf(&n);
+        *self.num = n;
+        Ok(())
+    }
+    fn visit_i64<E>(mut self, v: i64) -> Result<(), E> {
+        self.num.clear();
+        let _ = write!(self.num, "{v}");
+        let n = std::mem::take(self.num);
+        self.leaf(&n);
+        *self.num = n;
+        Ok(())
+    }
+    fn visit_f64<E>(mut self, v: f64) -> Result<(), E> {
+        self.num.clear();
+        let _ = write!(self.num, "{v}");
+        let n = std::mem::take(self.num);
+        self.leaf(&n);
+        *self.num = n;
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(self.reborrow())?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        loop {
+            let base = self.path.len();
+            if !self.path.is_empty() {
+                self.path.push('.');
+            }
+            let dot = self.path.len();
+            if map.next_key_seed(Key(self.path))?.is_none() {
+                self.path.truncate(base);
+                return Ok(());
+            }
+            // `#text` holds the element's own value: it adds no path segment.
+            // `#attributes` (the crate's default JSON shape) becomes `<Elem>_attributes`,
+            // the shape of separated attributes, so both read the same.
+            match &self.path[dot..] {
+                "#text" => self.path.truncate(base),
+                "#attributes" => {
+                    self.path.truncate(base);
+                    self.path.push_str("_attributes");
+                }
+                _ => {}
+            }
+            map.next_value_seed(self.reborrow())?;
+            self.path.truncate(base);
+        }
+    }
+}
+
+impl Flattener {
+    /// Clears `view` and fills it from one JSON event (`{"Event":{…}}`).
+    pub fn fill(&mut self, json: &str, table: &FieldTable, view: &mut RecordView) -> Result<(), String> {
+        view.clear(table.len());
+        self.path.clear();
+        let mut de = serde_json::Deserializer::from_str(json);
+        let node = Node { view, table, path: &mut self.path, num: &mut self.num };
+        node.deserialize(&mut de).map_err(|e| e.to_string())?;
+        de.end().map_err(|e| e.to_string())
+    }
+
+    /// Fills `view` from an already parsed JSON value (JSON input files).
+    pub fn fill_value(&mut self, value: &serde_json::Value, table: &FieldTable, view: &mut RecordView) -> Result<(), String> {
+        view.clear(table.len());
+        self.path.clear();
+        let node = Node { view, table, path: &mut self.path, num: &mut self.num };
+        node.deserialize(value).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scanner_rules::Event;
+
+    #[test]
+    fn flattens_paths_arrays_and_numbers() {
+        let mut t = FieldTable::new();
+        let data = t.intern("Data");
+        let prov = t.intern("Provider_Name");
+        let user = t.intern("SubjectUserName");
+        let json = r##"{"Event":{"#attributes":{"xmlns":"http://x"},"System":{"Provider_attributes":{"Name":"Microsoft-Windows-Eventlog"},"EventID":1102,"Channel":"Security"},"EventData":{"Data":{"#text":["a","b\"c"]}},"UserData":{"LogFileCleared":{"SubjectUserName":"Bob","N":null}}}}"##;
+        let mut v = RecordView::default();
+        Flattener::default().fill(json, &t, &mut v).unwrap();
+        let d: Vec<_> = v.values(data).map(|x| x.raw).collect();
+        assert_eq!(d, vec!["a", "b\"c"]);
+        assert_eq!(v.first(prov), Some("Microsoft-Windows-Eventlog"));
+        assert_eq!(v.first(scanner_rules::EVENT_ID), Some("1102"));
+        assert_eq!(v.first_lower(scanner_rules::CHANNEL), Some("security"));
+        assert_eq!(v.first(user), Some("Bob"));
+        assert!(v.leaves().all(|(p, _)| !p.contains("xmlns") && !p.contains("#text")));
+        assert!(Flattener::default().fill("{\"Event\":", &t, &mut v).is_err());
+    }
+}

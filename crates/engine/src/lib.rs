@@ -1,0 +1,69 @@
+//! The scanning engine: records in, detections out.
+//!
+//! It reads EVTX files (through the `evtx` crate) and JSON event files, turns each
+//! record into a reusable [`RecordView`], tests it against a compiled
+//! [`scanner_rules::RuleSet`] by (Channel, EventID), and produces slim
+//! [`DetectInfo`] rows that a [`TimelineWriter`] prints. It knows nothing of flags or
+//! YAML: the CLI wires it up, the rules crate compiles rules.
+//!
+//! Data flows one way: file → records → matches → `DetectInfo` → writer. Records are
+//! streamed: no file's records are ever collected, only its detections.
+//!
+//! ```no_run
+//! use scanner_engine::{Scanner, input::InputKind};
+//! use scanner_rules::{load, LoadOptions, RuleSource};
+//! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
+//! let scanner = Scanner::new(set, true);
+//! let (files, _errors) = scanner_engine::input::discover(&["logs".into()], &[], InputKind::Evtx);
+//! let result = scanner.scan(&files, InputKind::Evtx);
+//! println!("{} detections", result.rows.len());
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod correlate;
+pub mod detect_info;
+pub mod detector;
+pub mod details;
+pub mod flatten;
+pub mod input;
+pub mod record;
+pub mod scan;
+pub mod source;
+pub mod time;
+pub mod timeline;
+
+pub use detect_info::DetectInfo;
+pub use record::RecordView;
+pub use scan::{ScanResult, ScanStats};
+pub use timeline::{Profile, TimelineWriter};
+
+use detector::Detector;
+use input::{InputFile, InputKind};
+use scanner_rules::RuleSet;
+
+/// A rule set prepared for scanning.
+pub struct Scanner {
+    set: RuleSet,
+    prepared: (detector::OutputFields, Vec<Option<details::Template>>, scanner_rules::fields::FxHashMap<String, details::Template>),
+    extra: bool,
+}
+
+impl Scanner {
+    /// Prepares `set` for scanning; `extra` renders ExtraFieldInfo.
+    pub fn new(mut set: RuleSet, extra: bool) -> Self {
+        let prepared = detector::prepare(&mut set);
+        Scanner { set, prepared, extra }
+    }
+
+    /// The rule set.
+    pub fn rules(&self) -> &RuleSet {
+        &self.set
+    }
+
+    /// Scans files.
+    pub fn scan(&self, files: &[InputFile], kind: InputKind) -> ScanResult {
+        let det = Detector::new(&self.set, self.prepared.clone(), self.extra);
+        scan::scan(&det, files, scan::ScanOptions { kind })
+    }
+}

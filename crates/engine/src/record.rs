@@ -1,0 +1,201 @@
+//! The record view: one record's fields, as rules and writers read them.
+//!
+//! A view is reused for every record a worker thread handles: its buffers keep their
+//! capacity, so filling it allocates nothing once warm. Each value is stored as
+//! written (trimmed) and lowercased once, and each leaf is linked to the [`FieldId`]
+//! the rule set interned for its path, so a rule reads a field by index.
+
+use scanner_rules::{Event, FieldId, FieldTable, Value};
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Leaf {
+    path: (u32, u32),
+    raw: (u32, u32),
+    lower: (u32, u32),
+    next: u32,
+}
+
+/// A reusable view of one record.
+#[derive(Debug, Default)]
+pub struct RecordView {
+    paths: String,
+    raw: String,
+    lower: String,
+    leaves: Vec<Leaf>,
+    first: Vec<u32>,
+    last: Vec<u32>,
+    touched: Vec<FieldId>,
+}
+
+#[inline]
+fn span(s: &String, start: usize) -> (u32, u32) {
+    (start as u32, s.len() as u32)
+}
+
+/// Appends the lowercase form of `s` to `out` without allocating.
+#[inline]
+pub fn push_lower(out: &mut String, s: &str) {
+    if s.is_ascii() {
+        let start = out.len();
+        out.push_str(s);
+        // SAFETY-free: ASCII lowercasing keeps UTF-8 valid.
+        out[start..].make_ascii_lowercase();
+    } else {
+        for c in s.chars() {
+            out.extend(c.to_lowercase());
+        }
+    }
+}
+
+impl RecordView {
+    /// Empties the view for a new record of a rule set with `fields` interned fields.
+    pub fn clear(&mut self, fields: usize) {
+        if self.first.len() != fields {
+            self.first.clear();
+            self.first.resize(fields, NONE);
+            self.last.clear();
+            self.last.resize(fields, NONE);
+        } else {
+            for &f in &self.touched {
+                self.first[f as usize] = NONE;
+                self.last[f as usize] = NONE;
+            }
+        }
+        self.touched.clear();
+        self.paths.clear();
+        self.raw.clear();
+        self.lower.clear();
+        self.leaves.clear();
+    }
+
+    /// Adds a leaf value at `path` (e.g. `Event.EventData.CommandLine`).
+    pub fn push(&mut self, table: &FieldTable, path: &str, value: &str) {
+        let value = value.trim();
+        let p0 = self.paths.len();
+        self.paths.push_str(path);
+        let r0 = self.raw.len();
+        self.raw.push_str(value);
+        let l0 = self.lower.len();
+        push_lower(&mut self.lower, value);
+        let idx = self.leaves.len() as u32;
+        self.leaves.push(Leaf {
+            path: span(&self.paths, p0),
+            raw: span(&self.raw, r0),
+            lower: span(&self.lower, l0),
+            next: NONE,
+        });
+        if let Some(f) = table.lookup_leaf(path) {
+            let f = f as usize;
+            if self.first[f] == NONE {
+                self.first[f] = idx;
+                self.touched.push(f as FieldId);
+            } else {
+                let last = self.last[f] as usize;
+                self.leaves[last].next = idx;
+            }
+            self.last[f] = idx;
+        }
+    }
+
+    #[inline]
+    fn value(&self, l: &Leaf) -> Value<'_> {
+        Value {
+            raw: &self.raw[l.raw.0 as usize..l.raw.1 as usize],
+            lower: &self.lower[l.lower.0 as usize..l.lower.1 as usize],
+        }
+    }
+
+    /// The first value of a field, as written.
+    pub fn first(&self, field: FieldId) -> Option<&str> {
+        self.values(field).next().map(|v| v.raw)
+    }
+
+    /// The first value of a field, lowercased.
+    pub fn first_lower(&self, field: FieldId) -> Option<&str> {
+        self.values(field).next().map(|v| v.lower)
+    }
+
+    /// Every leaf as (path, value), in record order.
+    pub fn leaves(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.leaves.iter().map(|l| {
+            (
+                &self.paths[l.path.0 as usize..l.path.1 as usize],
+                &self.raw[l.raw.0 as usize..l.raw.1 as usize],
+            )
+        })
+    }
+
+    /// The values at exactly `path`, in record order.
+    pub fn values_at<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.leaves().filter(move |(p, _)| *p == path).map(|(_, v)| v)
+    }
+
+    /// Number of leaves.
+    pub fn len(&self) -> usize {
+        self.leaves.len()
+    }
+
+    /// Whether the record has no leaves.
+    pub fn is_empty(&self) -> bool {
+        self.leaves.is_empty()
+    }
+}
+
+/// Values of one field, following the leaf chain.
+pub struct FieldValues<'a> {
+    view: &'a RecordView,
+    at: u32,
+}
+
+impl<'a> Iterator for FieldValues<'a> {
+    type Item = Value<'a>;
+    #[inline]
+    fn next(&mut self) -> Option<Value<'a>> {
+        if self.at == NONE {
+            return None;
+        }
+        let l = &self.view.leaves[self.at as usize];
+        self.at = l.next;
+        Some(self.view.value(l))
+    }
+}
+
+impl Event for RecordView {
+    #[inline]
+    fn values(&self, field: FieldId) -> impl Iterator<Item = Value<'_>> {
+        FieldValues {
+            view: self,
+            at: self.first.get(field as usize).copied().unwrap_or(NONE),
+        }
+    }
+
+    fn all_values(&self) -> impl Iterator<Item = Value<'_>> {
+        self.leaves.iter().map(|l| self.value(l))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_chain_in_order_and_reset() {
+        let mut t = FieldTable::new();
+        let data = t.intern("Data");
+        let cmd = t.intern("CommandLine");
+        let mut v = RecordView::default();
+        v.clear(t.len());
+        v.push(&t, "Event.EventData.Data", " A ");
+        v.push(&t, "Event.EventData.Other", "x");
+        v.push(&t, "Event.EventData.Data", "Ü");
+        let got: Vec<_> = v.values(data).map(|x| (x.raw, x.lower)).collect();
+        assert_eq!(got, vec![("A", "a"), ("Ü", "ü")]);
+        assert!(!v.has(cmd));
+        assert_eq!(v.all_values().count(), 3);
+        v.clear(t.len());
+        assert!(!v.has(data));
+        assert!(v.is_empty());
+    }
+}

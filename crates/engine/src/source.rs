@@ -1,0 +1,182 @@
+//! Record sources: EVTX files (through the `evtx` crate) and JSON event files. Each
+//! hands records one at a time to a callback; nothing collects a file's records.
+
+use evtx::{EvtxChunkData, EvtxParser, ParserSettings};
+use rayon::prelude::*;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A record handed to the scan: its JSON text and, for EVTX, its header record id.
+pub struct RawRecord<'a> {
+    /// JSON of the event (`{"Event":{…}}`).
+    pub json: &'a str,
+    /// The EVTX record header's id (None for JSON input).
+    pub record_id: Option<u64>,
+}
+
+/// Files with more chunks than this are scanned chunk-parallel.
+const PARALLEL_CHUNKS: u64 = 8;
+const CHUNK_SIZE: u64 = 64 * 1024;
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(x) = src {
+        let t = x.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = x.source();
+    }
+    s
+}
+
+/// The parser settings the scan uses: single-threaded parsers (rayon parallelism is
+/// ours; the crate's own threads deadlock inside a rayon pool), attributes separated.
+pub fn settings() -> ParserSettings {
+    ParserSettings::default()
+        .num_threads(1)
+        .separate_json_attributes(true)
+}
+
+/// Scans one EVTX file. `init` makes per-worker state, `f` handles a record with it.
+/// Errors (file, chunk or record) go to `err`; the rest of the file is still read.
+pub fn evtx<S, I, F, E>(path: &Path, size: u64, init: I, f: F, err: E) -> u64
+where
+    I: Fn() -> S + Sync + Send,
+    F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
+    E: Fn(String) + Sync + Send,
+{
+    let settings = Arc::new(settings());
+    let mut parser = match EvtxParser::from_path(path) {
+        Ok(p) => p.with_configuration((*settings).clone()),
+        Err(e) => {
+            err(format!("{}: not a readable EVTX file: {}", path.display(), chain(&e)));
+            return 0;
+        }
+    };
+    let records = std::sync::atomic::AtomicU64::new(0);
+    let chunk = |state: &mut S, c: Result<EvtxChunkData, evtx::err::EvtxError>| {
+        let mut data = match c {
+            Ok(d) => d,
+            Err(e) => {
+                err(format!("{}: {}", path.display(), chain(&e)));
+                return;
+            }
+        };
+        let number = data.number.unwrap_or(0);
+        let mut chunk = match data.parse(Arc::clone(&settings)) {
+            Ok(c) => c,
+            Err(e) => {
+                err(format!("{}: chunk {number}: {}", path.display(), chain(&e)));
+                return;
+            }
+        };
+        let mut n = 0;
+        for rec in chunk.iter() {
+            match rec {
+                Ok(r) => {
+                    let id = r.event_record_id;
+                    match r.into_json() {
+                        Ok(j) => {
+                            n += 1;
+                            f(state, RawRecord { json: &j.data, record_id: Some(id) });
+                        }
+                        Err(e) => err(format!("{}: chunk {number}: record {id}: {}", path.display(), chain(&e))),
+                    }
+                }
+                Err(e) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
+            }
+        }
+        records.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    };
+    if size / CHUNK_SIZE > PARALLEL_CHUNKS {
+        parser.chunks().par_bridge().for_each_init(&init, chunk);
+    } else {
+        let mut state = init();
+        for c in parser.chunks() {
+            chunk(&mut state, c);
+        }
+    }
+    records.into_inner()
+}
+
+/// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.
+pub fn json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
+where
+    F: Fn(&mut S, &serde_json::Value),
+    E: Fn(String),
+{
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            err(format!("{}: {e}", path.display()));
+            return 0;
+        }
+    };
+    let mut reader = BufReader::new(file);
+    let first = match reader.fill_buf() {
+        Ok(b) => b.iter().copied().find(|c| !c.is_ascii_whitespace()),
+        Err(e) => {
+            err(format!("{}: {e}", path.display()));
+            return 0;
+        }
+    };
+    let mut n = 0;
+    if first == Some(b'[') {
+        // One array: stream its elements without collecting them.
+        struct Each<'a, S, F>(&'a mut S, &'a F, &'a mut u64);
+        impl<'de, S, F: Fn(&mut S, &serde_json::Value)> serde::de::Visitor<'de> for Each<'_, S, F> {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of events")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                while let Some(v) = seq.next_element::<serde_json::Value>()? {
+                    *self.2 += 1;
+                    (self.1)(self.0, &v);
+                }
+                Ok(())
+            }
+        }
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        if let Err(e) = serde::Deserializer::deserialize_seq(&mut de, Each(state, &f, &mut n)) {
+            err(format!("{}: after {n} events: {e}", path.display()));
+        }
+        return n;
+    }
+    let mut line = String::new();
+    let mut lineno = 0;
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                err(format!("{}: line {}: {e}", path.display(), lineno + 1));
+                break;
+            }
+        }
+        lineno += 1;
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        // A line may hold several concatenated objects.
+        for v in serde_json::Deserializer::from_str(t).into_iter::<serde_json::Value>() {
+            match v {
+                Ok(v) => {
+                    n += 1;
+                    f(state, &v);
+                }
+                Err(e) => {
+                    err(format!("{}: line {lineno}: invalid JSON: {e}", path.display()));
+                    break;
+                }
+            }
+        }
+    }
+    n
+}

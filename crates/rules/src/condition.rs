@@ -1,0 +1,285 @@
+//! Sigma conditions: `and`, `or`, `not`, parentheses, `1 of`/`any of`/`all of`/`N of`
+//! over name patterns and `them`, parsed into a tree over selection indices.
+//!
+//! Precedence, loosest first: `or`, `and`, `not`, `x of`, parentheses. Quantifiers are
+//! expanded at load time into the selections they name.
+
+/// A compiled condition over a rule's selections (by index).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cond {
+    /// Selection `i` matches.
+    Sel(u32),
+    /// Negation.
+    Not(Box<Cond>),
+    /// All of.
+    And(Vec<Cond>),
+    /// Any of.
+    Or(Vec<Cond>),
+    /// At least `n` of.
+    AtLeast(u32, Vec<Cond>),
+}
+
+impl Cond {
+    /// Evaluates with `sel(i)` giving selection `i`'s result, short-circuiting.
+    #[inline]
+    pub fn eval(&self, sel: &mut impl FnMut(u32) -> bool) -> bool {
+        match self {
+            Cond::Sel(i) => sel(*i),
+            Cond::Not(c) => !c.eval(sel),
+            Cond::And(cs) => cs.iter().all(|c| c.eval(sel)),
+            Cond::Or(cs) => cs.iter().any(|c| c.eval(sel)),
+            Cond::AtLeast(n, cs) => {
+                let mut k = 0;
+                for c in cs {
+                    if c.eval(sel) {
+                        k += 1;
+                        if k >= *n {
+                            return true;
+                        }
+                    }
+                }
+                false
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Open,
+    Close,
+    And,
+    Or,
+    Not,
+    Of,
+    Word(String),
+}
+
+fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut Vec<Tok>| {
+        if word.is_empty() {
+            return;
+        }
+        let w = std::mem::take(word);
+        out.push(match w.as_str() {
+            "and" => Tok::And,
+            "or" => Tok::Or,
+            "not" => Tok::Not,
+            "of" => Tok::Of,
+            _ => Tok::Word(w),
+        });
+    };
+    for c in s.chars() {
+        match c {
+            '(' | ')' => {
+                flush(&mut word, &mut out);
+                out.push(if c == '(' { Tok::Open } else { Tok::Close });
+            }
+            c if c.is_whitespace() => flush(&mut word, &mut out),
+            c if c.is_alphanumeric() || matches!(c, '_' | '-' | '*' | '.') => word.push(c),
+            other => return Err(format!("unexpected character '{other}' in condition")),
+        }
+    }
+    flush(&mut word, &mut out);
+    Ok(out)
+}
+
+struct Parser<'a> {
+    toks: Vec<Tok>,
+    pos: usize,
+    names: &'a [String],
+}
+
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+
+    fn next(&mut self) -> Option<Tok> {
+        let t = self.toks.get(self.pos).cloned();
+        self.pos += 1;
+        t
+    }
+
+    fn or(&mut self) -> Result<Cond, String> {
+        let mut items = vec![self.and()?];
+        while self.peek() == Some(&Tok::Or) {
+            self.pos += 1;
+            items.push(self.and()?);
+        }
+        Ok(if items.len() == 1 { items.remove(0) } else { Cond::Or(items) })
+    }
+
+    fn and(&mut self) -> Result<Cond, String> {
+        let mut items = vec![self.not()?];
+        while self.peek() == Some(&Tok::And) {
+            self.pos += 1;
+            items.push(self.not()?);
+        }
+        Ok(if items.len() == 1 { items.remove(0) } else { Cond::And(items) })
+    }
+
+    fn not(&mut self) -> Result<Cond, String> {
+        if self.peek() == Some(&Tok::Not) {
+            self.pos += 1;
+            return Ok(Cond::Not(Box::new(self.not()?)));
+        }
+        self.primary()
+    }
+
+    fn selection(&self, name: &str) -> Result<u32, String> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| i as u32)
+            .ok_or_else(|| format!("condition names '{name}', which is not a selection of the rule"))
+    }
+
+    fn quantified(&mut self, quant: &str) -> Result<Cond, String> {
+        self.pos += 1; // `of`
+        let Some(Tok::Word(target)) = self.next() else {
+            return Err(format!("'{quant} of' must be followed by a name pattern or 'them'"));
+        };
+        let picked: Vec<Cond> = self
+            .names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| {
+                if target == "them" {
+                    !n.starts_with('_')
+                } else {
+                    glob_match(&target, n) && (!n.starts_with('_') || target.starts_with('_'))
+                }
+            })
+            .map(|(i, _)| Cond::Sel(i as u32))
+            .collect();
+        if picked.is_empty() {
+            return Err(format!("'{quant} of {target}' matches no selection"));
+        }
+        Ok(match quant {
+            "all" => Cond::And(picked),
+            "1" | "any" => Cond::Or(picked),
+            n => {
+                let n: u32 = n.parse().map_err(|_| format!("'{n} of' is not a quantifier"))?;
+                if n == 0 {
+                    return Err("'0 of' is not a quantifier".into());
+                }
+                Cond::AtLeast(n, picked)
+            }
+        })
+    }
+
+    fn primary(&mut self) -> Result<Cond, String> {
+        match self.next() {
+            Some(Tok::Open) => {
+                let c = self.or()?;
+                match self.next() {
+                    Some(Tok::Close) => Ok(c),
+                    _ => Err("unbalanced parenthesis in condition".into()),
+                }
+            }
+            Some(Tok::Word(w)) => {
+                if self.peek() == Some(&Tok::Of) {
+                    return self.quantified(&w);
+                }
+                Ok(Cond::Sel(self.selection(&w)?))
+            }
+            Some(t) => Err(format!("unexpected {t:?} in condition")),
+            None => Err("condition ends too early".into()),
+        }
+    }
+}
+
+/// Parses one condition string over the rule's selection names.
+///
+/// A `|` (legacy aggregation such as `| count() by X > 5`) is reported as an error by
+/// the caller; this function receives only the boolean part.
+pub fn parse(text: &str, names: &[String]) -> Result<Cond, String> {
+    let toks = tokenize(text)?;
+    if toks.is_empty() {
+        return Err("empty condition".into());
+    }
+    let mut p = Parser { toks, pos: 0, names };
+    let c = p.or()?;
+    if p.pos < p.toks.len() {
+        return Err(format!("unexpected {:?} in condition", p.toks[p.pos]));
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn eval(c: &Cond, truth: &[bool]) -> bool {
+        c.eval(&mut |i| truth[i as usize])
+    }
+
+    #[test]
+    fn precedence_or_and_not() {
+        let n = names(&["a", "b", "c"]);
+        let c = parse("a or b and not c", &n).unwrap();
+        assert_eq!(
+            c,
+            Cond::Or(vec![
+                Cond::Sel(0),
+                Cond::And(vec![Cond::Sel(1), Cond::Not(Box::new(Cond::Sel(2)))])
+            ])
+        );
+        assert!(eval(&c, &[false, true, false]));
+        assert!(!eval(&c, &[false, true, true]));
+        let p = parse("(a or b) and not c", &n).unwrap();
+        assert!(!eval(&p, &[true, false, true]));
+    }
+
+    #[test]
+    fn quantifiers() {
+        let n = names(&["selection_a", "selection_b", "filter", "_private"]);
+        let c = parse("all of selection_* and not 1 of filter*", &n).unwrap();
+        assert!(eval(&c, &[true, true, false, false]));
+        assert!(!eval(&c, &[true, false, false, false]));
+        let them = parse("1 of them", &n).unwrap();
+        assert!(!eval(&them, &[false, false, false, true]), "_ names are outside them");
+        assert!(eval(&parse("any of sel*", &n).unwrap(), &[false, true, false, false]));
+        let two = parse("2 of them", &n).unwrap();
+        assert!(eval(&two, &[true, false, true, false]));
+        assert!(!eval(&two, &[true, false, false, true]));
+        assert!(eval(&parse("all of _*", &n).unwrap(), &[false, false, false, true]));
+    }
+
+    #[test]
+    fn errors() {
+        let n = names(&["a"]);
+        assert!(parse("a and", &n).is_err());
+        assert!(parse("(a", &n).is_err());
+        assert!(parse("b", &n).is_err());
+        assert!(parse("1 of x*", &n).is_err());
+        assert!(parse("a = b", &n).is_err());
+        assert!(parse("a a", &n).is_err());
+    }
+}

@@ -1,0 +1,170 @@
+//! Sigma v2 correlation rules (`event_count`, `value_count`, `temporal`,
+//! `temporal_ordered`) as data: which rules feed them, how results are grouped and
+//! windowed, and the condition on the count. The engine evaluates them after a scan.
+
+use crate::rule::RuleMeta;
+use serde_yaml::{Mapping, Value as Yaml};
+
+/// Correlation types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CorrelationKind {
+    /// Number of events per group and window.
+    EventCount,
+    /// Number of distinct values of a field per group and window.
+    ValueCount,
+    /// All referenced rules fire in the window, any order.
+    Temporal,
+    /// All referenced rules fire in the window, in the listed order.
+    TemporalOrdered,
+}
+
+/// A comparison on a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountOp {
+    /// `gt`
+    Gt,
+    /// `gte`
+    Gte,
+    /// `lt`
+    Lt,
+    /// `lte`
+    Lte,
+    /// `eq`
+    Eq,
+    /// `neq`
+    Neq,
+}
+
+impl CountOp {
+    /// Whether `n` satisfies `op bound`.
+    pub fn holds(self, n: u64, bound: u64) -> bool {
+        match self {
+            CountOp::Gt => n > bound,
+            CountOp::Gte => n >= bound,
+            CountOp::Lt => n < bound,
+            CountOp::Lte => n <= bound,
+            CountOp::Eq => n == bound,
+            CountOp::Neq => n != bound,
+        }
+    }
+}
+
+/// A loaded correlation rule.
+#[derive(Debug, Clone)]
+pub struct Correlation {
+    /// Metadata for output.
+    pub meta: RuleMeta,
+    /// The type.
+    pub kind: CorrelationKind,
+    /// Referenced rules, by id or name, resolved by the loader into rule indices.
+    pub rule_refs: Vec<String>,
+    /// Resolved indices into the rule set.
+    pub rules: Vec<u32>,
+    /// `group-by` fields (rule field names).
+    pub group_by: Vec<String>,
+    /// `timespan` in seconds.
+    pub timespan_secs: u64,
+    /// Conditions, all of which must hold (a range has two).
+    pub conditions: Vec<(CountOp, u64)>,
+    /// `condition.field` for `value_count`.
+    pub field: Option<String>,
+    /// `generate`: the referenced rules also emit their own rows.
+    pub generate: bool,
+}
+
+/// Parses `30s`, `5m`, `1h`, `2d`, `1w`.
+pub fn parse_timespan(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().map_err(|_| format!("timespan '{s}' is not <number><unit>"))?;
+    let mult = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(format!("timespan '{s}' has an unknown unit (s, m, h, d, w)")),
+    };
+    Ok(n * mult)
+}
+
+fn strings(v: Option<&Yaml>) -> Vec<String> {
+    match v {
+        Some(Yaml::String(s)) => vec![s.clone()],
+        Some(Yaml::Sequence(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Reads a correlation document (`meta` already read from it).
+pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
+    let Some(Yaml::Mapping(c)) = doc.get("correlation") else {
+        return Err("correlation is not a map".into());
+    };
+    let kind = match c.get("type").and_then(Yaml::as_str) {
+        Some("event_count") => CorrelationKind::EventCount,
+        Some("value_count") => CorrelationKind::ValueCount,
+        Some("temporal") => CorrelationKind::Temporal,
+        Some("temporal_ordered") => CorrelationKind::TemporalOrdered,
+        Some(other) => return Err(format!("correlation type '{other}' is not supported")),
+        None => return Err("correlation has no type".into()),
+    };
+    let rule_refs = strings(c.get("rules"));
+    if rule_refs.is_empty() {
+        return Err("correlation names no rules".into());
+    }
+    let timespan_secs = match c.get("timespan").or_else(|| c.get("timeframe")) {
+        Some(Yaml::String(s)) => parse_timespan(s)?,
+        _ => return Err("correlation has no timespan".into()),
+    };
+    let mut conditions = Vec::new();
+    let mut field = None;
+    match c.get("condition") {
+        Some(Yaml::Mapping(m)) => {
+            for (k, v) in m {
+                let op = match k.as_str() {
+                    Some("gt") => CountOp::Gt,
+                    Some("gte") => CountOp::Gte,
+                    Some("lt") => CountOp::Lt,
+                    Some("lte") => CountOp::Lte,
+                    Some("eq") => CountOp::Eq,
+                    Some("neq") => CountOp::Neq,
+                    Some("field") => {
+                        field = v.as_str().map(str::to_string);
+                        continue;
+                    }
+                    _ => return Err(format!("unknown correlation condition key {k:?}")),
+                };
+                let n = v
+                    .as_u64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                    .ok_or_else(|| format!("correlation condition {k:?} is not a whole number"))?;
+                conditions.push((op, n));
+            }
+        }
+        None if matches!(kind, CorrelationKind::Temporal | CorrelationKind::TemporalOrdered) => {
+            conditions.push((CountOp::Gte, rule_refs.len() as u64));
+        }
+        _ => return Err("correlation has no condition map".into()),
+    }
+    if conditions.is_empty() {
+        return Err("correlation condition has no comparison".into());
+    }
+    if kind == CorrelationKind::ValueCount && field.is_none() {
+        return Err("value_count needs condition.field".into());
+    }
+    Ok(Correlation {
+        meta,
+        kind,
+        rule_refs,
+        rules: Vec::new(),
+        group_by: strings(c.get("group-by")),
+        timespan_secs,
+        conditions,
+        field,
+        generate: c.get("generate").and_then(Yaml::as_bool).unwrap_or(false),
+    })
+}

@@ -1,0 +1,216 @@
+//! Field names: from the names rules use to the event paths records hold.
+//!
+//! Every field a loaded rule (or a Details template) reads is interned once, at load
+//! time, into a [`FieldTable`] and given a dense [`FieldId`]. A record view then fills
+//! one slot per id, so a matcher reads a field by index instead of hashing a name
+//! per record.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Index of an interned field path.
+pub type FieldId = u32;
+
+/// `Event.System.Channel`: always interned first, the rule index needs it.
+pub const CHANNEL: FieldId = 0;
+/// `Event.System.EventID`: always interned second.
+pub const EVENT_ID: FieldId = 1;
+
+/// System fields every rule may name without an alias table, by their usual Sigma names.
+const SYSTEM_NAMES: &[(&str, &str)] = &[
+    ("Channel", "Event.System.Channel"),
+    ("EventID", "Event.System.EventID"),
+    ("Computer", "Event.System.Computer"),
+    ("Provider_Name", "Event.System.Provider_attributes.Name"),
+    ("Provider_Guid", "Event.System.Provider_attributes.Guid"),
+    ("EventRecordID", "Event.System.EventRecordID"),
+    ("Level", "Event.System.Level"),
+    ("Task", "Event.System.Task"),
+    ("Opcode", "Event.System.Opcode"),
+    ("Keywords", "Event.System.Keywords"),
+    ("Version", "Event.System.Version"),
+    ("Security_UserID", "Event.System.Security_attributes.UserID"),
+    ("Execution_ProcessID", "Event.System.Execution_attributes.ProcessID"),
+    ("Execution_ThreadID", "Event.System.Execution_attributes.ThreadID"),
+    ("TimeCreated", "Event.System.TimeCreated_attributes.SystemTime"),
+];
+
+/// A small, fast, non-cryptographic hasher for short keys (field paths, channel names).
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// A `HashMap` keyed with [`FxHasher`].
+pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// The interned field paths of a rule set, and the alias table that maps rule field
+/// names to event paths.
+#[derive(Debug, Clone)]
+pub struct FieldTable {
+    aliases: FxHashMap<Box<str>, Box<str>>,
+    by_path: FxHashMap<Box<str>, FieldId>,
+    /// Fields resolved as `Event.EventData.<name>`, by `<name>`: a `UserData` leaf
+    /// named the same falls back to them.
+    data_names: FxHashMap<Box<str>, FieldId>,
+    paths: Vec<Box<str>>,
+}
+
+impl Default for FieldTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FieldTable {
+    /// A table with the built-in System names and `Channel`/`EventID` interned.
+    pub fn new() -> Self {
+        let mut t = FieldTable {
+            aliases: FxHashMap::default(),
+            by_path: FxHashMap::default(),
+            data_names: FxHashMap::default(),
+            paths: Vec::new(),
+        };
+        for (name, path) in SYSTEM_NAMES {
+            t.aliases.insert((*name).into(), (*path).into());
+        }
+        let c = t.intern_path("Event.System.Channel");
+        let e = t.intern_path("Event.System.EventID");
+        debug_assert_eq!((c, e), (CHANNEL, EVENT_ID));
+        t
+    }
+
+    /// Adds `alias → path` (from `eventkey_alias.txt`); a later entry wins.
+    pub fn add_alias(&mut self, alias: &str, path: &str) {
+        self.aliases.insert(alias.into(), path.into());
+    }
+
+    /// The event path a rule field name stands for: the alias table first, then a
+    /// dotted name as a literal path, else `Event.EventData.<name>`.
+    pub fn path_of(&self, name: &str) -> String {
+        if let Some(p) = self.aliases.get(name) {
+            return p.to_string();
+        }
+        if name.contains('.') {
+            return name.to_string();
+        }
+        format!("Event.EventData.{name}")
+    }
+
+    /// Interns the field a rule names, returning its id.
+    pub fn intern(&mut self, name: &str) -> FieldId {
+        let path = self.path_of(name);
+        self.intern_path(&path)
+    }
+
+    /// Interns an event path.
+    pub fn intern_path(&mut self, path: &str) -> FieldId {
+        if let Some(&id) = self.by_path.get(path) {
+            return id;
+        }
+        let id = self.paths.len() as FieldId;
+        self.paths.push(path.into());
+        self.by_path.insert(path.into(), id);
+        if let Some(name) = path.strip_prefix("Event.EventData.") {
+            self.data_names.insert(name.into(), id);
+        }
+        id
+    }
+
+    /// The id of the field a record leaf at `path` fills, if any rule reads it.
+    /// `Event.UserData.<X>.<name>` falls back to the field `Event.EventData.<name>`.
+    #[inline]
+    pub fn lookup_leaf(&self, path: &str) -> Option<FieldId> {
+        if let Some(&id) = self.by_path.get(path) {
+            return Some(id);
+        }
+        if path.starts_with("Event.UserData.") {
+            let name = &path[path.rfind('.').map_or(0, |i| i + 1)..];
+            return self.data_names.get(name).copied();
+        }
+        None
+    }
+
+    /// The id of an already interned rule field name.
+    pub fn get(&self, name: &str) -> Option<FieldId> {
+        self.by_path.get(self.path_of(name).as_str()).copied()
+    }
+
+    /// Number of interned fields (the size of a record's slot array).
+    pub fn len(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// Whether nothing is interned (never true: Channel and EventID always are).
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// The event path of an id.
+    pub fn path(&self, id: FieldId) -> &str {
+        &self.paths[id as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_names_and_eventdata_default() {
+        let mut t = FieldTable::new();
+        assert_eq!(t.intern("Channel"), CHANNEL);
+        assert_eq!(t.intern("EventID"), EVENT_ID);
+        let p = t.intern("Provider_Name");
+        assert_eq!(t.path(p), "Event.System.Provider_attributes.Name");
+        let c = t.intern("CommandLine");
+        assert_eq!(t.path(c), "Event.EventData.CommandLine");
+        let d = t.intern("Event.System.Computer");
+        assert_eq!(t.intern("Computer"), d);
+    }
+
+    #[test]
+    fn alias_wins_and_userdata_falls_back() {
+        let mut t = FieldTable::new();
+        t.add_alias("DevID", "Event.UserData.Install.DeviceInstanceID");
+        let id = t.intern("DevID");
+        assert_eq!(t.lookup_leaf("Event.UserData.Install.DeviceInstanceID"), Some(id));
+        let s = t.intern("SubjectUserName");
+        assert_eq!(t.lookup_leaf("Event.UserData.LogFileCleared.SubjectUserName"), Some(s));
+        assert_eq!(t.lookup_leaf("Event.EventData.Other"), None);
+    }
+}

@@ -1,0 +1,46 @@
+//! Sigma rules, compiled into matchers.
+//!
+//! This crate turns Sigma rule files (SigmaHQ's format and Hayabusa's dialect of it)
+//! into a [`RuleSet`]: compiled detections, an index by (Channel, EventID), the field
+//! table rules read through, and a load report that names every rejected rule and why.
+//! It knows nothing of EVTX or JSON: rules test an [`Event`], an interface the engine
+//! implements over its record view. It does no file I/O beyond reading rules and their
+//! config folder.
+//!
+//! Two decisions shape it. Every field a rule names is interned at load time into a
+//! dense [`FieldId`], so matching reads a slot instead of hashing a name per record.
+//! And every value is reduced at load time to the cheapest exact test (equality,
+//! prefix, suffix, substring on the lowercased value, an Aho-Corasick automaton for
+//! long lists); regexes are compiled once into a cache shared by all rules.
+//!
+//! ```
+//! use scanner_rules::{load, LoadOptions, RuleSource};
+//! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
+//! assert!(set.report.errors.is_empty());
+//! assert!(!set.rules.is_empty());
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod builtin;
+pub mod cidr;
+pub mod condition;
+pub mod config;
+pub mod correlation;
+pub mod encode;
+pub mod event;
+pub mod fields;
+pub mod index;
+pub mod loader;
+pub mod matcher;
+pub mod pattern;
+pub mod regex_cache;
+pub mod rule;
+
+pub use config::Config;
+pub use correlation::{Correlation, CorrelationKind};
+pub use event::{Event, Value};
+pub use fields::{FieldId, FieldTable, CHANNEL, EVENT_ID};
+pub use index::RuleIndex;
+pub use loader::{load, Disabled, LoadError, LoadOptions, LoadReport, RuleSet, RuleSource};
+pub use rule::{Level, Rule, RuleMeta};

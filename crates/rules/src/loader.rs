@@ -1,0 +1,431 @@
+//! Loading a rule set: reading files, parsing YAML documents, compiling them in
+//! parallel, filtering by status, level and id lists, and indexing the result.
+//!
+//! A document that cannot be loaded costs only itself: it is reported with its file
+//! and reason, and the others load.
+
+use crate::builtin;
+use crate::config::Config;
+use crate::correlation::{self, Correlation};
+use crate::fields::{FieldId, FieldTable};
+use crate::index::RuleIndex;
+use crate::matcher::CompileContext;
+use crate::regex_cache::RegexCache;
+use crate::rule::{self, Level, Rule};
+use rayon::prelude::*;
+use serde::Deserialize;
+use serde_yaml::Value as Yaml;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Where rules come from.
+#[derive(Debug, Clone)]
+pub enum RuleSource {
+    /// The set embedded in the binary.
+    Builtin,
+    /// A `.yml` file or a folder searched recursively.
+    Path(PathBuf),
+}
+
+/// Which rules are enabled.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// A config folder; default: `<rules folder>/config` when it exists.
+    pub config_dir: Option<PathBuf>,
+    /// Rules below this level are disabled.
+    pub min_level: Level,
+    /// Enable `status: deprecated` rules.
+    pub enable_deprecated: bool,
+    /// Enable `status: unsupported` rules.
+    pub enable_unsupported: bool,
+    /// Enable rules listed in `noisy_rules.txt`.
+    pub enable_noisy: bool,
+}
+
+/// A document that could not be loaded.
+#[derive(Debug, Clone)]
+pub struct LoadError {
+    /// The rule file.
+    pub file: String,
+    /// The document's position in the file (1-based).
+    pub document: usize,
+    /// The rule's title, when it could be read.
+    pub title: Option<String>,
+    /// Why.
+    pub reason: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.document > 1 {
+            write!(f, " (document {})", self.document)?;
+        }
+        if let Some(t) = &self.title {
+            write!(f, " [{t}]")?;
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+/// Why a loaded rule is not enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Disabled {
+    /// Listed in `exclude_rules.txt`.
+    Excluded,
+    /// Listed in `noisy_rules.txt`.
+    Noisy,
+    /// `status: deprecated`.
+    Deprecated,
+    /// `status: unsupported`.
+    Unsupported,
+    /// Below `--min-level`.
+    BelowMinLevel,
+}
+
+impl Disabled {
+    /// A short label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Disabled::Excluded => "excluded",
+            Disabled::Noisy => "noisy",
+            Disabled::Deprecated => "deprecated",
+            Disabled::Unsupported => "unsupported",
+            Disabled::BelowMinLevel => "below min level",
+        }
+    }
+}
+
+/// What loading did.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// Rule files read.
+    pub files: usize,
+    /// Rule documents found (rules and correlations).
+    pub documents: usize,
+    /// Documents loaded.
+    pub loaded: usize,
+    /// Documents rejected, with reasons.
+    pub errors: Vec<LoadError>,
+    /// Loaded but disabled, with the reason.
+    pub disabled: Vec<(Disabled, usize)>,
+    /// Rules (and correlations) enabled for the scan.
+    pub enabled: usize,
+    /// Problems with config files.
+    pub config_errors: Vec<String>,
+}
+
+/// A loaded, compiled, indexed rule set.
+pub struct RuleSet {
+    /// Enabled rules; index positions are `u32` ids.
+    pub rules: Vec<Rule>,
+    /// Whether each rule emits rows of its own (false for rules that only feed a correlation).
+    pub emits: Vec<bool>,
+    /// Enabled correlations.
+    pub correlations: Vec<Correlation>,
+    /// Interned fields.
+    pub fields: FieldTable,
+    /// (Channel, EventID) index.
+    pub index: RuleIndex,
+    /// Configuration.
+    pub config: Config,
+    /// The load report.
+    pub report: LoadReport,
+    /// Number of distinct compiled regexes.
+    pub regexes: usize,
+}
+
+struct Ctx<'a> {
+    fields: &'a Mutex<FieldTable>,
+    regexes: &'a RegexCache,
+    config: &'a Config,
+}
+
+impl CompileContext for Ctx<'_> {
+    fn field(&self, name: &str) -> FieldId {
+        self.fields
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .intern(name)
+    }
+    fn regexes(&self) -> &RegexCache {
+        self.regexes
+    }
+    fn placeholder(&self, name: &str) -> Option<&[String]> {
+        self.config.placeholders.get(name).map(Vec::as_slice)
+    }
+}
+
+enum Doc {
+    Rule(Box<Rule>),
+    Correlation(Box<Correlation>),
+    Error(LoadError),
+}
+
+fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc> {
+    let err = |title: Option<String>, reason: String| {
+        Some(Doc::Error(LoadError { file: path.to_string(), document: n, title, reason }))
+    };
+    let doc = match value {
+        Yaml::Null => return None,
+        Yaml::Mapping(m) => m,
+        _ => return err(None, "the document is not a map".into()),
+    };
+    let title = doc.get("title").and_then(Yaml::as_str).map(str::to_string);
+    let meta = match rule::read_meta(&doc, path) {
+        Ok(m) => m,
+        Err(e) => return err(title, e),
+    };
+    if doc.contains_key("correlation") {
+        return match correlation::parse(&doc, meta) {
+            Ok(c) => Some(Doc::Correlation(Box::new(c))),
+            Err(e) => err(title, e),
+        };
+    }
+    let Some(Yaml::Mapping(det)) = doc.get("detection") else {
+        return err(title, "no detection map".into());
+    };
+    match rule::compile_detection(det, ctx) {
+        Ok(detection) => Some(Doc::Rule(Box::new(Rule { meta, detection }))),
+        Err(e) => err(title, e),
+    }
+}
+
+fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
+    let mut out = Vec::new();
+    for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
+        match Yaml::deserialize(de) {
+            Ok(v) => out.extend(load_document(path, i + 1, v, ctx)),
+            Err(e) => {
+                out.push(Doc::Error(LoadError {
+                    file: path.to_string(),
+                    document: i + 1,
+                    title: None,
+                    reason: format!("invalid YAML: {e}"),
+                }));
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn is_rule_file(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yml") || e.eq_ignore_ascii_case("yaml"))
+}
+
+/// Lists rule files under `root` (sorted), skipping hidden folders and a top-level `config`.
+fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if root.is_file() {
+        out.push(root.to_path_buf());
+        return out;
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                errors.push(LoadError {
+                    file: dir.display().to_string(),
+                    document: 0,
+                    title: None,
+                    reason: format!("cannot read folder: {e}"),
+                });
+                continue;
+            }
+        };
+        for entry in rd.flatten() {
+            let p = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Ok(ft) = entry.file_type() else { continue };
+            // Follow file symlinks but not folder symlinks (no loops).
+            if ft.is_dir() {
+                if name.starts_with('.') || (dir == root && name == "config") {
+                    continue;
+                }
+                stack.push(p);
+            } else if (ft.is_file() || (ft.is_symlink() && p.is_file())) && is_rule_file(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Loads rules from `sources` (the built-in set when empty).
+pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
+    let mut report = LoadReport::default();
+    let sources: Vec<RuleSource> = if sources.is_empty() {
+        vec![RuleSource::Builtin]
+    } else {
+        sources.to_vec()
+    };
+
+    // Configuration: explicit folder, else `<rules folder>/config`, else built-in.
+    let builtin_config = builtin::config();
+    let config_dir = opts.config_dir.clone().or_else(|| {
+        sources.iter().find_map(|s| match s {
+            RuleSource::Path(p) if p.join("config").is_dir() => Some(p.join("config")),
+            _ => None,
+        })
+    });
+    let mut config = match &config_dir {
+        Some(d) => Config::load_dir(d),
+        None => builtin_config.clone(),
+    };
+    config.fill_from(&builtin_config);
+    report.config_errors = std::mem::take(&mut config.errors);
+
+    let mut fields = FieldTable::new();
+    for (a, p) in &config.aliases {
+        fields.add_alias(a, p);
+    }
+
+    // Read every file first (I/O), then parse and compile in parallel.
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for s in &sources {
+        match s {
+            RuleSource::Builtin => texts.extend(
+                builtin::RULES
+                    .iter()
+                    .map(|(p, t)| (format!("builtin:{p}"), t.to_string())),
+            ),
+            RuleSource::Path(root) => {
+                if !root.exists() {
+                    report.errors.push(LoadError {
+                        file: root.display().to_string(),
+                        document: 0,
+                        title: None,
+                        reason: "no such file or folder".into(),
+                    });
+                    continue;
+                }
+                for f in rule_files(root, &mut report.errors) {
+                    match std::fs::read_to_string(&f) {
+                        Ok(t) => texts.push((f.display().to_string(), t)),
+                        Err(e) => report.errors.push(LoadError {
+                            file: f.display().to_string(),
+                            document: 0,
+                            title: None,
+                            reason: format!("cannot read: {e}"),
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    report.files = texts.len();
+
+    let fields_m = Mutex::new(fields);
+    let regexes = RegexCache::default();
+    let ctx = Ctx { fields: &fields_m, regexes: &regexes, config: &config };
+    let docs: Vec<Doc> = texts
+        .par_iter()
+        .flat_map_iter(|(p, t)| load_file(p, t, &ctx))
+        .collect();
+    drop(texts);
+
+    let mut rules = Vec::new();
+    let mut correlations = Vec::new();
+    for d in docs {
+        report.documents += 1;
+        match d {
+            Doc::Rule(r) => rules.push(*r),
+            Doc::Correlation(c) => correlations.push(*c),
+            Doc::Error(e) => report.errors.push(e),
+        }
+    }
+    report.loaded = rules.len() + correlations.len();
+
+    // Filters, in Hayabusa's order of precedence.
+    let mut disabled: std::collections::BTreeMap<Disabled, usize> = Default::default();
+    let verdict = |meta: &rule::RuleMeta| -> Option<Disabled> {
+        let id = meta.id.as_str();
+        if config.exclude.contains(id) {
+            return Some(Disabled::Excluded);
+        }
+        if !opts.enable_noisy && config.noisy.contains(id) {
+            return Some(Disabled::Noisy);
+        }
+        match meta.status.as_str() {
+            "deprecated" if !opts.enable_deprecated => return Some(Disabled::Deprecated),
+            "unsupported" if !opts.enable_unsupported => return Some(Disabled::Unsupported),
+            _ => {}
+        }
+        (meta.level < opts.min_level).then_some(Disabled::BelowMinLevel)
+    };
+    let mut kept = Vec::with_capacity(rules.len());
+    for r in rules {
+        match verdict(&r.meta) {
+            Some(d) => *disabled.entry(d).or_default() += 1,
+            None => kept.push(r),
+        }
+    }
+    let rules = kept;
+    let mut emits = vec![true; rules.len()];
+    let mut kept_corr = Vec::new();
+    for mut c in correlations {
+        if let Some(d) = verdict(&c.meta) {
+            *disabled.entry(d).or_default() += 1;
+            continue;
+        }
+        let mut missing = Vec::new();
+        for r in &c.rule_refs {
+            let found: Vec<u32> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.meta.id == r.as_str() || x.meta.name.as_deref() == Some(r.as_str()))
+                .map(|(i, _)| i as u32)
+                .collect();
+            if found.is_empty() {
+                missing.push(r.clone());
+            }
+            c.rules.extend(found);
+        }
+        if !missing.is_empty() {
+            report.loaded -= 1;
+            report.errors.push(LoadError {
+                file: c.meta.path.to_string(),
+                document: 0,
+                title: Some(c.meta.title.to_string()),
+                reason: format!("correlation refers to rules not loaded or not enabled: {}", missing.join(", ")),
+            });
+            continue;
+        }
+        if !c.generate {
+            for &i in &c.rules {
+                emits[i as usize] = false;
+            }
+        }
+        kept_corr.push(c);
+    }
+    report.disabled = disabled.into_iter().collect();
+    report.enabled = rules.len() + kept_corr.len();
+
+    let mut fields = fields_m.into_inner().unwrap_or_else(|e| e.into_inner());
+    for c in &kept_corr {
+        for g in c.group_by.iter().chain(c.field.iter()) {
+            fields.intern(g);
+        }
+    }
+    let mut index = RuleIndex::default();
+    for (i, r) in rules.iter().enumerate() {
+        index.insert(i as u32, &r.constraint());
+    }
+    report.errors.sort_by(|a, b| (&a.file, a.document).cmp(&(&b.file, b.document)));
+    RuleSet {
+        rules,
+        emits,
+        correlations: kept_corr,
+        fields,
+        index,
+        config,
+        report,
+        regexes: regexes.len(),
+    }
+}

@@ -1,0 +1,404 @@
+//! One Sigma rule: its metadata and its compiled detection.
+
+use crate::condition::{self, Cond};
+use crate::event::Event;
+use crate::fields::{CHANNEL, EVENT_ID};
+use crate::matcher::{self, Check, CompileContext, FieldTest, StrKind, Target, ValueTest};
+use compact_str::CompactString;
+use serde_yaml::{Mapping, Value as Yaml};
+
+/// Sigma levels, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Level {
+    /// `informational`
+    #[default]
+    Informational,
+    /// `low`
+    Low,
+    /// `medium`
+    Medium,
+    /// `high`
+    High,
+    /// `critical`
+    Critical,
+}
+
+impl Level {
+    /// All levels, lowest first.
+    pub const ALL: [Level; 5] = [
+        Level::Informational,
+        Level::Low,
+        Level::Medium,
+        Level::High,
+        Level::Critical,
+    ];
+
+    /// Parses a level name (`informational`, `info`, `low`, `medium`, `med`, `high`, `critical`, `crit`).
+    pub fn parse(s: &str) -> Option<Level> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "informational" | "info" => Level::Informational,
+            "low" => Level::Low,
+            "medium" | "med" => Level::Medium,
+            "high" => Level::High,
+            "critical" | "crit" => Level::Critical,
+            _ => return None,
+        })
+    }
+
+    /// The full name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Informational => "informational",
+            Level::Low => "low",
+            Level::Medium => "medium",
+            Level::High => "high",
+            Level::Critical => "critical",
+        }
+    }
+
+    /// Hayabusa's short name (`info`, `low`, `med`, `high`, `crit`).
+    pub fn abbrev(self) -> &'static str {
+        match self {
+            Level::Informational => "info",
+            Level::Low => "low",
+            Level::Medium => "med",
+            Level::High => "high",
+            Level::Critical => "crit",
+        }
+    }
+}
+
+/// The `logsource` of a rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogSource {
+    /// `product`
+    pub product: Option<CompactString>,
+    /// `category`
+    pub category: Option<CompactString>,
+    /// `service`
+    pub service: Option<CompactString>,
+}
+
+/// What the timeline needs to know about a rule; nothing else is kept.
+#[derive(Debug, Clone, Default)]
+pub struct RuleMeta {
+    /// `title`
+    pub title: CompactString,
+    /// `id`, or `-`.
+    pub id: CompactString,
+    /// `name` (correlations refer to rules by it).
+    pub name: Option<CompactString>,
+    /// `level`
+    pub level: Level,
+    /// `status`, or empty.
+    pub status: CompactString,
+    /// `author`, or `-`.
+    pub author: CompactString,
+    /// `date`, or `-`.
+    pub date: CompactString,
+    /// `modified`, or empty.
+    pub modified: CompactString,
+    /// `tags`
+    pub tags: Vec<CompactString>,
+    /// Hayabusa's `details:` template.
+    pub details: Option<Box<str>>,
+    /// The rule file's path as given.
+    pub path: Box<str>,
+    /// The rule file's name.
+    pub file_name: CompactString,
+    /// `logsource`
+    pub logsource: LogSource,
+    /// `related` ids (id, type).
+    pub related: Vec<(CompactString, CompactString)>,
+}
+
+/// A selection: a map of entries (AND) or a list of selections (OR).
+#[derive(Debug, Clone)]
+pub enum Selection {
+    /// Every entry matches.
+    All(Vec<FieldTest>),
+    /// Some item matches.
+    Any(Vec<Selection>),
+}
+
+impl Selection {
+    /// Whether the record matches.
+    #[inline]
+    pub fn is_match<E: Event>(&self, e: &E) -> bool {
+        match self {
+            Selection::All(tests) => tests.iter().all(|t| t.is_match(e)),
+            Selection::Any(items) => items.iter().any(|s| s.is_match(e)),
+        }
+    }
+
+    /// Calls `f` on every field test.
+    pub fn for_each_test<'s>(&'s self, f: &mut impl FnMut(&'s FieldTest)) {
+        match self {
+            Selection::All(tests) => tests.iter().for_each(f),
+            Selection::Any(items) => items.iter().for_each(|s| s.for_each_test(f)),
+        }
+    }
+}
+
+/// A compiled detection.
+#[derive(Debug, Clone)]
+pub struct Detection {
+    /// Selection names, in the order of the rule.
+    pub names: Vec<String>,
+    /// Compiled selections, by index.
+    pub selections: Vec<Selection>,
+    /// The condition.
+    pub condition: Cond,
+}
+
+impl Detection {
+    /// Whether the record matches the rule.
+    #[inline]
+    pub fn is_match<E: Event>(&self, e: &E) -> bool {
+        self.condition
+            .eval(&mut |i| self.selections[i as usize].is_match(e))
+    }
+}
+
+/// A loaded rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Metadata for output.
+    pub meta: RuleMeta,
+    /// The detection.
+    pub detection: Detection,
+}
+
+/// The Channel and EventID values a record must have for a rule to match it
+/// (lowercase channel names; `None` is unconstrained).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Constraint {
+    /// Channels, lowercase.
+    pub channels: Option<Vec<String>>,
+    /// EventIDs as text.
+    pub event_ids: Option<Vec<String>>,
+}
+
+fn exact_values(t: &FieldTest) -> Option<Vec<String>> {
+    if t.negate {
+        return None;
+    }
+    let Check::Any { tests, or_absent: false } = &t.check else {
+        return None;
+    };
+    tests
+        .iter()
+        .map(|v| match v {
+            ValueTest::Str { kind: StrKind::Exact(s), cased: false } => Some(s.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn and_dim(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.into_iter().filter(|x| b.contains(x)).collect()),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+fn or_dim(items: impl Iterator<Item = Option<Vec<String>>>) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    for i in items {
+        for v in i? {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    Some(out)
+}
+
+impl Constraint {
+    fn and(self, o: Constraint) -> Constraint {
+        Constraint {
+            channels: and_dim(self.channels, o.channels),
+            event_ids: and_dim(self.event_ids, o.event_ids),
+        }
+    }
+
+    fn or(items: Vec<Constraint>) -> Constraint {
+        Constraint {
+            channels: or_dim(items.iter().map(|c| c.channels.clone())),
+            event_ids: or_dim(items.iter().map(|c| c.event_ids.clone())),
+        }
+    }
+
+    fn of_selection(s: &Selection) -> Constraint {
+        match s {
+            Selection::All(tests) => tests.iter().fold(Constraint::default(), |acc, t| {
+                let mut c = Constraint::default();
+                match t.target {
+                    Target::Field(CHANNEL) => c.channels = exact_values(t),
+                    Target::Field(EVENT_ID) => c.event_ids = exact_values(t),
+                    _ => {}
+                }
+                acc.and(c)
+            }),
+            Selection::Any(items) => Constraint::or(items.iter().map(Self::of_selection).collect()),
+        }
+    }
+
+    fn of_cond(c: &Cond, sels: &[Selection]) -> Constraint {
+        match c {
+            Cond::Sel(i) => Self::of_selection(&sels[*i as usize]),
+            Cond::Not(_) => Constraint::default(),
+            Cond::And(cs) => cs
+                .iter()
+                .fold(Constraint::default(), |acc, c| acc.and(Self::of_cond(c, sels))),
+            Cond::Or(cs) | Cond::AtLeast(_, cs) => {
+                Constraint::or(cs.iter().map(|c| Self::of_cond(c, sels)).collect())
+            }
+        }
+    }
+}
+
+impl Rule {
+    /// The Channel/EventID values the rule requires of a record.
+    pub fn constraint(&self) -> Constraint {
+        Constraint::of_cond(&self.detection.condition, &self.detection.selections)
+    }
+}
+
+fn text(doc: &Mapping, key: &str) -> Option<String> {
+    match doc.get(key)? {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::Number(n) => Some(n.to_string()),
+        Yaml::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, String> {
+    match v {
+        Yaml::Mapping(m) => {
+            if m.is_empty() {
+                return Err("an empty selection".into());
+            }
+            let mut tests = Vec::with_capacity(m.len());
+            for (k, v) in m {
+                let key = match k {
+                    Yaml::String(s) => s.as_str(),
+                    other => return Err(format!("selection key {other:?} is not text")),
+                };
+                tests.push(matcher::compile_entry(key, v, ctx)?);
+            }
+            Ok(Selection::All(tests))
+        }
+        Yaml::Sequence(items) => {
+            if items.is_empty() {
+                return Err("an empty selection list".into());
+            }
+            if items.iter().all(|i| !matches!(i, Yaml::Mapping(_) | Yaml::Sequence(_))) {
+                return Ok(Selection::All(vec![matcher::compile_entry("", v, ctx)?]));
+            }
+            Ok(Selection::Any(
+                items
+                    .iter()
+                    .map(|i| compile_selection(i, ctx))
+                    .collect::<Result<_, _>>()?,
+            ))
+        }
+        Yaml::Null => Err("an empty selection".into()),
+        Yaml::Tagged(t) => compile_selection(&t.value, ctx),
+        scalar => Ok(Selection::All(vec![matcher::compile_entry("", scalar, ctx)?])),
+    }
+}
+
+/// Compiles a rule's `detection` block.
+pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Detection, String> {
+    let mut names = Vec::new();
+    let mut selections = Vec::new();
+    for (k, v) in det {
+        let Yaml::String(name) = k else {
+            return Err(format!("detection key {k:?} is not text"));
+        };
+        if name == "condition" || name == "timeframe" {
+            continue;
+        }
+        let s = compile_selection(v, ctx).map_err(|e| format!("selection '{name}': {e}"))?;
+        names.push(name.clone());
+        selections.push(s);
+    }
+    let conditions: Vec<String> = match det.get("condition") {
+        Some(Yaml::String(s)) => vec![s.clone()],
+        Some(Yaml::Sequence(items)) => items
+            .iter()
+            .map(|i| match i {
+                Yaml::String(s) => Ok(s.clone()),
+                _ => Err("a condition list item is not text".to_string()),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("condition is not text".into()),
+        None if names.len() == 1 => vec![names[0].clone()],
+        None => return Err("no condition, and more than one selection".into()),
+    };
+    let mut conds = Vec::with_capacity(conditions.len());
+    for c in &conditions {
+        if c.contains('|') {
+            return Err(format!(
+                "condition '{c}' uses a legacy aggregation ('|'), which is not supported; use a Sigma correlation rule"
+            ));
+        }
+        conds.push(condition::parse(c, &names)?);
+    }
+    let condition = if conds.len() == 1 { conds.remove(0) } else { Cond::Or(conds) };
+    Ok(Detection { names, selections, condition })
+}
+
+/// Reads a rule document's metadata (everything but the detection).
+pub fn read_meta(doc: &Mapping, path: &str) -> Result<RuleMeta, String> {
+    let level = match doc.get("level") {
+        None | Some(Yaml::Null) => Level::Informational,
+        Some(Yaml::String(s)) => Level::parse(s).ok_or_else(|| format!("unknown level '{s}'"))?,
+        Some(_) => return Err("level is not text".into()),
+    };
+    let tags = match doc.get("tags") {
+        Some(Yaml::Sequence(t)) => t
+            .iter()
+            .filter_map(|t| t.as_str().map(CompactString::from))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let logsource = match doc.get("logsource") {
+        Some(Yaml::Mapping(m)) => LogSource {
+            product: text(m, "product").map(Into::into),
+            category: text(m, "category").map(Into::into),
+            service: text(m, "service").map(Into::into),
+        },
+        _ => LogSource::default(),
+    };
+    let related = match doc.get("related") {
+        Some(Yaml::Sequence(items)) => items
+            .iter()
+            .filter_map(|i| {
+                let m = i.as_mapping()?;
+                Some((text(m, "id")?.into(), text(m, "type").unwrap_or_default().into()))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let file_name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    Ok(RuleMeta {
+        title: text(doc, "title").unwrap_or_else(|| file_name.to_string()).into(),
+        id: text(doc, "id").unwrap_or_else(|| "-".into()).into(),
+        name: text(doc, "name").map(Into::into),
+        level,
+        status: text(doc, "status").unwrap_or_default().into(),
+        author: text(doc, "author").unwrap_or_else(|| "-".into()).into(),
+        date: text(doc, "date").unwrap_or_else(|| "-".into()).into(),
+        modified: text(doc, "modified").unwrap_or_default().into(),
+        tags,
+        details: text(doc, "details").map(String::into_boxed_str),
+        path: path.into(),
+        file_name: file_name.into(),
+        logsource,
+        related,
+    })
+}

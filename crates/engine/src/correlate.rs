@@ -84,11 +84,17 @@ pub fn evaluate(
     let mut rows = Vec::new();
     for ((ci, group), hs) in groups {
         let c = &set.correlations[ci as usize];
-        let span = jiff::SignedDuration::from_secs(c.timespan_secs as i64);
+        let span = c
+            .timespan_secs
+            .map(|s| jiff::SignedDuration::from_secs(i64::try_from(s).unwrap_or(i64::MAX)));
         let mut i = 0;
         while i < hs.len() {
-            let end_time = hs[i].time.checked_add(span).unwrap_or(hs[i].time);
-            let j = i + hs[i..].iter().take_while(|h| h.time <= end_time).count();
+            // Without a timespan the whole scan is one window.
+            let end_time = span.and_then(|s| hs[i].time.checked_add(s).ok());
+            let j = i + hs[i..]
+                .iter()
+                .take_while(|h| end_time.is_none_or(|e| h.time <= e))
+                .count();
             let window = &hs[i..j];
             let n = count(c, window);
             let fire = match c.kind {

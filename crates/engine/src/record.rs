@@ -15,6 +15,8 @@ struct Leaf {
     raw: (u32, u32),
     lower: (u32, u32),
     next: u32,
+    /// A second entry for a value that also fills another field: not listed as a leaf.
+    alias: bool,
 }
 
 /// A reusable view of one record.
@@ -79,24 +81,35 @@ impl RecordView {
         self.raw.push_str(value);
         let l0 = self.lower.len();
         push_lower(&mut self.lower, value);
-        let idx = self.leaves.len() as u32;
-        self.leaves.push(Leaf {
+        let leaf = Leaf {
             path: span(&self.paths, p0),
             raw: span(&self.raw, r0),
             lower: span(&self.lower, l0),
             next: NONE,
-        });
-        if let Some(f) = table.lookup_leaf(path) {
-            let f = f as usize;
-            if self.first[f] == NONE {
-                self.first[f] = idx;
-                self.touched.push(f as FieldId);
-            } else {
-                let last = self.last[f] as usize;
-                self.leaves[last].next = idx;
-            }
-            self.last[f] = idx;
+            alias: false,
+        };
+        self.leaves.push(leaf);
+        let (exact, by_name) = table.lookup_leaf(path);
+        if let Some(f) = exact {
+            self.link(f, self.leaves.len() - 1);
         }
+        if let Some(f) = by_name {
+            self.leaves.push(Leaf { alias: true, ..leaf });
+            self.link(f, self.leaves.len() - 1);
+        }
+    }
+
+    fn link(&mut self, f: FieldId, idx: usize) {
+        let f = f as usize;
+        let idx = idx as u32;
+        if self.first[f] == NONE {
+            self.first[f] = idx;
+            self.touched.push(f as FieldId);
+        } else {
+            let last = self.last[f] as usize;
+            self.leaves[last].next = idx;
+        }
+        self.last[f] = idx;
     }
 
     #[inline]
@@ -119,7 +132,7 @@ impl RecordView {
 
     /// Every leaf as (path, value), in record order.
     pub fn leaves(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.leaves.iter().map(|l| {
+        self.leaves.iter().filter(|l| !l.alias).map(|l| {
             (
                 &self.paths[l.path.0 as usize..l.path.1 as usize],
                 &self.raw[l.raw.0 as usize..l.raw.1 as usize],
@@ -134,7 +147,7 @@ impl RecordView {
 
     /// Number of leaves.
     pub fn len(&self) -> usize {
-        self.leaves.len()
+        self.leaves.iter().filter(|l| !l.alias).count()
     }
 
     /// Whether the record has no leaves.
@@ -172,7 +185,7 @@ impl Event for RecordView {
     }
 
     fn all_values(&self) -> impl Iterator<Item = Value<'_>> {
-        self.leaves.iter().map(|l| self.value(l))
+        self.leaves.iter().filter(|l| !l.alias).map(|l| self.value(l))
     }
 }
 

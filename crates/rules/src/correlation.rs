@@ -62,8 +62,9 @@ pub struct Correlation {
     pub rules: Vec<u32>,
     /// `group-by` fields (rule field names).
     pub group_by: Vec<String>,
-    /// `timespan` in seconds.
-    pub timespan_secs: u64,
+    /// `timespan` in seconds; `None` for a legacy `count()` without `timeframe`
+    /// (the whole scan is one window).
+    pub timespan_secs: Option<u64>,
     /// Conditions, all of which must hold (a range has two).
     pub conditions: Vec<(CountOp, u64)>,
     /// `condition.field` for `value_count`.
@@ -99,6 +100,21 @@ fn strings(v: Option<&Yaml>) -> Vec<String> {
     }
 }
 
+/// The correlation a legacy `| count()` rule stands for: over rule `rule` itself.
+pub fn from_aggregation(meta: RuleMeta, rule: u32, a: &crate::aggregation::Aggregation, timeframe: Option<u64>) -> Correlation {
+    Correlation {
+        kind: if a.field.is_some() { CorrelationKind::ValueCount } else { CorrelationKind::EventCount },
+        rule_refs: vec![meta.id.to_string()],
+        rules: vec![rule],
+        group_by: a.group_by.clone(),
+        timespan_secs: timeframe,
+        conditions: vec![(a.op, a.bound)],
+        field: a.field.clone(),
+        generate: false,
+        meta,
+    }
+}
+
 /// Reads a correlation document (`meta` already read from it).
 pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
     let Some(Yaml::Mapping(c)) = doc.get("correlation") else {
@@ -117,7 +133,7 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
         return Err("correlation names no rules".into());
     }
     let timespan_secs = match c.get("timespan").or_else(|| c.get("timeframe")) {
-        Some(Yaml::String(s)) => parse_timespan(s)?,
+        Some(Yaml::String(s)) => Some(parse_timespan(s)?),
         _ => return Err("correlation has no timespan".into()),
     };
     let mut conditions = Vec::new();

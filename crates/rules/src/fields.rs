@@ -151,18 +151,18 @@ impl FieldTable {
         id
     }
 
-    /// The id of the field a record leaf at `path` fills, if any rule reads it.
-    /// `Event.UserData.<X>.<name>` falls back to the field `Event.EventData.<name>`.
+    /// The ids of the fields a record leaf at `path` fills: the field interned for the
+    /// exact path, and for `Event.UserData.<X>.<name>` also the field
+    /// `Event.EventData.<name>` (rules name UserData fields by their plain name).
     #[inline]
-    pub fn lookup_leaf(&self, path: &str) -> Option<FieldId> {
-        if let Some(&id) = self.by_path.get(path) {
-            return Some(id);
-        }
+    pub fn lookup_leaf(&self, path: &str) -> (Option<FieldId>, Option<FieldId>) {
+        let exact = self.by_path.get(path).copied();
         if path.starts_with("Event.UserData.") {
             let name = &path[path.rfind('.').map_or(0, |i| i + 1)..];
-            return self.data_names.get(name).copied();
+            let by_name = self.data_names.get(name).copied().filter(|&n| Some(n) != exact);
+            return (exact, by_name);
         }
-        None
+        (exact, None)
     }
 
     /// The id of an already interned rule field name.
@@ -208,9 +208,14 @@ mod tests {
         let mut t = FieldTable::new();
         t.add_alias("DevID", "Event.UserData.Install.DeviceInstanceID");
         let id = t.intern("DevID");
-        assert_eq!(t.lookup_leaf("Event.UserData.Install.DeviceInstanceID"), Some(id));
+        assert_eq!(t.lookup_leaf("Event.UserData.Install.DeviceInstanceID"), (Some(id), None));
         let s = t.intern("SubjectUserName");
-        assert_eq!(t.lookup_leaf("Event.UserData.LogFileCleared.SubjectUserName"), Some(s));
-        assert_eq!(t.lookup_leaf("Event.EventData.Other"), None);
+        assert_eq!(t.lookup_leaf("Event.UserData.LogFileCleared.SubjectUserName"), (None, Some(s)));
+        let exact = t.intern("Event.UserData.LogFileCleared.SubjectUserName");
+        assert_eq!(
+            t.lookup_leaf("Event.UserData.LogFileCleared.SubjectUserName"),
+            (Some(exact), Some(s))
+        );
+        assert_eq!(t.lookup_leaf("Event.EventData.Other"), (None, None));
     }
 }

@@ -404,8 +404,16 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         }
         kept_corr.push(c);
     }
+    // Legacy `| count()` rules: each becomes a correlation over itself.
+    for (i, r) in rules.iter().enumerate() {
+        if let Some((a, timeframe)) = &r.detection.aggregation {
+            emits[i] = false;
+            kept_corr.push(correlation::from_aggregation(r.meta.clone(), i as u32, a, *timeframe));
+        }
+    }
     report.disabled = disabled.into_iter().collect();
-    report.enabled = rules.len() + kept_corr.len();
+    report.enabled = rules.len() + kept_corr.len()
+        - rules.iter().filter(|r| r.detection.aggregation.is_some()).count();
 
     let mut fields = fields_m.into_inner().unwrap_or_else(|e| e.into_inner());
     for c in &kept_corr {

@@ -149,6 +149,8 @@ pub struct Detection {
     pub selections: Vec<Selection>,
     /// The condition.
     pub condition: Cond,
+    /// A legacy `| count()` clause, with the detection's `timeframe` in seconds.
+    pub aggregation: Option<(crate::aggregation::Aggregation, Option<u64>)>,
 }
 
 impl Detection {
@@ -340,16 +342,27 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
         None => return Err("no condition, and more than one selection".into()),
     };
     let mut conds = Vec::with_capacity(conditions.len());
+    let mut aggregation = None;
     for c in &conditions {
-        if c.contains('|') {
-            return Err(format!(
-                "condition '{c}' uses a legacy aggregation ('|'), which is not supported; use a Sigma correlation rule"
-            ));
+        let (boolean, agg) = match c.split_once('|') {
+            Some((b, a)) => (b, Some(a)),
+            None => (c.as_str(), None),
+        };
+        if let Some(a) = agg {
+            if conditions.len() > 1 || aggregation.is_some() {
+                return Err("an aggregation in a list of conditions is not supported".into());
+            }
+            let timeframe = match det.get("timeframe") {
+                Some(Yaml::String(t)) => Some(crate::correlation::parse_timespan(t)?),
+                Some(_) => return Err("timeframe is not text".into()),
+                None => None,
+            };
+            aggregation = Some((crate::aggregation::parse(a)?, timeframe));
         }
-        conds.push(condition::parse(c, &names)?);
+        conds.push(condition::parse(boolean, &names)?);
     }
     let condition = if conds.len() == 1 { conds.remove(0) } else { Cond::Or(conds) };
-    Ok(Detection { names, selections, condition })
+    Ok(Detection { names, selections, condition, aggregation })
 }
 
 /// Reads a rule document's metadata (everything but the detection).

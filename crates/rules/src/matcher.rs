@@ -2,7 +2,7 @@
 //!
 //! The fast paths of the performance guide live here. Values are compared in their
 //! lowercased form (computed once per record by the record view) with `==`,
-//! `starts_with`, `ends_with` or a prebuilt `memmem` finder, each behind a length check;
+//! `starts_with`, `ends_with` or `contains`, each behind a length check;
 //! long OR-lists of substrings become one Aho-Corasick automaton; regexes come from the
 //! shared [`RegexCache`] and are only used where a wildcard sits inside a value or the
 //! rule asks for `re`.
@@ -14,7 +14,6 @@ use crate::fields::FieldId;
 use crate::pattern::{self, Piece, Shape};
 use crate::regex_cache::RegexCache;
 use aho_corasick::AhoCorasick;
-use memchr::memmem::Finder;
 use regex::Regex;
 use serde_yaml::Value as Yaml;
 use std::sync::Arc;
@@ -31,8 +30,8 @@ pub enum StrKind {
     Prefix(Box<str>),
     /// `ends_with`.
     Suffix(Box<str>),
-    /// Substring, with a prebuilt finder.
-    Contains(Finder<'static>),
+    /// Substring.
+    Contains(Box<str>),
     /// Any value.
     Any,
     /// Anchored regex for wildcards in the middle of a value.
@@ -79,9 +78,7 @@ impl ValueTest {
                     StrKind::Exact(n) => s.len() == n.len() && s == &**n,
                     StrKind::Prefix(n) => s.len() >= n.len() && s.starts_with(&**n),
                     StrKind::Suffix(n) => s.len() >= n.len() && s.ends_with(&**n),
-                    StrKind::Contains(f) => {
-                        s.len() >= f.needle().len() && f.find(s.as_bytes()).is_some()
-                    }
+                    StrKind::Contains(n) => s.len() >= n.len() && s.contains(&**n),
                     StrKind::Any => true,
                     StrKind::Glob(re) => re.is_match(s),
                 }
@@ -109,8 +106,9 @@ impl ValueTest {
     pub fn needle(&self) -> Option<&str> {
         match self {
             ValueTest::Str { kind, cased: false } => match kind {
-                StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) => Some(n),
-                StrKind::Contains(f) => std::str::from_utf8(f.needle()).ok(),
+                StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n) => {
+                    Some(n)
+                }
                 _ => None,
             },
             _ => None,
@@ -372,7 +370,7 @@ fn str_test(pieces: Vec<Piece>, cased: bool, ctx: &dyn CompileContext) -> Result
         Shape::Exact(s) => StrKind::Exact(low(s)),
         Shape::Prefix(s) => StrKind::Prefix(low(s)),
         Shape::Suffix(s) => StrKind::Suffix(low(s)),
-        Shape::Contains(s) => StrKind::Contains(Finder::new(low(s).as_bytes()).into_owned()),
+        Shape::Contains(s) => StrKind::Contains(low(s)),
         Shape::Any => StrKind::Any,
         Shape::Glob(p) => StrKind::Glob(ctx.regexes().get(&pattern::glob_regex(&p, !cased))?),
     };
@@ -463,9 +461,9 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
     let mut held: [Vec<ValueTest>; 2] = [Vec::new(), Vec::new()];
     for t in tests {
         match &t {
-            ValueTest::Str { kind: StrKind::Contains(f), cased } => {
+            ValueTest::Str { kind: StrKind::Contains(n), cased } => {
                 let i = usize::from(*cased);
-                needles[i].push(f.needle().to_vec());
+                needles[i].push(n.as_bytes().to_vec());
                 held[i].push(t);
             }
             _ => out.push(t),
@@ -474,7 +472,11 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
     for i in 0..2 {
         if needles[i].len() >= AUTOMATON_MIN_NEEDLES {
             let min_len = needles[i].iter().map(Vec::len).min().unwrap_or(0);
-            let ac = AhoCorasick::new(&needles[i]).map_err(|e| format!("needle automaton: {e}"))?;
+            // A contiguous NFA: a fraction of a DFA's memory, still one pass per value.
+            let ac = AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(&needles[i])
+                .map_err(|e| format!("needle automaton: {e}"))?;
             out.push(ValueTest::Needles { ac, cased: i == 1, min_len });
         } else {
             out.append(&mut held[i]);

@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -26,14 +28,26 @@ fn main() {
     let mut config = String::from("/// Built-in config files: (file name, content).\npub static CONFIG: &[(&str, &str)] = &[\n");
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
-        let rel = f.strip_prefix(&root).unwrap_or(f).to_string_lossy().replace('\\', "/");
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .replace('\\', "/");
         let abs = f.canonicalize().unwrap_or_else(|_| f.clone());
         let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
         if rel.starts_with("config/") && ext == "txt" {
             let name = f.file_name().unwrap_or_default().to_string_lossy();
-            let _ = writeln!(config, "    ({name:?}, include_str!({:?})),", abs.display().to_string());
+            let _ = writeln!(
+                config,
+                "    ({name:?}, include_str!({:?})),",
+                abs.display().to_string()
+            );
         } else if !rel.starts_with("config/") && (ext == "yml" || ext == "yaml") {
-            let _ = writeln!(rules, "    ({rel:?}, include_str!({:?})),", abs.display().to_string());
+            let _ = writeln!(
+                rules,
+                "    ({rel:?}, include_str!({:?})),",
+                abs.display().to_string()
+            );
         }
     }
     rules.push_str("];\n");

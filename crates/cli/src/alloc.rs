@@ -17,7 +17,8 @@ pub fn report() {
     #[cfg(feature = "mimalloc")]
     {
         let (mut elapsed, mut utime, mut stime) = (0usize, 0usize, 0usize);
-        let (mut rss, mut peak_rss, mut commit, mut peak_commit, mut faults) = (0usize, 0usize, 0usize, 0usize, 0usize);
+        let (mut rss, mut peak_rss, mut commit, mut peak_commit, mut faults) =
+            (0usize, 0usize, 0usize, 0usize, 0usize);
         // SAFETY: mimalloc's statistics calls only read allocator state and write
         // through the pointers given, which point at live locals.
         unsafe {

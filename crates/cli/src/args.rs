@@ -52,7 +52,12 @@ pub struct RuleArgs {
     #[arg(short = 'u', long = "enable-unsupported-rules")]
     pub unsupported: bool,
     /// Lowest level to load: informational, low, medium, high, critical.
-    #[arg(short = 'm', long = "min-level", default_value = "informational", value_name = "LEVEL")]
+    #[arg(
+        short = 'm',
+        long = "min-level",
+        default_value = "informational",
+        value_name = "LEVEL"
+    )]
     pub min_level: String,
     /// List every rejected rule (rules check always does).
     #[arg(long = "show-rule-errors")]

@@ -30,7 +30,11 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
             eprintln!("rule error: {e}");
         }
     }
-    let disabled: Vec<String> = r.disabled.iter().map(|(d, n)| format!("{n} {}", d.label())).collect();
+    let disabled: Vec<String> = r
+        .disabled
+        .iter()
+        .map(|(d, n)| format!("{n} {}", d.label()))
+        .collect();
     eprintln!(
         "rules: {} files, {} enabled{}, {} rejected, {} distinct regexes, {} (channel, EventID) index keys",
         r.files,
@@ -53,7 +57,11 @@ pub fn check(a: &RuleArgs) -> i32 {
     };
     print_report(&set, true);
     let r = &set.report;
-    println!("loaded {} of {} rules", r.loaded, r.documents + r.errors.iter().filter(|e| e.document == 0).count());
+    println!(
+        "loaded {} of {} rules",
+        r.loaded,
+        r.documents + r.errors.iter().filter(|e| e.document == 0).count()
+    );
     if r.errors.is_empty() && r.config_errors.is_empty() {
         exit::OK
     } else {

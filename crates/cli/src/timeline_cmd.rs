@@ -23,13 +23,19 @@ pub fn run(a: &TimelineArgs) -> i32 {
 }
 
 fn temp_path(target: &Path) -> PathBuf {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     target.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
 /// Writes to a temporary file beside `target` and renames it into place, so an
 /// interrupted or failed run never leaves a partial timeline under the real name.
-fn write_atomically(target: &Path, f: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> Result<(), String> {
+fn write_atomically(
+    target: &Path,
+    f: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), String> {
     let tmp = temp_path(target);
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
@@ -48,11 +54,18 @@ fn run_inner(a: &TimelineArgs) -> Result<i32, String> {
     if a.dirs.is_empty() && a.files.is_empty() {
         return Err("nothing to scan: give -d DIR or -f FILE".into());
     }
-    let profile = Profile::parse(&a.profile)
-        .ok_or_else(|| format!("unknown profile '{}' (minimal, standard, verbose)", a.profile))?;
+    let profile = Profile::parse(&a.profile).ok_or_else(|| {
+        format!(
+            "unknown profile '{}' (minimal, standard, verbose)",
+            a.profile
+        )
+    })?;
     if let Some(o) = &a.output {
         if o.exists() && !a.clobber {
-            return Err(format!("{} exists; use -C/--clobber to overwrite it", o.display()));
+            return Err(format!(
+                "{} exists; use -C/--clobber to overwrite it",
+                o.display()
+            ));
         }
     }
     if let Some(n) = a.threads {
@@ -67,14 +80,24 @@ fn run_inner(a: &TimelineArgs) -> Result<i32, String> {
     if !a.quiet {
         print_report(&set, a.rules.show_errors);
         if !set.report.errors.is_empty() && !a.rules.show_errors {
-            eprintln!("(run `scanner rules check` with the same -r to list the rejected rules and why)");
+            eprintln!(
+                "(run `scanner rules check` with the same -r to list the rejected rules and why)"
+            );
         }
     }
-    let kind = if a.json { InputKind::Json } else { InputKind::Evtx };
+    let kind = if a.json {
+        InputKind::Json
+    } else {
+        InputKind::Evtx
+    };
     let (files, discover_errors) = input::discover(&a.dirs, &a.files, kind);
     let scanner = Scanner::new(set, profile.has_extra());
     let result = scanner.scan(&files, kind);
-    let time = if a.utc { TimeFormat::utc() } else { TimeFormat::local() };
+    let time = if a.utc {
+        TimeFormat::utc()
+    } else {
+        TimeFormat::local()
+    };
     let writer = TimelineWriter::new(scanner.rules(), &files, time, profile);
     match &a.output {
         Some(path) => write_atomically(path, |f| writer.write(f, &result.rows))?,
@@ -123,5 +146,9 @@ fn run_inner(a: &TimelineArgs) -> Result<i32, String> {
         );
     }
     std::io::stderr().flush().ok();
-    Ok(if errors.is_empty() { exit::OK } else { exit::INPUT_ERRORS })
+    Ok(if errors.is_empty() {
+        exit::OK
+    } else {
+        exit::INPUT_ERRORS
+    })
 }

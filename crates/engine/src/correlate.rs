@@ -138,7 +138,9 @@ fn row(
         time: w[0].time,
         rule: ci,
         correlation: true,
-        origin: Origin::Correlation { files: join_distinct(files.iter().map(String::as_str)).into() },
+        origin: Origin::Correlation {
+            files: join_distinct(files.iter().map(String::as_str)).into(),
+        },
         computer: join_distinct(w.iter().map(|h| h.computer.as_str())).into(),
         channel: join_distinct(w.iter().map(|h| h.channel.as_str())).into(),
         event_id: join_distinct(w.iter().map(|h| h.event_id.as_str())).into(),

@@ -47,8 +47,12 @@ impl DetectInfo {
     /// The sort key of the timeline: time, then file, record and rule for a stable order.
     pub fn sort_key(&self) -> (Timestamp, u32, u64, bool, u32) {
         match &self.origin {
-            Origin::Record { file, record_id } => (self.time, *file, *record_id, self.correlation, self.rule),
-            Origin::Correlation { .. } => (self.time, u32::MAX, u64::MAX, self.correlation, self.rule),
+            Origin::Record { file, record_id } => {
+                (self.time, *file, *record_id, self.correlation, self.rule)
+            }
+            Origin::Correlation { .. } => {
+                (self.time, u32::MAX, u64::MAX, self.correlation, self.rule)
+            }
         }
     }
 }

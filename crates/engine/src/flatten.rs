@@ -52,7 +52,12 @@ impl Node<'_> {
     }
 
     fn reborrow(&mut self) -> Node<'_> {
-        Node { view: self.view, table: self.table, path: self.path, num: self.num }
+        Node {
+            view: self.view,
+            table: self.table,
+            path: self.path,
+            num: self.num,
+        }
     }
 }
 
@@ -140,20 +145,40 @@ impl<'de> Visitor<'de> for Node<'_> {
 
 impl Flattener {
     /// Clears `view` and fills it from one JSON event (`{"Event":{…}}`).
-    pub fn fill(&mut self, json: &str, table: &FieldTable, view: &mut RecordView) -> Result<(), String> {
+    pub fn fill(
+        &mut self,
+        json: &str,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) -> Result<(), String> {
         view.clear(table.len());
         self.path.clear();
         let mut de = serde_json::Deserializer::from_str(json);
-        let node = Node { view, table, path: &mut self.path, num: &mut self.num };
+        let node = Node {
+            view,
+            table,
+            path: &mut self.path,
+            num: &mut self.num,
+        };
         node.deserialize(&mut de).map_err(|e| e.to_string())?;
         de.end().map_err(|e| e.to_string())
     }
 
     /// Fills `view` from an already parsed JSON value (JSON input files).
-    pub fn fill_value(&mut self, value: &serde_json::Value, table: &FieldTable, view: &mut RecordView) -> Result<(), String> {
+    pub fn fill_value(
+        &mut self,
+        value: &serde_json::Value,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) -> Result<(), String> {
         view.clear(table.len());
         self.path.clear();
-        let node = Node { view, table, path: &mut self.path, num: &mut self.num };
+        let node = Node {
+            view,
+            table,
+            path: &mut self.path,
+            num: &mut self.num,
+        };
         node.deserialize(value).map_err(|e| e.to_string())
     }
 }
@@ -178,7 +203,11 @@ mod tests {
         assert_eq!(v.first(scanner_rules::EVENT_ID), Some("1102"));
         assert_eq!(v.first_lower(scanner_rules::CHANNEL), Some("security"));
         assert_eq!(v.first(user), Some("Bob"));
-        assert!(v.leaves().all(|(p, _)| !p.contains("xmlns") && !p.contains("#text")));
-        assert!(Flattener::default().fill("{\"Event\":", &t, &mut v).is_err());
+        assert!(v
+            .leaves()
+            .all(|(p, _)| !p.contains("xmlns") && !p.contains("#text")));
+        assert!(Flattener::default()
+            .fill("{\"Event\":", &t, &mut v)
+            .is_err());
     }
 }

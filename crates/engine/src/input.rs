@@ -28,19 +28,28 @@ impl InputKind {
         };
         match self {
             InputKind::Evtx => ext.eq_ignore_ascii_case("evtx"),
-            InputKind::Json => ext.eq_ignore_ascii_case("json") || ext.eq_ignore_ascii_case("jsonl"),
+            InputKind::Json => {
+                ext.eq_ignore_ascii_case("json") || ext.eq_ignore_ascii_case("jsonl")
+            }
         }
     }
 }
 
 /// Lists the input files under `dirs` plus `files`, sorted by path; problems are
 /// returned as messages naming the path.
-pub fn discover(dirs: &[PathBuf], files: &[PathBuf], kind: InputKind) -> (Vec<InputFile>, Vec<String>) {
+pub fn discover(
+    dirs: &[PathBuf],
+    files: &[PathBuf],
+    kind: InputKind,
+) -> (Vec<InputFile>, Vec<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for f in files {
         match std::fs::metadata(f) {
-            Ok(m) if m.is_file() => out.push(InputFile { path: f.clone(), size: m.len() }),
+            Ok(m) if m.is_file() => out.push(InputFile {
+                path: f.clone(),
+                size: m.len(),
+            }),
             Ok(_) => errors.push(format!("{}: not a file", f.display())),
             Err(e) => errors.push(format!("{}: {e}", f.display())),
         }
@@ -73,7 +82,10 @@ pub fn discover(dirs: &[PathBuf], files: &[PathBuf], kind: InputKind) -> (Vec<In
                     stack.push(p);
                 } else if kind.accepts(&p) {
                     match std::fs::metadata(&p) {
-                        Ok(m) if m.is_file() => out.push(InputFile { path: p, size: m.len() }),
+                        Ok(m) if m.is_file() => out.push(InputFile {
+                            path: p,
+                            size: m.len(),
+                        }),
                         Ok(_) => {}
                         Err(e) => errors.push(format!("{}: {e}", p.display())),
                     }

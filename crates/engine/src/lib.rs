@@ -22,9 +22,9 @@
 #![warn(missing_docs)]
 
 pub mod correlate;
+pub mod details;
 pub mod detect_info;
 pub mod detector;
-pub mod details;
 pub mod flatten;
 pub mod input;
 pub mod record;
@@ -45,7 +45,11 @@ use scanner_rules::RuleSet;
 /// A rule set prepared for scanning.
 pub struct Scanner {
     set: RuleSet,
-    prepared: (detector::OutputFields, Vec<Option<details::Template>>, scanner_rules::fields::FxHashMap<String, details::Template>),
+    prepared: (
+        detector::OutputFields,
+        Vec<Option<details::Template>>,
+        scanner_rules::fields::FxHashMap<String, details::Template>,
+    ),
     extra: bool,
 }
 
@@ -53,7 +57,11 @@ impl Scanner {
     /// Prepares `set` for scanning; `extra` renders ExtraFieldInfo.
     pub fn new(mut set: RuleSet, extra: bool) -> Self {
         let prepared = detector::prepare(&mut set);
-        Scanner { set, prepared, extra }
+        Scanner {
+            set,
+            prepared,
+            extra,
+        }
     }
 
     /// The rule set.

@@ -94,7 +94,10 @@ impl RecordView {
             self.link(f, self.leaves.len() - 1);
         }
         if let Some(f) = by_name {
-            self.leaves.push(Leaf { alias: true, ..leaf });
+            self.leaves.push(Leaf {
+                alias: true,
+                ..leaf
+            });
             self.link(f, self.leaves.len() - 1);
         }
     }
@@ -142,7 +145,9 @@ impl RecordView {
 
     /// The values at exactly `path`, in record order.
     pub fn values_at<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.leaves().filter(move |(p, _)| *p == path).map(|(_, v)| v)
+        self.leaves()
+            .filter(move |(p, _)| *p == path)
+            .map(|(_, v)| v)
     }
 
     /// Number of leaves.
@@ -185,7 +190,10 @@ impl Event for RecordView {
     }
 
     fn all_values(&self) -> impl Iterator<Item = Value<'_>> {
-        self.leaves.iter().filter(|l| !l.alias).map(|l| self.value(l))
+        self.leaves
+            .iter()
+            .filter(|l| !l.alias)
+            .map(|l| self.value(l))
     }
 }
 

@@ -56,7 +56,12 @@ struct Worker<'s> {
 
 impl<'s> Worker<'s> {
     fn new(sink: &'s Mutex<Matches>) -> Self {
-        Worker { flat: Flattener::default(), view: RecordView::default(), found: Matches::default(), sink }
+        Worker {
+            flat: Flattener::default(),
+            view: RecordView::default(),
+            found: Matches::default(),
+            sink,
+        }
     }
 }
 
@@ -106,11 +111,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 source::json(
                     &f.path,
                     &mut w,
-                    |w, v| {
-                        match w.flat.fill_value(v, table, &mut w.view) {
-                            Ok(()) => det.detect(&w.view, fi, None, &mut w.found),
-                            Err(e) => report(format!("{}: event: {e}", f.path.display())),
-                        }
+                    |w, v| match w.flat.fill_value(v, table, &mut w.view) {
+                        Ok(()) => det.detect(&w.view, fi, None, &mut w.found),
+                        Err(e) => report(format!("{}: event: {e}", f.path.display())),
                     },
                     report,
                 )

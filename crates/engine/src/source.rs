@@ -53,7 +53,11 @@ where
     let mut parser = match EvtxParser::from_path(path) {
         Ok(p) => p.with_configuration((*settings).clone()),
         Err(e) => {
-            err(format!("{}: not a readable EVTX file: {}", path.display(), chain(&e)));
+            err(format!(
+                "{}: not a readable EVTX file: {}",
+                path.display(),
+                chain(&e)
+            ));
             return 0;
         }
     };
@@ -82,9 +86,19 @@ where
                     match r.into_json() {
                         Ok(j) => {
                             n += 1;
-                            f(state, RawRecord { json: &j.data, record_id: Some(id) });
+                            f(
+                                state,
+                                RawRecord {
+                                    json: &j.data,
+                                    record_id: Some(id),
+                                },
+                            );
                         }
-                        Err(e) => err(format!("{}: chunk {number}: record {id}: {}", path.display(), chain(&e))),
+                        Err(e) => err(format!(
+                            "{}: chunk {number}: record {id}: {}",
+                            path.display(),
+                            chain(&e)
+                        )),
                     }
                 }
                 Err(e) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
@@ -172,7 +186,10 @@ where
                     f(state, &v);
                 }
                 Err(e) => {
-                    err(format!("{}: line {lineno}: invalid JSON: {e}", path.display()));
+                    err(format!(
+                        "{}: line {lineno}: invalid JSON: {e}",
+                        path.display()
+                    ));
                     break;
                 }
             }

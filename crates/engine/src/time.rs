@@ -17,7 +17,9 @@ impl TimeFormat {
 
     /// The machine's local time zone (UTC when it cannot be determined).
     pub fn local() -> Self {
-        TimeFormat { tz: TimeZone::try_system().unwrap_or(TimeZone::UTC) }
+        TimeFormat {
+            tz: TimeZone::try_system().unwrap_or(TimeZone::UTC),
+        }
     }
 
     /// `YYYY-MM-DD HH:MM:SS.fff +hh:mm`, milliseconds truncated.
@@ -59,7 +61,10 @@ mod tests {
     #[test]
     fn formats_truncated_milliseconds_in_utc() {
         let t = parse("2019-03-19T23:47:14.8709999Z").unwrap();
-        assert_eq!(TimeFormat::utc().format(t), "2019-03-19 23:47:14.870 +00:00");
+        assert_eq!(
+            TimeFormat::utc().format(t),
+            "2019-03-19 23:47:14.870 +00:00"
+        );
         assert!(parse("not a time").is_none());
     }
 }

@@ -1,8 +1,8 @@
 //! Hand-written cases: `testdata/cases/NAME.yml` rules over `NAME.jsonl` events must
 //! give exactly the detections listed in `NAME.expect` (`<rule-id> <ids>|none`).
 
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::detect_info::Origin;
+use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::Scanner;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,17 +13,26 @@ fn testdata() -> PathBuf {
 }
 
 fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, Vec<String>) {
-    let set = load(&[RuleSource::Path(rules.to_path_buf())], &LoadOptions::default());
+    let set = load(
+        &[RuleSource::Path(rules.to_path_buf())],
+        &LoadOptions::default(),
+    );
     let mut problems: Vec<String> = set.report.errors.iter().map(|e| e.to_string()).collect();
     let scanner = Scanner::new(set, false);
     let size = std::fs::metadata(events).map(|m| m.len()).unwrap_or(0);
-    let files = [InputFile { path: events.to_path_buf(), size }];
+    let files = [InputFile {
+        path: events.to_path_buf(),
+        size,
+    }];
     let result = scanner.scan(&files, InputKind::Json);
     problems.extend(result.errors.iter().cloned());
     let mut got: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for r in &result.rows {
         let id = if r.correlation {
-            scanner.rules().correlations[r.rule as usize].meta.id.to_string()
+            scanner.rules().correlations[r.rule as usize]
+                .meta
+                .id
+                .to_string()
         } else {
             scanner.rules().rules[r.rule as usize].meta.id.to_string()
         };
@@ -38,13 +47,25 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
 fn expected(path: &Path) -> BTreeMap<String, BTreeSet<u64>> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out = BTreeMap::new();
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let (id, ids) = line.split_once(char::is_whitespace).unwrap_or((line, "none"));
+    for line in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (id, ids) = line
+            .split_once(char::is_whitespace)
+            .unwrap_or((line, "none"));
         let ids = ids.trim();
         let set: BTreeSet<u64> = if ids == "none" {
             BTreeSet::new()
         } else {
-            ids.split(',').map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{}: bad id in '{line}'", path.display()))).collect()
+            ids.split(',')
+                .map(|s| {
+                    s.trim()
+                        .parse()
+                        .unwrap_or_else(|_| panic!("{}: bad id in '{line}'", path.display()))
+                })
+                .collect()
         };
         out.insert(id.to_string(), set);
     }
@@ -61,7 +82,11 @@ fn every_case_gives_exactly_its_expected_detections() {
         .filter(|p| p.extension().is_some_and(|e| e == "yml"))
         .collect();
     names.sort();
-    assert!(names.len() >= 10, "expected the hand-written cases, found {}", names.len());
+    assert!(
+        names.len() >= 10,
+        "expected the hand-written cases, found {}",
+        names.len()
+    );
     let mut failures = Vec::new();
     for rules in &names {
         let events = rules.with_extension("jsonl");
@@ -73,12 +98,23 @@ fn every_case_gives_exactly_its_expected_detections() {
         for (id, ids) in &want {
             let have = got.remove(id).unwrap_or_default();
             if &have != ids {
-                failures.push(format!("{}: rule {id}: expected {ids:?}, got {have:?}", rules.display()));
+                failures.push(format!(
+                    "{}: rule {id}: expected {ids:?}, got {have:?}",
+                    rules.display()
+                ));
             }
         }
         for (id, ids) in got {
-            failures.push(format!("{}: rule {id} has no expect line but fired on {ids:?}", rules.display()));
+            failures.push(format!(
+                "{}: rule {id} has no expect line but fired on {ids:?}",
+                rules.display()
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} case failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

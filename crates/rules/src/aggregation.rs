@@ -31,16 +31,33 @@ pub fn parse(text: &str) -> Result<Aggregation, String> {
     let mut group_by = Vec::new();
     if let Some(r) = rest.strip_prefix("by ") {
         let end = r.find(['<', '>', '=', '!']).ok_or_else(err)?;
-        group_by = r[..end].split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        group_by = r[..end]
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
         rest = r[end..].trim();
     }
-    let (op, num) = [(">=", CountOp::Gte), ("<=", CountOp::Lte), ("==", CountOp::Eq), ("!=", CountOp::Neq), (">", CountOp::Gt), ("<", CountOp::Lt), ("=", CountOp::Eq)]
-        .iter()
-        .find_map(|(s, op)| rest.strip_prefix(s).map(|n| (*op, n)))
-        .ok_or_else(err)?;
+    let (op, num) = [
+        (">=", CountOp::Gte),
+        ("<=", CountOp::Lte),
+        ("==", CountOp::Eq),
+        ("!=", CountOp::Neq),
+        (">", CountOp::Gt),
+        ("<", CountOp::Lt),
+        ("=", CountOp::Eq),
+    ]
+    .iter()
+    .find_map(|(s, op)| rest.strip_prefix(s).map(|n| (*op, n)))
+    .ok_or_else(err)?;
     let num = num.split('#').next().unwrap_or("").trim();
     let bound = num.parse().map_err(|_| err())?;
-    Ok(Aggregation { field, group_by, op, bound })
+    Ok(Aggregation {
+        field,
+        group_by,
+        op,
+        bound,
+    })
 }
 
 #[cfg(test)]
@@ -54,7 +71,10 @@ mod tests {
         assert_eq!(a.group_by, vec!["IpAddress", "Computer"]);
         assert_eq!((a.op, a.bound), (CountOp::Gte, 5));
         let b = parse("count() > 10").unwrap();
-        assert_eq!((b.field, b.group_by.len(), b.op, b.bound), (None, 0, CountOp::Gt, 10));
+        assert_eq!(
+            (b.field, b.group_by.len(), b.op, b.bound),
+            (None, 0, CountOp::Gt, 10)
+        );
         assert!(parse("near a and b").is_err());
         assert!(parse("count() by X").is_err());
     }

@@ -128,7 +128,11 @@ impl Parser<'_> {
             self.pos += 1;
             items.push(self.and()?);
         }
-        Ok(if items.len() == 1 { items.remove(0) } else { Cond::Or(items) })
+        Ok(if items.len() == 1 {
+            items.remove(0)
+        } else {
+            Cond::Or(items)
+        })
     }
 
     fn and(&mut self) -> Result<Cond, String> {
@@ -137,7 +141,11 @@ impl Parser<'_> {
             self.pos += 1;
             items.push(self.not()?);
         }
-        Ok(if items.len() == 1 { items.remove(0) } else { Cond::And(items) })
+        Ok(if items.len() == 1 {
+            items.remove(0)
+        } else {
+            Cond::And(items)
+        })
     }
 
     fn not(&mut self) -> Result<Cond, String> {
@@ -153,13 +161,17 @@ impl Parser<'_> {
             .iter()
             .position(|n| n == name)
             .map(|i| i as u32)
-            .ok_or_else(|| format!("condition names '{name}', which is not a selection of the rule"))
+            .ok_or_else(|| {
+                format!("condition names '{name}', which is not a selection of the rule")
+            })
     }
 
     fn quantified(&mut self, quant: &str) -> Result<Cond, String> {
         self.pos += 1; // `of`
         let Some(Tok::Word(target)) = self.next() else {
-            return Err(format!("'{quant} of' must be followed by a name pattern or 'them'"));
+            return Err(format!(
+                "'{quant} of' must be followed by a name pattern or 'them'"
+            ));
         };
         let picked: Vec<Cond> = self
             .names
@@ -181,7 +193,9 @@ impl Parser<'_> {
             "all" => Cond::And(picked),
             "1" | "any" => Cond::Or(picked),
             n => {
-                let n: u32 = n.parse().map_err(|_| format!("'{n} of' is not a quantifier"))?;
+                let n: u32 = n
+                    .parse()
+                    .map_err(|_| format!("'{n} of' is not a quantifier"))?;
                 if n == 0 {
                     return Err("'0 of' is not a quantifier".into());
                 }
@@ -220,7 +234,11 @@ pub fn parse(text: &str, names: &[String]) -> Result<Cond, String> {
     if toks.is_empty() {
         return Err("empty condition".into());
     }
-    let mut p = Parser { toks, pos: 0, names };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        names,
+    };
     let c = p.or()?;
     if p.pos < p.toks.len() {
         return Err(format!("unexpected {:?} in condition", p.toks[p.pos]));
@@ -264,12 +282,21 @@ mod tests {
         assert!(eval(&c, &[true, true, false, false]));
         assert!(!eval(&c, &[true, false, false, false]));
         let them = parse("1 of them", &n).unwrap();
-        assert!(!eval(&them, &[false, false, false, true]), "_ names are outside them");
-        assert!(eval(&parse("any of sel*", &n).unwrap(), &[false, true, false, false]));
+        assert!(
+            !eval(&them, &[false, false, false, true]),
+            "_ names are outside them"
+        );
+        assert!(eval(
+            &parse("any of sel*", &n).unwrap(),
+            &[false, true, false, false]
+        ));
         let two = parse("2 of them", &n).unwrap();
         assert!(eval(&two, &[true, false, true, false]));
         assert!(!eval(&two, &[true, false, false, true]));
-        assert!(eval(&parse("all of _*", &n).unwrap(), &[false, false, false, true]));
+        assert!(eval(
+            &parse("all of _*", &n).unwrap(),
+            &[false, false, false, true]
+        ));
     }
 
     #[test]

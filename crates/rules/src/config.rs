@@ -73,9 +73,9 @@ impl Config {
                     .filter(|(c, _)| *c != "Channel")
                     .map(|(c, a)| (c.to_lowercase(), a.to_string())),
             ),
-            "mitre_tactics.txt" => self.mitre_tactics.extend(
-                pairs(text).map(|(t, a)| (t.to_lowercase(), a.to_string())),
-            ),
+            "mitre_tactics.txt" => self
+                .mitre_tactics
+                .extend(pairs(text).map(|(t, a)| (t.to_lowercase(), a.to_string()))),
             _ => {}
         }
     }
@@ -101,7 +101,10 @@ impl Config {
                 Err(e) => c.errors.push(format!("{}: {e}", p.display())),
             }
         }
-        for sub in [dir.join("expand"), dir.join("..").join("config").join("expand")] {
+        for sub in [
+            dir.join("expand"),
+            dir.join("..").join("config").join("expand"),
+        ] {
             let Ok(rd) = std::fs::read_dir(&sub) else {
                 continue;
             };
@@ -156,14 +159,26 @@ mod tests {
     #[test]
     fn reads_hayabusa_style_files() {
         let mut c = Config::default();
-        c.add_file("eventkey_alias.txt", "alias,event_key\nUser,Event.EventData.SubjectUserName\n");
+        c.add_file(
+            "eventkey_alias.txt",
+            "alias,event_key\nUser,Event.EventData.SubjectUserName\n",
+        );
         c.add_file(
             "default_details.txt",
             "Provider, EID, Details\nMicrosoft-Windows-Security-Auditing, 4688, Cmdline: %CommandLine% ¦ Proc: %NewProcessName%\n",
         );
-        c.add_file("noisy_rules.txt", "#c\n0090ea60-f4a2-43a8-8657-3a9a4ddcf547 # Sysmon 6\n");
-        c.add_file("channel_abbreviations.txt", "Channel,Abbreviation\nSecurity,Sec\n");
-        assert_eq!(c.aliases, vec![("User".into(), "Event.EventData.SubjectUserName".into())]);
+        c.add_file(
+            "noisy_rules.txt",
+            "#c\n0090ea60-f4a2-43a8-8657-3a9a4ddcf547 # Sysmon 6\n",
+        );
+        c.add_file(
+            "channel_abbreviations.txt",
+            "Channel,Abbreviation\nSecurity,Sec\n",
+        );
+        assert_eq!(
+            c.aliases,
+            vec![("User".into(), "Event.EventData.SubjectUserName".into())]
+        );
         assert_eq!(
             c.default_details["Microsoft-Windows-Security-Auditing_4688"],
             "Cmdline: %CommandLine% ¦ Proc: %NewProcessName%"

@@ -77,14 +77,20 @@ pub struct Correlation {
 pub fn parse_timespan(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().map_err(|_| format!("timespan '{s}' is not <number><unit>"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("timespan '{s}' is not <number><unit>"))?;
     let mult = match unit {
         "s" => 1,
         "m" => 60,
         "h" => 3600,
         "d" => 86_400,
         "w" => 604_800,
-        _ => return Err(format!("timespan '{s}' has an unknown unit (s, m, h, d, w)")),
+        _ => {
+            return Err(format!(
+                "timespan '{s}' has an unknown unit (s, m, h, d, w)"
+            ))
+        }
     };
     Ok(n * mult)
 }
@@ -101,9 +107,18 @@ fn strings(v: Option<&Yaml>) -> Vec<String> {
 }
 
 /// The correlation a legacy `| count()` rule stands for: over rule `rule` itself.
-pub fn from_aggregation(meta: RuleMeta, rule: u32, a: &crate::aggregation::Aggregation, timeframe: Option<u64>) -> Correlation {
+pub fn from_aggregation(
+    meta: RuleMeta,
+    rule: u32,
+    a: &crate::aggregation::Aggregation,
+    timeframe: Option<u64>,
+) -> Correlation {
     Correlation {
-        kind: if a.field.is_some() { CorrelationKind::ValueCount } else { CorrelationKind::EventCount },
+        kind: if a.field.is_some() {
+            CorrelationKind::ValueCount
+        } else {
+            CorrelationKind::EventCount
+        },
         rule_refs: vec![meta.id.to_string()],
         rules: vec![rule],
         group_by: a.group_by.clone(),
@@ -161,7 +176,11 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
                 conditions.push((op, n));
             }
         }
-        None if matches!(kind, CorrelationKind::Temporal | CorrelationKind::TemporalOrdered) => {
+        None if matches!(
+            kind,
+            CorrelationKind::Temporal | CorrelationKind::TemporalOrdered
+        ) =>
+        {
             conditions.push((CountOp::Gte, rule_refs.len() as u64));
         }
         _ => return Err("correlation has no condition map".into()),

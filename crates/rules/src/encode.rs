@@ -32,7 +32,9 @@ pub fn base64_offsets(data: &[u8]) -> Vec<String> {
             let enc = base64(&shifted);
             let cut = END_CUT[(data.len() + i) % 3];
             let end = enc.len().saturating_sub(cut);
-            enc.get(START[i]..end.max(START[i])).unwrap_or("").to_string()
+            enc.get(START[i]..end.max(START[i]))
+                .unwrap_or("")
+                .to_string()
         })
         .filter(|s| !s.is_empty())
         .collect()

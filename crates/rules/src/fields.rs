@@ -30,9 +30,18 @@ const SYSTEM_NAMES: &[(&str, &str)] = &[
     ("Keywords", "Event.System.Keywords"),
     ("Version", "Event.System.Version"),
     ("Security_UserID", "Event.System.Security_attributes.UserID"),
-    ("Execution_ProcessID", "Event.System.Execution_attributes.ProcessID"),
-    ("Execution_ThreadID", "Event.System.Execution_attributes.ThreadID"),
-    ("TimeCreated", "Event.System.TimeCreated_attributes.SystemTime"),
+    (
+        "Execution_ProcessID",
+        "Event.System.Execution_attributes.ProcessID",
+    ),
+    (
+        "Execution_ThreadID",
+        "Event.System.Execution_attributes.ThreadID",
+    ),
+    (
+        "TimeCreated",
+        "Event.System.TimeCreated_attributes.SystemTime",
+    ),
 ];
 
 /// A small, fast, non-cryptographic hasher for short keys (field paths, channel names).
@@ -159,7 +168,11 @@ impl FieldTable {
         let exact = self.by_path.get(path).copied();
         if path.starts_with("Event.UserData.") {
             let name = &path[path.rfind('.').map_or(0, |i| i + 1)..];
-            let by_name = self.data_names.get(name).copied().filter(|&n| Some(n) != exact);
+            let by_name = self
+                .data_names
+                .get(name)
+                .copied()
+                .filter(|&n| Some(n) != exact);
             return (exact, by_name);
         }
         (exact, None)
@@ -208,9 +221,15 @@ mod tests {
         let mut t = FieldTable::new();
         t.add_alias("DevID", "Event.UserData.Install.DeviceInstanceID");
         let id = t.intern("DevID");
-        assert_eq!(t.lookup_leaf("Event.UserData.Install.DeviceInstanceID"), (Some(id), None));
+        assert_eq!(
+            t.lookup_leaf("Event.UserData.Install.DeviceInstanceID"),
+            (Some(id), None)
+        );
         let s = t.intern("SubjectUserName");
-        assert_eq!(t.lookup_leaf("Event.UserData.LogFileCleared.SubjectUserName"), (None, Some(s)));
+        assert_eq!(
+            t.lookup_leaf("Event.UserData.LogFileCleared.SubjectUserName"),
+            (None, Some(s))
+        );
         let exact = t.intern("Event.UserData.LogFileCleared.SubjectUserName");
         assert_eq!(
             t.lookup_leaf("Event.UserData.LogFileCleared.SubjectUserName"),

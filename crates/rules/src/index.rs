@@ -47,8 +47,16 @@ impl RuleIndex {
             } else {
                 self.get(channel, event_id)
             },
-            if channel.is_empty() { EMPTY } else { self.get(channel, "") },
-            if event_id.is_empty() { EMPTY } else { self.get("", event_id) },
+            if channel.is_empty() {
+                EMPTY
+            } else {
+                self.get(channel, "")
+            },
+            if event_id.is_empty() {
+                EMPTY
+            } else {
+                self.get("", event_id)
+            },
             self.get("", ""),
         ]
     }
@@ -73,11 +81,29 @@ mod tests {
                 event_ids: Some(vec!["4688".into(), "1".into()]),
             },
         );
-        ix.insert(1, &Constraint { channels: Some(vec!["security".into()]), event_ids: None });
-        ix.insert(2, &Constraint { channels: None, event_ids: Some(vec!["4688".into()]) });
+        ix.insert(
+            1,
+            &Constraint {
+                channels: Some(vec!["security".into()]),
+                event_ids: None,
+            },
+        );
+        ix.insert(
+            2,
+            &Constraint {
+                channels: None,
+                event_ids: Some(vec!["4688".into()]),
+            },
+        );
         ix.insert(3, &Constraint::default());
-        assert_eq!(ix.candidates("security", "4688"), [&[0u32][..], &[1], &[2], &[3]]);
+        assert_eq!(
+            ix.candidates("security", "4688"),
+            [&[0u32][..], &[1], &[2], &[3]]
+        );
         assert_eq!(ix.candidates("system", "4688"), [&[][..], &[], &[2], &[3]]);
-        assert_eq!(ix.candidates("security", "1"), [&[0u32][..], &[1], &[], &[3]]);
+        assert_eq!(
+            ix.candidates("security", "1"),
+            [&[0u32][..], &[1], &[], &[3]]
+        );
     }
 }

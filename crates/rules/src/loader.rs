@@ -164,7 +164,12 @@ enum Doc {
 
 fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc> {
     let err = |title: Option<String>, reason: String| {
-        Some(Doc::Error(LoadError { file: path.to_string(), document: n, title, reason }))
+        Some(Doc::Error(LoadError {
+            file: path.to_string(),
+            document: n,
+            title,
+            reason,
+        }))
     };
     let doc = match value {
         Yaml::Null => return None,
@@ -323,7 +328,11 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
 
     let fields_m = Mutex::new(fields);
     let regexes = RegexCache::default();
-    let ctx = Ctx { fields: &fields_m, regexes: &regexes, config: &config };
+    let ctx = Ctx {
+        fields: &fields_m,
+        regexes: &regexes,
+        config: &config,
+    };
     let docs: Vec<Doc> = texts
         .par_iter()
         .flat_map_iter(|(p, t)| load_file(p, t, &ctx))
@@ -379,7 +388,9 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
             let found: Vec<u32> = rules
                 .iter()
                 .enumerate()
-                .filter(|(_, x)| x.meta.id == r.as_str() || x.meta.name.as_deref() == Some(r.as_str()))
+                .filter(|(_, x)| {
+                    x.meta.id == r.as_str() || x.meta.name.as_deref() == Some(r.as_str())
+                })
                 .map(|(i, _)| i as u32)
                 .collect();
             if found.is_empty() {
@@ -393,7 +404,10 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
                 file: c.meta.path.to_string(),
                 document: 0,
                 title: Some(c.meta.title.to_string()),
-                reason: format!("correlation refers to rules not loaded or not enabled: {}", missing.join(", ")),
+                reason: format!(
+                    "correlation refers to rules not loaded or not enabled: {}",
+                    missing.join(", ")
+                ),
             });
             continue;
         }
@@ -408,12 +422,20 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     for (i, r) in rules.iter().enumerate() {
         if let Some((a, timeframe)) = &r.detection.aggregation {
             emits[i] = false;
-            kept_corr.push(correlation::from_aggregation(r.meta.clone(), i as u32, a, *timeframe));
+            kept_corr.push(correlation::from_aggregation(
+                r.meta.clone(),
+                i as u32,
+                a,
+                *timeframe,
+            ));
         }
     }
     report.disabled = disabled.into_iter().collect();
     report.enabled = rules.len() + kept_corr.len()
-        - rules.iter().filter(|r| r.detection.aggregation.is_some()).count();
+        - rules
+            .iter()
+            .filter(|r| r.detection.aggregation.is_some())
+            .count();
 
     let mut fields = fields_m.into_inner().unwrap_or_else(|e| e.into_inner());
     for c in &kept_corr {
@@ -425,7 +447,9 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     for (i, r) in rules.iter().enumerate() {
         index.insert(i as u32, &r.constraint());
     }
-    report.errors.sort_by(|a, b| (&a.file, a.document).cmp(&(&b.file, b.document)));
+    report
+        .errors
+        .sort_by(|a, b| (&a.file, a.document).cmp(&(&b.file, b.document)));
     RuleSet {
         rules,
         emits,

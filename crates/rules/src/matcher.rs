@@ -41,10 +41,22 @@ pub enum StrKind {
 /// A test on one value of a field.
 #[derive(Debug, Clone)]
 pub enum ValueTest {
-    /// A string test; `cased` compares the raw value, otherwise the lowercased one.
-    Str { kind: StrKind, cased: bool },
+    /// A string test.
+    Str {
+        /// What is compared.
+        kind: StrKind,
+        /// Compare the raw value (otherwise the lowercased one).
+        cased: bool,
+    },
     /// Any of many substrings (one automaton scan).
-    Needles { ac: AhoCorasick, cased: bool, min_len: usize },
+    Needles {
+        /// The automaton over every needle.
+        ac: AhoCorasick,
+        /// Compare the raw value (otherwise the lowercased one).
+        cased: bool,
+        /// The shortest needle: shorter values cannot match.
+        min_len: usize,
+    },
     /// `re`: unanchored search on the raw value.
     Regex(Arc<Regex>),
     /// `cidr`.
@@ -106,9 +118,10 @@ impl ValueTest {
     pub fn needle(&self) -> Option<&str> {
         match self {
             ValueTest::Str { kind, cased: false } => match kind {
-                StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n) => {
-                    Some(n)
-                }
+                StrKind::Exact(n)
+                | StrKind::Prefix(n)
+                | StrKind::Suffix(n)
+                | StrKind::Contains(n) => Some(n),
                 _ => None,
             },
             _ => None,
@@ -146,11 +159,23 @@ pub enum Check {
     /// `exists: true|false`.
     Exists(bool),
     /// Some value passes some test (a YAML list is OR); `or_absent` when the list holds `null`.
-    Any { tests: Vec<ValueTest>, or_absent: bool },
+    Any {
+        /// The tests, any of which may pass.
+        tests: Vec<ValueTest>,
+        /// Whether an absent field passes too (the list held `null`).
+        or_absent: bool,
+    },
     /// `all`: every group is passed by some value (a group is one YAML value's variants).
     All(Vec<Vec<ValueTest>>),
     /// `fieldref`: compare with another field of the same record.
-    FieldRef { others: Vec<FieldId>, kind: RefKind, cased: bool },
+    FieldRef {
+        /// The fields compared with.
+        others: Vec<FieldId>,
+        /// How they compare.
+        kind: RefKind,
+        /// Case-sensitive.
+        cased: bool,
+    },
 }
 
 /// One `field|modifiers: values` entry of a selection.
@@ -210,10 +235,18 @@ impl FieldTest {
             Check::All(groups) => groups
                 .iter()
                 .all(|g| self.values(e).any(|v| g.iter().any(|t| t.is_match(v)))),
-            Check::FieldRef { others, kind, cased } => self.values(e).any(|v| {
+            Check::FieldRef {
+                others,
+                kind,
+                cased,
+            } => self.values(e).any(|v| {
                 others.iter().any(|&o| {
                     e.values(o).any(|w| {
-                        let (a, b) = if *cased { (v.raw, w.raw) } else { (v.lower, w.lower) };
+                        let (a, b) = if *cased {
+                            (v.raw, w.raw)
+                        } else {
+                            (v.lower, w.lower)
+                        };
                         match kind {
                             RefKind::Eq => a == b,
                             RefKind::Prefix => a.starts_with(b),
@@ -295,7 +328,12 @@ fn parse_mods(names: &[&str]) -> Result<Mods, String> {
             other => return Err(format!("unknown modifier '{other}'")),
         }
     }
-    if [m.contains, m.startswith, m.endswith].iter().filter(|&&b| b).count() > 1 {
+    if [m.contains, m.startswith, m.endswith]
+        .iter()
+        .filter(|&&b| b)
+        .count()
+        > 1
+    {
         return Err("contains, startswith and endswith exclude each other".into());
     }
     if !m.re_flags.is_empty() && !m.re {
@@ -331,10 +369,7 @@ fn value_list(v: &Yaml) -> Result<Vec<Option<String>>, String> {
     }
 }
 
-fn expand_placeholders(
-    value: &str,
-    ctx: &dyn CompileContext,
-) -> Result<Vec<String>, String> {
+fn expand_placeholders(value: &str, ctx: &dyn CompileContext) -> Result<Vec<String>, String> {
     let mut out = vec![String::new()];
     let mut rest = value;
     while let Some(start) = rest.find('%') {
@@ -343,7 +378,9 @@ fn expand_placeholders(
         };
         let name = &rest[start + 1..start + 1 + len];
         let values = ctx.placeholder(name).ok_or_else(|| {
-            format!("placeholder %{name}% has no values (add expand/{name}.txt to the config folder)")
+            format!(
+                "placeholder %{name}% has no values (add expand/{name}.txt to the config folder)"
+            )
         })?;
         let prefix = &rest[..start];
         out = out
@@ -358,7 +395,11 @@ fn expand_placeholders(
     Ok(out)
 }
 
-fn str_test(pieces: Vec<Piece>, cased: bool, ctx: &dyn CompileContext) -> Result<ValueTest, String> {
+fn str_test(
+    pieces: Vec<Piece>,
+    cased: bool,
+    ctx: &dyn CompileContext,
+) -> Result<ValueTest, String> {
     let low = |s: String| -> Box<str> {
         if cased {
             s.into_boxed_str()
@@ -378,7 +419,12 @@ fn str_test(pieces: Vec<Piece>, cased: bool, ctx: &dyn CompileContext) -> Result
 }
 
 /// The tests one YAML value gives (its variants under windash, base64offset or expand).
-fn value_tests(value: &str, m: &Mods, keyword: bool, ctx: &dyn CompileContext) -> Result<Vec<ValueTest>, String> {
+fn value_tests(
+    value: &str,
+    m: &Mods,
+    keyword: bool,
+    ctx: &dyn CompileContext,
+) -> Result<Vec<ValueTest>, String> {
     let expanded = if m.expand {
         expand_placeholders(value, ctx)?
     } else {
@@ -461,7 +507,10 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
     let mut held: [Vec<ValueTest>; 2] = [Vec::new(), Vec::new()];
     for t in tests {
         match &t {
-            ValueTest::Str { kind: StrKind::Contains(n), cased } => {
+            ValueTest::Str {
+                kind: StrKind::Contains(n),
+                cased,
+            } => {
                 let i = usize::from(*cased);
                 needles[i].push(n.as_bytes().to_vec());
                 held[i].push(t);
@@ -477,7 +526,11 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
                 .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                 .build(&needles[i])
                 .map_err(|e| format!("needle automaton: {e}"))?;
-            out.push(ValueTest::Needles { ac, cased: i == 1, min_len });
+            out.push(ValueTest::Needles {
+                ac,
+                cased: i == 1,
+                min_len,
+            });
         } else {
             out.append(&mut held[i]);
         }
@@ -486,7 +539,11 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
 }
 
 /// Compiles one selection entry: `key` is `field|mod|mod` (an empty field for keywords).
-pub fn compile_entry(key: &str, value: &Yaml, ctx: &dyn CompileContext) -> Result<FieldTest, String> {
+pub fn compile_entry(
+    key: &str,
+    value: &Yaml,
+    ctx: &dyn CompileContext,
+) -> Result<FieldTest, String> {
     let mut parts = key.split('|');
     let field = parts.next().unwrap_or("");
     let mod_names: Vec<&str> = parts.collect();
@@ -506,7 +563,11 @@ pub fn compile_entry(key: &str, value: &Yaml, ctx: &dyn CompileContext) -> Resul
             Yaml::String(s) if s.eq_ignore_ascii_case("false") => false,
             _ => return Err(err("exists takes true or false".into())),
         };
-        return Ok(FieldTest { target, check: Check::Exists(want), negate: m.neq });
+        return Ok(FieldTest {
+            target,
+            check: Check::Exists(want),
+            negate: m.neq,
+        });
     }
 
     let values = value_list(value).map_err(err)?;
@@ -534,7 +595,11 @@ pub fn compile_entry(key: &str, value: &Yaml, ctx: &dyn CompileContext) -> Resul
         };
         return Ok(FieldTest {
             target,
-            check: Check::FieldRef { others, kind, cased: m.cased },
+            check: Check::FieldRef {
+                others,
+                kind,
+                cased: m.cased,
+            },
             negate: m.neq,
         });
     }
@@ -554,5 +619,9 @@ pub fn compile_entry(key: &str, value: &Yaml, ctx: &dyn CompileContext) -> Resul
             or_absent,
         }
     };
-    Ok(FieldTest { target, check, negate: m.neq })
+    Ok(FieldTest {
+        target,
+        check,
+        negate: m.neq,
+    })
 }

@@ -113,7 +113,10 @@ mod tests {
     fn escapes_follow_the_spec() {
         assert_eq!(parse(r"a\*b"), vec![Piece::Lit("a*b".into())]);
         assert_eq!(parse(r"a\?b"), vec![Piece::Lit("a?b".into())]);
-        assert_eq!(parse(r"C:\\*"), vec![Piece::Lit(r"C:\".into()), Piece::Star]);
+        assert_eq!(
+            parse(r"C:\\*"),
+            vec![Piece::Lit(r"C:\".into()), Piece::Star]
+        );
         assert_eq!(parse(r"\Windows\"), vec![Piece::Lit(r"\Windows\".into())]);
         assert_eq!(parse(r"a\\\*"), vec![Piece::Lit(r"a\*".into())]);
     }

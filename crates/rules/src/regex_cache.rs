@@ -58,6 +58,9 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(c.len(), 1);
         assert!(c.get("(unclosed").is_err());
-        assert!(c.get(r"\w{1000}{1000}").is_err(), "size limit rejects huge patterns");
+        assert!(
+            c.get(r"\w{1000}{1000}").is_err(),
+            "size limit rejects huge patterns"
+        );
     }
 }

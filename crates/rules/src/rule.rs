@@ -185,13 +185,20 @@ fn exact_values(t: &FieldTest) -> Option<Vec<String>> {
     if t.negate {
         return None;
     }
-    let Check::Any { tests, or_absent: false } = &t.check else {
+    let Check::Any {
+        tests,
+        or_absent: false,
+    } = &t.check
+    else {
         return None;
     };
     tests
         .iter()
         .map(|v| match v {
-            ValueTest::Str { kind: StrKind::Exact(s), cased: false } => Some(s.to_string()),
+            ValueTest::Str {
+                kind: StrKind::Exact(s),
+                cased: false,
+            } => Some(s.to_string()),
             _ => None,
         })
         .collect()
@@ -251,9 +258,9 @@ impl Constraint {
         match c {
             Cond::Sel(i) => Self::of_selection(&sels[*i as usize]),
             Cond::Not(_) => Constraint::default(),
-            Cond::And(cs) => cs
-                .iter()
-                .fold(Constraint::default(), |acc, c| acc.and(Self::of_cond(c, sels))),
+            Cond::And(cs) => cs.iter().fold(Constraint::default(), |acc, c| {
+                acc.and(Self::of_cond(c, sels))
+            }),
             Cond::Or(cs) | Cond::AtLeast(_, cs) => {
                 Constraint::or(cs.iter().map(|c| Self::of_cond(c, sels)).collect())
             }
@@ -297,7 +304,10 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
             if items.is_empty() {
                 return Err("an empty selection list".into());
             }
-            if items.iter().all(|i| !matches!(i, Yaml::Mapping(_) | Yaml::Sequence(_))) {
+            if items
+                .iter()
+                .all(|i| !matches!(i, Yaml::Mapping(_) | Yaml::Sequence(_)))
+            {
                 return Ok(Selection::All(vec![matcher::compile_entry("", v, ctx)?]));
             }
             Ok(Selection::Any(
@@ -309,7 +319,9 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
         }
         Yaml::Null => Err("an empty selection".into()),
         Yaml::Tagged(t) => compile_selection(&t.value, ctx),
-        scalar => Ok(Selection::All(vec![matcher::compile_entry("", scalar, ctx)?])),
+        scalar => Ok(Selection::All(vec![matcher::compile_entry(
+            "", scalar, ctx,
+        )?])),
     }
 }
 
@@ -361,8 +373,17 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
         }
         conds.push(condition::parse(boolean, &names)?);
     }
-    let condition = if conds.len() == 1 { conds.remove(0) } else { Cond::Or(conds) };
-    Ok(Detection { names, selections, condition, aggregation })
+    let condition = if conds.len() == 1 {
+        conds.remove(0)
+    } else {
+        Cond::Or(conds)
+    };
+    Ok(Detection {
+        names,
+        selections,
+        condition,
+        aggregation,
+    })
 }
 
 /// Reads a rule document's metadata (everything but the detection).
@@ -392,14 +413,19 @@ pub fn read_meta(doc: &Mapping, path: &str) -> Result<RuleMeta, String> {
             .iter()
             .filter_map(|i| {
                 let m = i.as_mapping()?;
-                Some((text(m, "id")?.into(), text(m, "type").unwrap_or_default().into()))
+                Some((
+                    text(m, "id")?.into(),
+                    text(m, "type").unwrap_or_default().into(),
+                ))
             })
             .collect(),
         _ => Vec::new(),
     };
     let file_name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     Ok(RuleMeta {
-        title: text(doc, "title").unwrap_or_else(|| file_name.to_string()).into(),
+        title: text(doc, "title")
+            .unwrap_or_else(|| file_name.to_string())
+            .into(),
         id: text(doc, "id").unwrap_or_else(|| "-".into()).into(),
         name: text(doc, "name").map(Into::into),
         level,

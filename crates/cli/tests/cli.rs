@@ -1,0 +1,214 @@
+//! End-to-end tests of the `scanner` binary on the project's own testdata.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scanner(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scanner"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run scanner")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("scanner-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn demo_timeline_has_the_verbose_columns_and_every_expected_row_sorted() {
+    let dir = scratch("demo");
+    let out = dir.join("out.csv");
+    let o = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-d",
+        "testdata/demo",
+        "-p",
+        "verbose",
+        "-U",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    let csv = std::fs::read_to_string(&out).expect("output written");
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("\"Timestamp\",\"RuleTitle\",\"Level\",\"Computer\",\"Channel\",\"EventID\",\"MitreTactics\",\"MitreTags\",\"OtherTags\",\"RecordID\",\"Details\",\"ExtraFieldInfo\",\"RuleFile\",\"RuleID\",\"EvtxFile\"")
+    );
+    let rows: Vec<&str> = lines.collect();
+    let expected = std::fs::read_to_string(root().join("testdata/demo/expected.tsv")).unwrap();
+    let want = expected
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .count();
+    assert_eq!(rows.len(), want);
+    let stamps: Vec<&str> = rows.iter().map(|r| &r[1..31]).collect();
+    assert!(
+        stamps.windows(2).all(|w| w[0] <= w[1]),
+        "rows sorted by time"
+    );
+    assert!(
+        stamps[0].ends_with("+00:00"),
+        "UTC timestamps: {}",
+        stamps[0]
+    );
+    // Numbers unquoted, text quoted (Hayabusa's NonNumeric convention).
+    assert!(
+        rows[0].contains("\",1") || rows[0].contains("\",4") || rows[0].contains("\",7"),
+        "{}",
+        rows[0]
+    );
+    let summary = text(&o.stderr);
+    assert!(
+        summary.contains("detections:") && summary.contains("records/s"),
+        "{summary}"
+    );
+    assert!(!std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with(".tmp")));
+}
+
+#[test]
+fn output_is_not_overwritten_without_clobber() {
+    let dir = scratch("clobber");
+    let out = dir.join("out.csv");
+    std::fs::write(&out, "keep me").unwrap();
+    let o = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-d",
+        "testdata/demo",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("--clobber"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me");
+    let o = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-d",
+        "testdata/demo",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+        "-C",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("\"Timestamp\""));
+}
+
+#[test]
+fn stdout_gets_the_timeline_without_output_file() {
+    let o = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-f",
+        "testdata/demo/attack.jsonl",
+        "-p",
+        "minimal",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let s = text(&o.stdout);
+    assert!(s.starts_with("\"Timestamp\",\"RuleTitle\",\"Level\",\"Computer\",\"Channel\",\"EventID\",\"RecordID\",\"Details\"\n"));
+    assert!(s.lines().count() > 10);
+}
+
+#[test]
+fn bad_events_are_reported_and_the_rest_is_scanned() {
+    let dir = scratch("badjson");
+    let good = std::fs::read_to_string(root().join("testdata/demo/attack.jsonl")).unwrap();
+    let mut mixed = String::from("{not json\n");
+    mixed.push_str(&good);
+    let f = dir.join("mixed.jsonl");
+    std::fs::write(&f, mixed).unwrap();
+    let o = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-f",
+        f.to_str().unwrap(),
+        "-p",
+        "minimal",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "finished with input errors");
+    let err = text(&o.stderr);
+    assert!(err.contains("mixed.jsonl: line 1: invalid JSON"), "{err}");
+    let full = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-f",
+        "testdata/demo/attack.jsonl",
+        "-p",
+        "minimal",
+        "-q",
+    ]);
+    assert_eq!(
+        text(&o.stdout).lines().count(),
+        text(&full.stdout).lines().count()
+    );
+}
+
+#[test]
+fn rules_check_lists_each_rejected_rule_and_fails() {
+    let dir = scratch("rules");
+    std::fs::write(
+        dir.join("good.yml"),
+        "title: Good\nid: 11111111-1111-1111-1111-111111111111\nlevel: low\nlogsource: {product: windows}\ndetection:\n  sel:\n    EventID: 1\n  condition: sel\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("bad.yml"),
+        "title: Bad\nid: 22222222-2222-2222-2222-222222222222\nlevel: low\nlogsource: {product: windows}\ndetection:\n  sel:\n    Image|sideways: x\n  condition: sel\n",
+    )
+    .unwrap();
+    let o = scanner(&["rules", "check", "-r", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(text(&o.stdout).trim(), "loaded 1 of 2 rules");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("bad.yml") && err.contains("unknown modifier 'sideways'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn builtin_rules_all_load() {
+    let o = scanner(&["rules", "check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let nums: Vec<&str> = out
+        .split_whitespace()
+        .filter(|w| w.parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(nums.len(), 2, "{out}");
+    assert_eq!(nums[0], nums[1], "{out}");
+    assert!(nums[0].parse::<u32>().unwrap() >= 30);
+}
+
+#[test]
+fn debug_prints_memory_statistics() {
+    let o = scanner(&["--debug", "rules", "check"]);
+    let err = text(&o.stderr);
+    assert!(err.contains("peak RSS"), "{err}");
+    #[cfg(feature = "mimalloc")]
+    assert!(err.contains("mimalloc: peak committed"), "{err}");
+}

@@ -3,8 +3,9 @@
 //! inputs.
 
 use crate::correlate::CorrelationHit;
-use crate::detect_info::{DetectInfo, Origin};
 use crate::details::{self, Template, SEP};
+use crate::detect_info::{DetectInfo, Origin};
+use crate::field_map::FieldMap;
 use crate::record::RecordView;
 use crate::time;
 use scanner_rules::{FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
@@ -44,10 +45,18 @@ pub struct Detector<'a> {
     group_fields: Vec<Vec<FieldId>>,
     value_field: Vec<Option<FieldId>>,
     extra: bool,
+    /// Field data mappings for Details and ExtraFieldInfo (empty when disabled).
+    field_map: FieldMap,
 }
 
 /// Interns the output's fields and compiles Details templates; call before scanning.
-pub fn prepare(set: &mut RuleSet) -> (OutputFields, Vec<Option<Template>>, scanner_rules::fields::FxHashMap<String, Template>) {
+pub fn prepare(
+    set: &mut RuleSet,
+) -> (
+    OutputFields,
+    Vec<Option<Template>>,
+    scanner_rules::fields::FxHashMap<String, Template>,
+) {
     let f: &mut FieldTable = &mut set.fields;
     let out = OutputFields {
         computer: f.intern("Computer"),
@@ -74,7 +83,11 @@ impl<'a> Detector<'a> {
     /// A detector over a prepared rule set; `extra` when the profile prints ExtraFieldInfo.
     pub fn new(
         set: &'a RuleSet,
-        prepared: (OutputFields, Vec<Option<Template>>, scanner_rules::fields::FxHashMap<String, Template>),
+        prepared: (
+            OutputFields,
+            Vec<Option<Template>>,
+            scanner_rules::fields::FxHashMap<String, Template>,
+        ),
         extra: bool,
     ) -> Self {
         let (out, rule_details, default_details) = prepared;
@@ -85,10 +98,36 @@ impl<'a> Detector<'a> {
             for &r in &c.rules {
                 feeds[r as usize].push(ci as u32);
             }
-            group_fields.push(c.group_by.iter().filter_map(|g| set.fields.get(g)).collect());
+            group_fields.push(
+                c.group_by
+                    .iter()
+                    .filter_map(|g| set.fields.get(g))
+                    .collect(),
+            );
             value_field.push(c.field.as_deref().and_then(|g| set.fields.get(g)));
         }
-        Detector { set, out, rule_details, default_details, feeds, group_fields, value_field, extra }
+        Detector {
+            set,
+            out,
+            rule_details,
+            default_details,
+            feeds,
+            group_fields,
+            value_field,
+            extra,
+            field_map: FieldMap::new(&set.config.data_mappings),
+        }
+    }
+
+    /// Turns the field data mappings of `config/data_mapping` on (the default) or
+    /// off: off, Details and ExtraFieldInfo show the recorded values.
+    pub fn with_field_data_mapping(mut self, on: bool) -> Self {
+        self.field_map = if on {
+            FieldMap::new(&self.set.config.data_mappings)
+        } else {
+            FieldMap::default()
+        };
+        self
     }
 
     /// The rule set.
@@ -111,7 +150,14 @@ impl<'a> Detector<'a> {
     }
 
     #[cold]
-    fn on_match(&self, r: u32, view: &RecordView, file: u32, record_id: Option<u64>, m: &mut Matches) {
+    fn on_match(
+        &self,
+        r: u32,
+        view: &RecordView,
+        file: u32,
+        record_id: Option<u64>,
+        m: &mut Matches,
+    ) {
         let time = view
             .first(self.out.time)
             .and_then(time::parse)
@@ -136,7 +182,9 @@ impl<'a> Detector<'a> {
                 rule: r,
                 time,
                 group: group.into(),
-                value: self.value_field[c as usize].and_then(|f| view.first(f)).map(Into::into),
+                value: self.value_field[c as usize]
+                    .and_then(|f| view.first(f))
+                    .map(Into::into),
                 computer: view.first(self.out.computer).unwrap_or("-").into(),
                 channel: view.first(CHANNEL).unwrap_or("-").into(),
                 event_id: view.first(EVENT_ID).unwrap_or("-").into(),
@@ -161,30 +209,30 @@ impl<'a> Detector<'a> {
     }
 
     fn render(&self, r: u32, view: &RecordView) -> (String, Option<String>) {
+        let provider = view.first(self.out.provider).unwrap_or("");
+        let event_id = view.first(EVENT_ID).unwrap_or("");
         let template = self.rule_details[r as usize].as_ref().or_else(|| {
-            let key = format!(
-                "{}_{}",
-                view.first(self.out.provider).unwrap_or("").replace('\'', ""),
-                view.first(EVENT_ID).unwrap_or("")
-            );
+            let key = format!("{}_{}", provider.replace('\'', ""), event_id);
             self.default_details.get(&key)
         });
-        let all = details::all_fields(view);
+        let map = self
+            .field_map
+            .for_record(view.first(CHANNEL).unwrap_or(""), event_id, provider);
         match template {
             Some(t) => {
                 let mut out = String::new();
                 let mut shown = Vec::new();
-                t.render(view, self.out.data, &mut out, &mut shown);
-                let extra = self.extra.then(|| {
-                    let rest: Vec<(String, String)> = all
-                        .into_iter()
-                        .filter(|(_, v)| !shown.iter().any(|s| s.trim_end_matches(',') == v))
-                        .collect();
-                    details::join_fields(&rest)
-                });
+                t.render(view, self.out.data, &map, &mut out, &mut shown);
+                let extra = self
+                    .extra
+                    .then(|| details::extra_fields(details::all_fields(view, &map), &shown));
                 (out, extra)
             }
-            None => (details::join_fields(&all), self.extra.then(|| "-".to_string())),
+            // Every field is in Details: ExtraFieldInfo has nothing left to add.
+            None => (
+                details::join_fields(&details::all_fields(view, &map)),
+                self.extra.then(|| "-".to_string()),
+            ),
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod correlate;
 pub mod details;
 pub mod detect_info;
 pub mod detector;
+pub mod field_map;
 pub mod flatten;
 pub mod input;
 pub mod record;
@@ -51,6 +52,7 @@ pub struct Scanner {
         scanner_rules::fields::FxHashMap<String, details::Template>,
     ),
     extra: bool,
+    field_data_mapping: bool,
 }
 
 impl Scanner {
@@ -61,7 +63,15 @@ impl Scanner {
             set,
             prepared,
             extra,
+            field_data_mapping: true,
         }
+    }
+
+    /// Turns the field data mappings of the rules' `config/data_mapping` on (the
+    /// default) or off (`-F/--no-field-data-mapping`): off, Details and
+    /// ExtraFieldInfo show the recorded values (e.g. `%%1842`, `0x1fc`).
+    pub fn set_field_data_mapping(&mut self, on: bool) {
+        self.field_data_mapping = on;
     }
 
     /// The rule set.
@@ -71,7 +81,8 @@ impl Scanner {
 
     /// Scans files.
     pub fn scan(&self, files: &[InputFile], kind: InputKind) -> ScanResult {
-        let det = Detector::new(&self.set, self.prepared.clone(), self.extra);
+        let det = Detector::new(&self.set, self.prepared.clone(), self.extra)
+            .with_field_data_mapping(self.field_data_mapping);
         scan::scan(&det, files, scan::ScanOptions { kind })
     }
 }

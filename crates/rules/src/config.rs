@@ -23,8 +23,88 @@ pub struct Config {
     pub mitre_tactics: FxHashMap<String, String>,
     /// `expand/<name>.txt`: placeholder values.
     pub placeholders: FxHashMap<String, Vec<String>>,
+    /// `data_mapping/*.yaml`: how to display some fields of some events.
+    pub data_mappings: Vec<DataMapping>,
     /// Problems met while reading the folder (the scan goes on without the bad file).
     pub errors: Vec<String>,
+}
+
+/// One `data_mapping/*.yaml` file: display rewrites for the fields of one kind of
+/// event. They change what Details, ExtraFieldInfo and AllFieldInfo show, never what
+/// rules match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DataMapping {
+    /// `Channel`, as written.
+    pub channel: String,
+    /// `EventID`, as text.
+    pub event_id: String,
+    /// `Provider_Name`: when set, only events of this provider are rewritten.
+    pub provider: Option<String>,
+    /// `RewriteFieldData`: field name → (text, replacement) pairs, in file order.
+    pub rewrite: Vec<(String, Vec<(String, String)>)>,
+    /// `HexToDecimal`: fields whose `0x…` values are shown in decimal.
+    pub hex_to_decimal: Vec<String>,
+}
+
+fn yaml_text(v: &serde_yaml::Value) -> Option<String> {
+    match v {
+        serde_yaml::Value::String(s) => Some(s.clone()),
+        serde_yaml::Value::Number(n) => Some(n.to_string()),
+        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+impl DataMapping {
+    /// Parses one mapping file; `Err` names what is missing or malformed.
+    pub fn parse(text: &str) -> Result<DataMapping, String> {
+        let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        let get = |k: &str| doc.get(k).and_then(yaml_text);
+        let channel = get("Channel").ok_or("no Channel")?;
+        let event_id = get("EventID").ok_or("no EventID")?;
+        let provider = get("Provider_Name");
+        let mut rewrite = Vec::new();
+        if let Some(map) = doc.get("RewriteFieldData").and_then(|v| v.as_mapping()) {
+            for (field, list) in map {
+                let Some(field) = yaml_text(field) else {
+                    return Err("RewriteFieldData: a field name is not text".into());
+                };
+                let mut pairs = Vec::new();
+                // A list of one-entry maps (`- '%%1842': 'YES'`), or one plain map.
+                let entries: Vec<&serde_yaml::Mapping> = match list {
+                    serde_yaml::Value::Sequence(items) => {
+                        items.iter().filter_map(|i| i.as_mapping()).collect()
+                    }
+                    serde_yaml::Value::Mapping(m) => vec![m],
+                    _ => Vec::new(),
+                };
+                for m in entries {
+                    for (from, to) in m {
+                        if let (Some(from), Some(to)) = (yaml_text(from), yaml_text(to)) {
+                            if !from.is_empty() {
+                                pairs.push((from, to));
+                            }
+                        }
+                    }
+                }
+                rewrite.push((field, pairs));
+            }
+        }
+        let hex_to_decimal = match doc.get("HexToDecimal") {
+            Some(serde_yaml::Value::Sequence(items)) => {
+                items.iter().filter_map(yaml_text).collect()
+            }
+            Some(v) => yaml_text(v).into_iter().collect(),
+            None => Vec::new(),
+        };
+        Ok(DataMapping {
+            channel,
+            event_id,
+            provider,
+            rewrite,
+            hex_to_decimal,
+        })
+    }
 }
 
 fn lines(text: &str) -> impl Iterator<Item = &str> {
@@ -99,6 +179,22 @@ impl Config {
             match std::fs::read_to_string(&p) {
                 Ok(t) => c.add_file(n, &t),
                 Err(e) => c.errors.push(format!("{}: {e}", p.display())),
+            }
+        }
+        if let Ok(rd) = std::fs::read_dir(dir.join("data_mapping")) {
+            let mut paths: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            for p in paths {
+                if !matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+                    continue;
+                }
+                let parsed = std::fs::read_to_string(&p)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| DataMapping::parse(&t));
+                match parsed {
+                    Ok(m) => c.data_mappings.push(m),
+                    Err(e) => c.errors.push(format!("{}: {e}", p.display())),
+                }
             }
         }
         for sub in [
@@ -186,5 +282,55 @@ mod tests {
         assert!(c.noisy.contains("0090ea60-f4a2-43a8-8657-3a9a4ddcf547"));
         assert_eq!(c.channel_abbrev("security"), "Sec");
         assert_eq!(c.channel_abbrev("Other"), "Other");
+    }
+
+    #[test]
+    fn reads_data_mapping_files() {
+        let m = DataMapping::parse(
+            "Title: 'x'\nChannel: Security\nEventID: 4688\nRewriteFieldData:\n    TokenElevationType:\n        - '%%1936': 'FULL_TOKEN' # comment\n        - '%%1937': 'ELEVATED_TOKEN'\n    LogonType:\n        - '10': '10 - REMOTE'\nHexToDecimal:\n    - 'NewProcessId'\n    - 'ProcessId'\nsample-evtx: |\n    <Event/>\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                m.channel.as_str(),
+                m.event_id.as_str(),
+                m.provider.as_deref()
+            ),
+            ("Security", "4688", None)
+        );
+        assert_eq!(m.rewrite[0].0, "TokenElevationType");
+        assert_eq!(
+            m.rewrite[0].1[1],
+            ("%%1937".to_string(), "ELEVATED_TOKEN".to_string())
+        );
+        assert_eq!(
+            m.rewrite[1].1,
+            vec![("10".to_string(), "10 - REMOTE".to_string())]
+        );
+        assert_eq!(m.hex_to_decimal, vec!["NewProcessId", "ProcessId"]);
+        let one = DataMapping::parse("Channel: System\nProvider_Name: 'Service Control Manager'\nEventID: 7023\nHexToDecimal: 'ProcessId'\n").unwrap();
+        assert_eq!(one.provider.as_deref(), Some("Service Control Manager"));
+        assert_eq!(one.hex_to_decimal, vec!["ProcessId"]);
+        assert!(DataMapping::parse("EventID: 1\n").is_err());
+    }
+
+    #[test]
+    fn load_dir_reads_the_data_mapping_folder_and_reports_bad_files() {
+        let dir = std::env::temp_dir().join(format!("scanner-config-{}", std::process::id()));
+        let maps = dir.join("data_mapping");
+        std::fs::create_dir_all(&maps).unwrap();
+        std::fs::write(
+            maps.join("a.yaml"),
+            "Channel: Security\nEventID: 4624\nHexToDecimal: 'ProcessId'\n",
+        )
+        .unwrap();
+        std::fs::write(maps.join("b.yaml"), "Title: no channel\n").unwrap();
+        std::fs::write(maps.join("notes.txt"), "ignored").unwrap();
+        let c = Config::load_dir(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(c.data_mappings.len(), 1);
+        assert_eq!(c.data_mappings[0].hex_to_decimal, vec!["ProcessId"]);
+        assert_eq!(c.errors.len(), 1);
+        assert!(c.errors[0].contains("b.yaml"));
     }
 }

@@ -35,7 +35,7 @@ fn main() {
             .replace('\\', "/");
         let abs = f.canonicalize().unwrap_or_else(|_| f.clone());
         let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if rel.starts_with("config/") && ext == "txt" {
+        if rel.starts_with("config/") && (ext == "txt" || ext == "yaml") {
             let name = f.file_name().unwrap_or_default().to_string_lossy();
             let _ = writeln!(
                 config,

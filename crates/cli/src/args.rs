@@ -59,6 +59,13 @@ pub struct RuleArgs {
         value_name = "LEVEL"
     )]
     pub min_level: String,
+    /// Folder of `<placeholder>.txt` files giving values for rules' `expand` placeholders.
+    #[arg(long = "expand-dir", value_name = "DIR")]
+    pub expand_dir: Option<PathBuf>,
+    /// Run both a rule and a rule derived from it with the same title (by default only the
+    /// derived one, e.g. Hayabusa's conversion of a SigmaHQ rule, runs).
+    #[arg(long = "keep-derived-duplicates")]
+    pub keep_derived_duplicates: bool,
     /// List every rejected rule (rules check always does).
     #[arg(long = "show-rule-errors")]
     pub show_errors: bool,

@@ -15,6 +15,8 @@ pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
         enable_deprecated: a.deprecated,
         enable_unsupported: a.unsupported,
         enable_noisy: a.noisy,
+        expand_dir: a.expand_dir.clone(),
+        keep_derived_duplicates: a.keep_derived_duplicates,
     };
     Ok(load(&sources, &opts))
 }
@@ -29,6 +31,9 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
         for e in &r.errors {
             eprintln!("rule error: {e}");
         }
+        for e in &r.disabled_rules {
+            eprintln!("rule disabled: {e}");
+        }
     }
     let disabled: Vec<String> = r
         .disabled
@@ -39,7 +44,12 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
         "rules: {} files, {} enabled{}, {} rejected, {} distinct regexes, {} (channel, EventID) index keys",
         r.files,
         r.enabled,
-        if disabled.is_empty() { String::new() } else { format!(" ({} disabled: {})", disabled.len(), disabled.join(", ")) },
+        if disabled.is_empty() {
+            String::new()
+        } else {
+            let n: usize = r.disabled.iter().map(|(_, n)| n).sum();
+            format!(" ({n} disabled: {})", disabled.join(", "))
+        },
         r.errors.len(),
         set.regexes,
         set.index.keys()

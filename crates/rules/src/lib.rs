@@ -33,6 +33,7 @@ pub mod event;
 pub mod fields;
 pub mod index;
 pub mod loader;
+pub mod logsource;
 pub mod matcher;
 pub mod pattern;
 pub mod regex_cache;

@@ -8,8 +8,10 @@ use crate::builtin;
 use crate::config::Config;
 use crate::correlation::{self, Correlation};
 use crate::fields::{FieldId, FieldTable};
+use crate::fields::FxHashMap;
 use crate::index::RuleIndex;
-use crate::matcher::CompileContext;
+use crate::logsource::{LogsourceMap, Mapping};
+use crate::matcher::{self, CompileContext};
 use crate::regex_cache::RegexCache;
 use crate::rule::{self, Level, Rule};
 use rayon::prelude::*;
@@ -40,6 +42,11 @@ pub struct LoadOptions {
     pub enable_unsupported: bool,
     /// Enable rules listed in `noisy_rules.txt`.
     pub enable_noisy: bool,
+    /// A folder of `<placeholder>.txt` files with `expand` values (one per line).
+    pub expand_dir: Option<PathBuf>,
+    /// Keep both a rule and a rule derived from it with the same title (by default the
+    /// original is disabled when its derived copy, e.g. a Hayabusa conversion, is loaded).
+    pub keep_derived_duplicates: bool,
 }
 
 /// A document that could not be loaded.
@@ -81,6 +88,12 @@ pub enum Disabled {
     Unsupported,
     /// Below `--min-level`.
     BelowMinLevel,
+    /// Uses an `expand` placeholder that has no values.
+    Placeholder,
+    /// Its log source is not held by any Windows event log.
+    Logsource,
+    /// A derived rule with the same title is loaded.
+    Duplicate,
 }
 
 impl Disabled {
@@ -92,6 +105,9 @@ impl Disabled {
             Disabled::Deprecated => "deprecated",
             Disabled::Unsupported => "unsupported",
             Disabled::BelowMinLevel => "below min level",
+            Disabled::Placeholder => "placeholder without values",
+            Disabled::Logsource => "log source not in event logs",
+            Disabled::Duplicate => "duplicate of a derived rule",
         }
     }
 }
@@ -109,6 +125,9 @@ pub struct LoadReport {
     pub errors: Vec<LoadError>,
     /// Loaded but disabled, with the reason.
     pub disabled: Vec<(Disabled, usize)>,
+    /// Rules disabled for a reason the user can act on (placeholders, log sources,
+    /// duplicates), each with its file and reason.
+    pub disabled_rules: Vec<LoadError>,
     /// Rules (and correlations) enabled for the scan.
     pub enabled: usize,
     /// Problems with config files.
@@ -139,10 +158,17 @@ struct Ctx<'a> {
     fields: &'a Mutex<FieldTable>,
     regexes: &'a RegexCache,
     config: &'a Config,
+    logsources: &'a LogsourceMap,
+    /// Field renames of the log-source variant being compiled.
+    rename: Option<&'a FxHashMap<String, String>>,
 }
 
 impl CompileContext for Ctx<'_> {
     fn field(&self, name: &str) -> FieldId {
+        let name = self
+            .rename
+            .and_then(|r| r.get(name))
+            .map_or(name, String::as_str);
         self.fields
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -157,9 +183,28 @@ impl CompileContext for Ctx<'_> {
 }
 
 enum Doc {
-    Rule(Box<Rule>),
+    /// A rule: one entry per log-source variant.
+    Rule(Vec<Rule>),
     Correlation(Box<Correlation>),
     Error(LoadError),
+    Disabled(Disabled, LoadError),
+}
+
+/// Restricts a detection to a log-source variant's channels, EventIDs and providers.
+fn restrict(mut d: rule::Detection, v: &crate::logsource::Variant, ctx: &Ctx<'_>) -> Result<rule::Detection, String> {
+    let list = |xs: &[String]| Yaml::Sequence(xs.iter().map(|x| Yaml::String(x.clone())).collect());
+    let mut tests = vec![matcher::compile_entry("Channel", &list(&v.channels), ctx)?];
+    if !v.event_ids.is_empty() {
+        tests.push(matcher::compile_entry("EventID", &list(&v.event_ids), ctx)?);
+    }
+    if !v.providers.is_empty() {
+        tests.push(matcher::compile_entry("Provider_Name", &list(&v.providers), ctx)?);
+    }
+    let i = d.selections.len() as u32;
+    d.selections.push(rule::Selection::All(tests));
+    d.names.push("logsource".into());
+    d.condition = crate::condition::Cond::And(vec![crate::condition::Cond::Sel(i), d.condition]);
+    Ok(d)
 }
 
 fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc> {
@@ -190,9 +235,45 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
     let Some(Yaml::Mapping(det)) = doc.get("detection") else {
         return err(title, "no detection map".into());
     };
-    match rule::compile_detection(det, ctx) {
-        Ok(detection) => Some(Doc::Rule(Box::new(Rule { meta, detection }))),
-        Err(e) => err(title, e),
+    let disabled = |why: Disabled, reason: String| {
+        Some(Doc::Disabled(
+            why,
+            LoadError { file: path.to_string(), document: n, title: title.clone(), reason },
+        ))
+    };
+    let detection = match rule::compile_detection(det, ctx) {
+        Ok(d) => d,
+        Err(e) if e.contains(matcher::NO_PLACEHOLDER_VALUES) => return disabled(Disabled::Placeholder, e),
+        Err(e) => return err(title, e),
+    };
+    let plain = Rule { meta, detection };
+    // A rule that names its channel is taken as written; otherwise its log source
+    // decides which events it applies to.
+    if plain.constraint().channels.is_some() {
+        return Some(Doc::Rule(vec![plain]));
+    }
+    match ctx.logsources.lookup(&plain.meta.logsource) {
+        Mapping::AsWritten => Some(Doc::Rule(vec![plain])),
+        Mapping::Unusable(reason) => disabled(Disabled::Logsource, reason),
+        Mapping::Variants(variants) => {
+            let mut out = Vec::with_capacity(variants.len());
+            for v in variants {
+                let detection = if v.rename.is_empty() {
+                    plain.detection.clone()
+                } else {
+                    let vctx = Ctx { rename: Some(&v.rename), ..*ctx };
+                    match rule::compile_detection(det, &vctx) {
+                        Ok(d) => d,
+                        Err(e) => return err(title, e),
+                    }
+                };
+                match restrict(detection, v, ctx) {
+                    Ok(d) => out.push(Rule { meta: plain.meta.clone(), detection: d }),
+                    Err(e) => return err(title, e),
+                }
+            }
+            Some(Doc::Rule(out))
+        }
     }
 }
 
@@ -286,6 +367,52 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     config.fill_from(&builtin_config);
     report.config_errors = std::mem::take(&mut config.errors);
 
+    if let Some(dir) = &opts.expand_dir {
+        match std::fs::read_dir(dir) {
+            Ok(rd) => {
+                for e in rd.flatten() {
+                    let p = e.path();
+                    let (Some(stem), Some("txt")) =
+                        (p.file_stem().and_then(|s| s.to_str()), p.extension().and_then(|e| e.to_str()))
+                    else {
+                        continue;
+                    };
+                    match std::fs::read_to_string(&p) {
+                        Ok(t) => {
+                            let values = t
+                                .lines()
+                                .map(str::trim)
+                                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                                .map(str::to_string)
+                                .collect();
+                            config.placeholders.insert(stem.to_string(), values);
+                        }
+                        Err(e) => report.config_errors.push(format!("{}: {e}", p.display())),
+                    }
+                }
+            }
+            Err(e) => report.config_errors.push(format!("{}: {e}", dir.display())),
+        }
+    }
+    let mut logsources = LogsourceMap::default();
+    for (name, text) in builtin::CONFIG {
+        if *name == "logsource.yaml" {
+            match LogsourceMap::parse(text) {
+                Ok(m) => logsources = m,
+                Err(e) => report.config_errors.push(format!("built-in {e}")),
+            }
+        }
+    }
+    if let Some(d) = &config_dir {
+        let p = d.join("logsource.yaml");
+        if p.is_file() {
+            match std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|t| LogsourceMap::parse(&t)) {
+                Ok(m) => logsources.merge(m),
+                Err(e) => report.config_errors.push(format!("{}: {e}", p.display())),
+            }
+        }
+    }
+
     let mut fields = FieldTable::new();
     for (a, p) in &config.aliases {
         fields.add_alias(a, p);
@@ -332,6 +459,8 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         fields: &fields_m,
         regexes: &regexes,
         config: &config,
+        logsources: &logsources,
+        rename: None,
     };
     let docs: Vec<Doc> = texts
         .par_iter()
@@ -341,18 +470,63 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
 
     let mut rules = Vec::new();
     let mut correlations = Vec::new();
+    let mut disabled: std::collections::BTreeMap<Disabled, usize> = Default::default();
     for d in docs {
         report.documents += 1;
         match d {
-            Doc::Rule(r) => rules.push(*r),
-            Doc::Correlation(c) => correlations.push(*c),
+            Doc::Rule(r) => {
+                report.loaded += 1;
+                rules.extend(r);
+            }
+            Doc::Correlation(c) => {
+                report.loaded += 1;
+                correlations.push(*c);
+            }
             Doc::Error(e) => report.errors.push(e),
+            Doc::Disabled(why, e) => {
+                report.loaded += 1;
+                *disabled.entry(why).or_default() += 1;
+                report.disabled_rules.push(e);
+            }
         }
     }
-    report.loaded = rules.len() + correlations.len();
+
+    // A rule derived from another with the same title (a conversion of it, such as
+    // Hayabusa's) stands for it: run one, not both.
+    if !opts.keep_derived_duplicates {
+        let mut title_of: FxHashMap<&str, &str> = FxHashMap::default();
+        for r in &rules {
+            title_of.insert(r.meta.id.as_str(), r.meta.title.as_str());
+        }
+        let mut superseded: FxHashMap<String, String> = FxHashMap::default();
+        for r in &rules {
+            for (id, kind) in &r.meta.related {
+                if kind == "derived" && id != &r.meta.id && title_of.get(id.as_str()) == Some(&r.meta.title.as_str()) {
+                    superseded.insert(id.to_string(), r.meta.id.to_string());
+                }
+            }
+        }
+        if !superseded.is_empty() {
+            let mut seen = std::collections::HashSet::new();
+            rules.retain(|r| match superseded.get(r.meta.id.as_str()) {
+                Some(by) => {
+                    if seen.insert((r.meta.path.clone(), r.meta.id.clone())) {
+                        *disabled.entry(Disabled::Duplicate).or_default() += 1;
+                        report.disabled_rules.push(LoadError {
+                            file: r.meta.path.to_string(),
+                            document: 0,
+                            title: Some(r.meta.title.to_string()),
+                            reason: format!("rule {by}, derived from it with the same title, is loaded"),
+                        });
+                    }
+                    false
+                }
+                None => true,
+            });
+        }
+    }
 
     // Filters, in Hayabusa's order of precedence.
-    let mut disabled: std::collections::BTreeMap<Disabled, usize> = Default::default();
     let verdict = |meta: &rule::RuleMeta| -> Option<Disabled> {
         let id = meta.id.as_str();
         if config.exclude.contains(id) {
@@ -369,9 +543,15 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         (meta.level < opts.min_level).then_some(Disabled::BelowMinLevel)
     };
     let mut kept = Vec::with_capacity(rules.len());
+    let mut counted = std::collections::HashSet::new();
     for r in rules {
         match verdict(&r.meta) {
-            Some(d) => *disabled.entry(d).or_default() += 1,
+            Some(d) => {
+                // Count a rule once, not once per log-source variant.
+                if counted.insert((r.meta.path.clone(), r.meta.id.clone(), r.meta.title.clone())) {
+                    *disabled.entry(d).or_default() += 1;
+                }
+            }
             None => kept.push(r),
         }
     }
@@ -431,11 +611,13 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         }
     }
     report.disabled = disabled.into_iter().collect();
-    report.enabled = rules.len() + kept_corr.len()
-        - rules
-            .iter()
-            .filter(|r| r.detection.aggregation.is_some())
-            .count();
+    // Count rules, not log-source variants.
+    let distinct: std::collections::HashSet<_> = rules
+        .iter()
+        .filter(|r| r.detection.aggregation.is_none())
+        .map(|r| (&r.meta.path, &r.meta.id, &r.meta.title))
+        .collect();
+    report.enabled = distinct.len() + kept_corr.len();
 
     let mut fields = fields_m.into_inner().unwrap_or_else(|e| e.into_inner());
     for c in &kept_corr {

@@ -18,6 +18,10 @@ use regex::Regex;
 use serde_yaml::Value as Yaml;
 use std::sync::Arc;
 
+/// Marks the error of a value whose `expand` placeholder has no values: such a rule is
+/// valid but disabled until values are supplied.
+pub const NO_PLACEHOLDER_VALUES: &str = "has no values";
+
 /// OR-lists with at least this many substring needles share one automaton.
 pub const AUTOMATON_MIN_NEEDLES: usize = 4;
 

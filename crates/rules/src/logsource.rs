@@ -1,0 +1,175 @@
+//! Sigma `logsource` → Windows events: which channels, EventIDs and providers a SigmaHQ
+//! rule applies to, and how field names differ per log. The table is data
+//! (`rules/config/logsource.yaml`, overridable per config folder), not code.
+
+use crate::fields::FxHashMap;
+use crate::rule::LogSource;
+use serde_yaml::Value as Yaml;
+
+/// One set of events a log source stands for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Variant {
+    /// Channels (any of).
+    pub channels: Vec<String>,
+    /// EventIDs (any of); empty means any.
+    pub event_ids: Vec<String>,
+    /// Provider names (any of); empty means any.
+    pub providers: Vec<String>,
+    /// Rule field name → this log's field name.
+    pub rename: FxHashMap<String, String>,
+}
+
+/// The logsource table.
+#[derive(Debug, Clone, Default)]
+pub struct LogsourceMap {
+    category: FxHashMap<String, Vec<Variant>>,
+    service: FxHashMap<String, Vec<Variant>>,
+}
+
+/// What the table says about a rule's log source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mapping<'a> {
+    /// Apply the rule to each of these variants.
+    Variants(&'a [Variant]),
+    /// Take the rule as written (no category or service, e.g. a keyword rule over all logs).
+    AsWritten,
+    /// The rule cannot apply to Windows event logs; the reason.
+    Unusable(String),
+}
+
+fn strings(v: Option<&Yaml>) -> Vec<String> {
+    match v {
+        Some(Yaml::Sequence(s)) => s.iter().filter_map(text).collect(),
+        Some(other) => text(other).into_iter().collect(),
+        None => Vec::new(),
+    }
+}
+
+fn text(v: &Yaml) -> Option<String> {
+    match v {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn variants(v: &Yaml, what: &str) -> Result<Vec<Variant>, String> {
+    let Yaml::Sequence(items) = v else {
+        return Err(format!("{what}: expected a list of variants"));
+    };
+    items
+        .iter()
+        .map(|i| {
+            let Yaml::Mapping(m) = i else {
+                return Err(format!("{what}: a variant is not a map"));
+            };
+            let channels = strings(m.get("channel"));
+            if channels.is_empty() {
+                return Err(format!("{what}: a variant has no channel"));
+            }
+            let mut rename = FxHashMap::default();
+            if let Some(Yaml::Mapping(r)) = m.get("rename") {
+                for (k, v) in r {
+                    if let (Some(k), Some(v)) = (text(k), text(v)) {
+                        rename.insert(k, v);
+                    }
+                }
+            }
+            Ok(Variant {
+                channels,
+                event_ids: strings(m.get("event_id")),
+                providers: strings(m.get("provider")),
+                rename,
+            })
+        })
+        .collect()
+}
+
+impl LogsourceMap {
+    /// Parses a table (`category:` and `service:` maps of variant lists).
+    pub fn parse(source: &str) -> Result<LogsourceMap, String> {
+        let doc: Yaml = serde_yaml::from_str(source).map_err(|e| format!("logsource.yaml: {e}"))?;
+        let mut map = LogsourceMap::default();
+        for (section, target) in [("category", &mut map.category), ("service", &mut map.service)] {
+            if let Some(Yaml::Mapping(m)) = doc.get(section) {
+                for (k, v) in m {
+                    let name = text(k).ok_or_else(|| format!("logsource.yaml: a {section} name is not text"))?;
+                    target.insert(name.to_lowercase(), variants(v, &format!("{section} {name}"))?);
+                }
+            }
+        }
+        Ok(map)
+    }
+
+    /// Entries of `other` replace this table's, by name.
+    pub fn merge(&mut self, other: LogsourceMap) {
+        self.category.extend(other.category);
+        self.service.extend(other.service);
+    }
+
+    /// What a rule's log source maps to.
+    pub fn lookup(&self, ls: &LogSource) -> Mapping<'_> {
+        if let Some(p) = &ls.product {
+            if !p.eq_ignore_ascii_case("windows") {
+                return Mapping::Unusable(format!("logsource product '{p}' is not Windows"));
+            }
+        }
+        let unusable = |kind: &str, name: &str| {
+            Mapping::Unusable(format!(
+                "no Windows event log holds logsource {kind} '{name}' (map it in logsource.yaml)"
+            ))
+        };
+        if let Some(c) = &ls.category {
+            return match self.category.get(c.to_lowercase().as_str()) {
+                Some(v) if !v.is_empty() => Mapping::Variants(v),
+                _ => match ls.service.as_ref().and_then(|s| self.service.get(s.to_lowercase().as_str())) {
+                    Some(v) if !v.is_empty() => Mapping::Variants(v),
+                    _ => unusable("category", c),
+                },
+            };
+        }
+        if let Some(s) = &ls.service {
+            return match self.service.get(s.to_lowercase().as_str()) {
+                Some(v) if !v.is_empty() => Mapping::Variants(v),
+                _ => unusable("service", s),
+            };
+        }
+        Mapping::AsWritten
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ls(cat: Option<&str>, svc: Option<&str>, product: Option<&str>) -> LogSource {
+        LogSource {
+            product: product.map(Into::into),
+            category: cat.map(Into::into),
+            service: svc.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn builtin_table_maps_categories_and_services() {
+        let text = crate::builtin::CONFIG
+            .iter()
+            .find(|(n, _)| *n == "logsource.yaml")
+            .map(|(_, t)| *t)
+            .expect("built-in logsource.yaml");
+        let m = LogsourceMap::parse(text).unwrap();
+        let Mapping::Variants(v) = m.lookup(&ls(Some("process_creation"), None, Some("windows"))) else {
+            panic!("process_creation is mapped");
+        };
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[1].channels, vec!["Security"]);
+        assert_eq!(v[1].event_ids, vec!["4688"]);
+        assert_eq!(v[1].rename["Image"], "NewProcessName");
+        let Mapping::Variants(s) = m.lookup(&ls(None, Some("security"), None)) else { panic!() };
+        assert!(s[0].event_ids.is_empty());
+        assert!(matches!(m.lookup(&ls(Some("file_access"), None, None)), Mapping::Unusable(_)));
+        assert!(matches!(m.lookup(&ls(Some("process_creation"), None, Some("linux"))), Mapping::Unusable(_)));
+        assert!(matches!(m.lookup(&ls(Some("no_such"), None, None)), Mapping::Unusable(_)));
+        assert_eq!(m.lookup(&ls(None, None, Some("windows"))), Mapping::AsWritten);
+    }
+}

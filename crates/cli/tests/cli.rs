@@ -212,3 +212,34 @@ fn debug_prints_memory_statistics() {
     #[cfg(feature = "mimalloc")]
     assert!(err.contains("mimalloc: peak committed"), "{err}");
 }
+
+#[test]
+fn expand_placeholders_come_from_a_user_folder() {
+    let dir = scratch("expand");
+    std::fs::write(
+        dir.join("tools.yml"),
+        "title: Admin tool\nid: 33333333-3333-3333-3333-333333333333\nlevel: high\nlogsource: {product: windows}\ndetection:\n  sel:\n    CommandLine|contains|expand: '%admin_tools%'\n  condition: sel\n",
+    )
+    .unwrap();
+    let values = dir.join("values");
+    std::fs::create_dir_all(&values).unwrap();
+    std::fs::write(values.join("admin_tools.txt"), "# our tools\npsexec\nadfind\n").unwrap();
+    std::fs::write(
+        dir.join("events.jsonl"),
+        "{\"Event\":{\"System\":{\"EventID\":1,\"Channel\":\"X\",\"EventRecordID\":7},\"EventData\":{\"CommandLine\":\"AdFind.exe -f objectcategory=computer\"}}}\n",
+    )
+    .unwrap();
+    let rules = dir.join("tools.yml");
+    let events = dir.join("events.jsonl");
+    let without = scanner(&["rules", "check", "-r", rules.to_str().unwrap()]);
+    let err = text(&without.stderr);
+    assert!(err.contains("rule disabled") && err.contains("%admin_tools%"), "{err}");
+    let with = scanner(&[
+        "csv-timeline", "-J", "-f", events.to_str().unwrap(), "-r", rules.to_str().unwrap(),
+        "--expand-dir", values.to_str().unwrap(), "-p", "minimal", "-q",
+    ]);
+    assert_eq!(with.status.code(), Some(0), "{}", text(&with.stderr));
+    let out = text(&with.stdout);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("Admin tool"), "{out}");
+}

@@ -20,6 +20,18 @@ pub enum Cond {
 }
 
 impl Cond {
+    /// The same condition with every selection index moved up by `by` (when appending
+    /// another detection's selections after a rule's own).
+    pub fn shifted(&self, by: u32) -> Cond {
+        match self {
+            Cond::Sel(i) => Cond::Sel(i + by),
+            Cond::Not(c) => Cond::Not(Box::new(c.shifted(by))),
+            Cond::And(cs) => Cond::And(cs.iter().map(|c| c.shifted(by)).collect()),
+            Cond::Or(cs) => Cond::Or(cs.iter().map(|c| c.shifted(by)).collect()),
+            Cond::AtLeast(n, cs) => Cond::AtLeast(*n, cs.iter().map(|c| c.shifted(by)).collect()),
+        }
+    }
+
     /// Evaluates with `sel(i)` giving selection `i`'s result, short-circuiting.
     #[inline]
     pub fn eval(&self, sel: &mut impl FnMut(u32) -> bool) -> bool {

@@ -182,12 +182,23 @@ impl CompileContext for Ctx<'_> {
     }
 }
 
+/// A Sigma filter: a condition ANDed into the rules it names (or all rules of its log source).
+struct Filter {
+    file: String,
+    title: String,
+    logsource: rule::LogSource,
+    /// Rule ids or names; empty means every rule with a matching log source.
+    rules: Vec<String>,
+    detection: serde_yaml::Mapping,
+}
+
 enum Doc {
     /// A rule: one entry per log-source variant.
     Rule(Vec<Rule>),
     Correlation(Box<Correlation>),
     Error(LoadError),
     Disabled(Disabled, LoadError),
+    Filter(Box<Filter>),
 }
 
 /// Restricts a detection to a log-source variant's channels, EventIDs and providers.
@@ -226,6 +237,34 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
         Ok(m) => m,
         Err(e) => return err(title, e),
     };
+    if let Some(f) = doc.get("filter") {
+        let Yaml::Mapping(f) = f else {
+            return err(title, "filter is not a map".into());
+        };
+        let rules = match f.get("rules") {
+            Some(Yaml::String(s)) if s == "any" => Vec::new(),
+            Some(Yaml::String(s)) => vec![s.clone()],
+            Some(Yaml::Sequence(items)) => items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
+            None | Some(Yaml::Null) => Vec::new(),
+            Some(_) => return err(title, "filter rules is not a list".into()),
+        };
+        let mut det = f.clone();
+        det.remove("rules");
+        if !det.contains_key("condition") {
+            return err(title, "filter has no condition".into());
+        }
+        // Compile once to report errors now; it is compiled again per target rule.
+        if let Err(e) = rule::compile_detection(&det, ctx) {
+            return err(title, format!("filter: {e}"));
+        }
+        return Some(Doc::Filter(Box::new(Filter {
+            file: path.to_string(),
+            title: meta.title.to_string(),
+            logsource: meta.logsource,
+            rules,
+            detection: det,
+        })));
+    }
     if doc.contains_key("correlation") {
         return match correlation::parse(&doc, meta) {
             Ok(c) => Some(Doc::Correlation(Box::new(c))),
@@ -246,7 +285,7 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
         Err(e) if e.contains(matcher::NO_PLACEHOLDER_VALUES) => return disabled(Disabled::Placeholder, e),
         Err(e) => return err(title, e),
     };
-    let plain = Rule { meta, detection };
+    let plain = Rule { meta, detection, variant: None };
     // A rule that names its channel is taken as written; otherwise its log source
     // decides which events it applies to.
     if plain.constraint().channels.is_some() {
@@ -257,7 +296,7 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
         Mapping::Unusable(reason) => disabled(Disabled::Logsource, reason),
         Mapping::Variants(variants) => {
             let mut out = Vec::with_capacity(variants.len());
-            for v in variants {
+            for (vi, v) in variants.iter().enumerate() {
                 let detection = if v.rename.is_empty() {
                     plain.detection.clone()
                 } else {
@@ -268,12 +307,63 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
                     }
                 };
                 match restrict(detection, v, ctx) {
-                    Ok(d) => out.push(Rule { meta: plain.meta.clone(), detection: d }),
+                    Ok(d) => out.push(Rule {
+                        meta: plain.meta.clone(),
+                        detection: d,
+                        variant: Some(vi as u16),
+                    }),
                     Err(e) => return err(title, e),
                 }
             }
             Some(Doc::Rule(out))
         }
+    }
+}
+
+/// Whether a filter's log source covers a rule's: each of product, category and service
+/// the filter names must be the rule's.
+fn logsource_covers(filter: &rule::LogSource, rule: &rule::LogSource) -> bool {
+    let same = |a: &Option<compact_str::CompactString>, b: &Option<compact_str::CompactString>| {
+        a.as_ref().is_none_or(|a| b.as_ref().is_some_and(|b| a.eq_ignore_ascii_case(b)))
+    };
+    same(&filter.product, &rule.product) && same(&filter.category, &rule.category) && same(&filter.service, &rule.service)
+}
+
+/// ANDs a filter's condition into every rule it targets (pySigma's semantics: the
+/// filter's own condition carries the `not`).
+fn apply_filter(f: &Filter, rules: &mut [Rule], ctx: &Ctx<'_>, report: &mut LoadReport) {
+    let mut applied = 0;
+    for r in rules.iter_mut() {
+        let named = f.rules.is_empty()
+            || f.rules.iter().any(|x| r.meta.id == x.as_str() || r.meta.name.as_deref() == Some(x.as_str()));
+        if !named || !logsource_covers(&f.logsource, &r.meta.logsource) {
+            continue;
+        }
+        let variants = match (r.variant, ctx.logsources.lookup(&r.meta.logsource)) {
+            (Some(i), Mapping::Variants(v)) => v.get(i as usize),
+            _ => None,
+        };
+        let vctx = Ctx { rename: variants.map(|v| &v.rename).filter(|m| !m.is_empty()), ..*ctx };
+        match rule::compile_detection(&f.detection, &vctx) {
+            Ok(fd) => {
+                let d = &mut r.detection;
+                let off = d.selections.len() as u32;
+                d.names.extend(fd.names.iter().map(|n| format!("filter:{}:{n}", f.title)));
+                d.selections.extend(fd.selections);
+                let own = std::mem::replace(&mut d.condition, crate::condition::Cond::And(Vec::new()));
+                d.condition = crate::condition::Cond::And(vec![own, fd.condition.shifted(off)]);
+                applied += 1;
+            }
+            Err(e) => report.errors.push(LoadError {
+                file: f.file.clone(),
+                document: 0,
+                title: Some(f.title.clone()),
+                reason: format!("filter on rule {}: {e}", r.meta.id),
+            }),
+        }
+    }
+    if applied == 0 {
+        report.config_errors.push(format!("{}: filter '{}' applies to no loaded rule", f.file, f.title));
     }
 }
 
@@ -471,6 +561,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     let mut rules = Vec::new();
     let mut correlations = Vec::new();
     let mut disabled: std::collections::BTreeMap<Disabled, usize> = Default::default();
+    let mut filters = Vec::new();
     for d in docs {
         report.documents += 1;
         match d {
@@ -488,7 +579,14 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
                 *disabled.entry(why).or_default() += 1;
                 report.disabled_rules.push(e);
             }
+            Doc::Filter(f) => {
+                report.loaded += 1;
+                filters.push(*f);
+            }
         }
+    }
+    for f in &filters {
+        apply_filter(f, &mut rules, &ctx, &mut report);
     }
 
     // A rule derived from another with the same title (a conversion of it, such as

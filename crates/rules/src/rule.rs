@@ -169,6 +169,9 @@ pub struct Rule {
     pub meta: RuleMeta,
     /// The detection.
     pub detection: Detection,
+    /// Which log-source variant of the rule this is (an index into its log source's
+    /// variants), when its log source was mapped.
+    pub variant: Option<u16>,
 }
 
 /// The Channel and EventID values a record must have for a rule to match it

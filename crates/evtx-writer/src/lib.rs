@@ -29,12 +29,14 @@
 #![warn(missing_docs)]
 
 pub mod event;
+pub mod generate;
 pub mod json;
 pub mod value;
 pub mod writer;
 pub mod xml;
 
 pub use event::{Attribute, Element, Event, Node};
+pub use generate::{generate, Generator, GroundTruth, Planted};
 pub use value::{Guid, Sid, SysTime, Value};
 pub use writer::{EvtxWriter, WriteStats, WriterOptions};
 

@@ -460,3 +460,21 @@ fn bad_input_is_an_error_not_a_panic() {
     assert_eq!(stats.records, 1);
     assert_eq!(read_json(out.into_inner()).len(), 1);
 }
+
+#[test]
+fn generated_logs_read_back_cleanly_with_ids_in_step() {
+    let mut out = std::io::Cursor::new(Vec::new());
+    let truth = generate(5000, 3, &mut out).unwrap();
+    assert_eq!(truth.stats.records, 5000);
+    let back = read_json(out.into_inner());
+    assert_eq!(back.len(), 5000);
+    for (i, (id, j)) in back.iter().enumerate() {
+        assert_eq!(*id, i as u64 + 1);
+        assert_eq!(j["Event"]["System"]["EventRecordID"], json!(i as u64 + 1));
+    }
+    assert!(!truth.planted.is_empty());
+    for p in &truth.planted {
+        assert!(!p.rule_ids.is_empty());
+        assert!(p.record_id >= 1 && p.record_id <= 5000);
+    }
+}

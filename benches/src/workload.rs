@@ -1,0 +1,226 @@
+//! The macro workloads: rule loading, a scan with [`Scanner`], and the parse-only
+//! baseline a scan is measured against.
+//!
+//! Data: the hayabusa rules (`../shared/rules/hayabusa-rules`) when present, else the
+//! built-in set; the attack corpus (`../shared/corpus/evtx-attack-samples`, EVTX) when
+//! present, else the demo corpus (`testdata/demo/attack.jsonl`) copied into a temporary
+//! folder often enough to make a measurable JSON corpus. Environment variables
+//! `SCANNER_BENCH_RULES` and `SCANNER_BENCH_CORPUS` (a folder) override the choice.
+
+use scanner_engine::input::{discover, InputFile, InputKind};
+use scanner_engine::{Profile, Scanner};
+use scanner_rules::{load, LoadOptions, RuleSet, RuleSource};
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The rules a macro-benchmark loads.
+pub struct Rules {
+    /// What to load.
+    pub source: RuleSource,
+    /// A short name for reports and the baseline key.
+    pub name: String,
+}
+
+/// The rules to benchmark with.
+pub fn rules() -> Rules {
+    let path = std::env::var_os("SCANNER_BENCH_RULES")
+        .map(PathBuf::from)
+        .or_else(|| Some(crate::shared().join("rules/hayabusa-rules")).filter(|p| p.is_dir()));
+    match path {
+        Some(p) => Rules {
+            name: name_of(&p),
+            source: RuleSource::Path(p),
+        },
+        None => Rules {
+            source: RuleSource::Builtin,
+            name: "builtin".into(),
+        },
+    }
+}
+
+fn name_of(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// Loads the rules as the CLI does by default (`csv-timeline` without level flags).
+pub fn load_rules(r: &Rules) -> RuleSet {
+    load(std::slice::from_ref(&r.source), &LoadOptions::default())
+}
+
+/// The corpus a macro-benchmark scans.
+pub struct Corpus {
+    /// Its files, as the engine discovers them.
+    pub files: Vec<InputFile>,
+    /// EVTX or JSON.
+    pub kind: InputKind,
+    /// A short name for reports and the baseline key.
+    pub name: String,
+    /// A temporary folder to remove when done, if one was made.
+    temp: Option<PathBuf>,
+}
+
+impl Drop for Corpus {
+    fn drop(&mut self) {
+        if let Some(t) = &self.temp {
+            let _ = std::fs::remove_dir_all(t);
+        }
+    }
+}
+
+/// Copies of the demo corpus in the fallback JSON corpus: 8 files of 30 copies each,
+/// 16,560 events.
+const FALLBACK_FILES: usize = 8;
+const FALLBACK_COPIES: usize = 30;
+
+/// The corpus to benchmark with.
+pub fn corpus() -> Corpus {
+    let dir = std::env::var_os("SCANNER_BENCH_CORPUS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            Some(crate::shared().join("corpus/evtx-attack-samples")).filter(|p| p.is_dir())
+        });
+    if let Some(d) = dir {
+        let (files, _) = discover(std::slice::from_ref(&d), &[], InputKind::Evtx);
+        if !files.is_empty() {
+            return Corpus {
+                files,
+                kind: InputKind::Evtx,
+                name: name_of(&d),
+                temp: None,
+            };
+        }
+        let (files, _) = discover(std::slice::from_ref(&d), &[], InputKind::Json);
+        return Corpus {
+            files,
+            kind: InputKind::Json,
+            name: name_of(&d),
+            temp: None,
+        };
+    }
+    let t = std::env::temp_dir().join(format!("scanner-benches-corpus-{}", std::process::id()));
+    std::fs::create_dir_all(&t).expect("temporary folder");
+    let body = crate::data::DEMO_JSONL.repeat(FALLBACK_COPIES);
+    for i in 0..FALLBACK_FILES {
+        std::fs::write(t.join(format!("demo-{i}.jsonl")), &body).expect("temporary corpus");
+    }
+    let (files, _) = discover(std::slice::from_ref(&t), &[], InputKind::Json);
+    Corpus {
+        files,
+        kind: InputKind::Json,
+        name: format!("demo-jsonl-x{}", FALLBACK_FILES * FALLBACK_COPIES),
+        temp: Some(t),
+    }
+}
+
+/// A scanner over `set` as `csv-timeline -p verbose` prepares it.
+pub fn scanner(set: RuleSet) -> Scanner {
+    Scanner::new(set, Profile::Verbose.has_extra())
+}
+
+/// Scans the corpus; returns (records, detections).
+pub fn scan(s: &Scanner, c: &Corpus) -> (u64, usize) {
+    let r = s.scan(&c.files, c.kind);
+    (r.stats.records, black_box(r.rows.len()))
+}
+
+/// Same as the engine (`crates/engine/src/source.rs`): files with more chunks than this
+/// are read chunk-parallel.
+const PARALLEL_CHUNKS: u64 = 8;
+const CHUNK_SIZE: u64 = 64 * 1024;
+
+/// The parse-only baseline: every record of the corpus read as the engine reads it,
+/// with no rules. EVTX: the `evtx` crate alone, with the engine's parser settings,
+/// chunks → records → `into_json()`; files on the rayon pool largest first, files over
+/// 8 chunks chunk-parallel, as the engine distributes them. JSON: every event parsed
+/// into a `serde_json::Value`, one file per task. Returns the records read.
+pub fn parse_only(c: &Corpus) -> u64 {
+    use rayon::prelude::*;
+    let mut order: Vec<&InputFile> = c.files.iter().collect();
+    order.sort_by_key(|f| std::cmp::Reverse(f.size));
+    match c.kind {
+        InputKind::Evtx => order.par_iter().map(|f| parse_evtx(f)).sum(),
+        InputKind::Json => order.par_iter().map(|f| parse_json(&f.path)).sum(),
+    }
+}
+
+fn parse_evtx(f: &InputFile) -> u64 {
+    use rayon::prelude::*;
+    let settings = Arc::new(scanner_engine::source::settings());
+    let Ok(parser) = evtx::EvtxParser::from_path(&f.path) else {
+        return 0;
+    };
+    let mut parser = parser.with_configuration((*settings).clone());
+    let chunk = |c: Result<evtx::EvtxChunkData, evtx::err::EvtxError>| -> u64 {
+        let Ok(mut data) = c else { return 0 };
+        let Ok(mut chunk) = data.parse(Arc::clone(&settings)) else {
+            return 0;
+        };
+        let mut n = 0;
+        for rec in chunk.iter().flatten() {
+            if let Ok(j) = rec.into_json() {
+                black_box(j.data.len());
+                n += 1;
+            }
+        }
+        n
+    };
+    if f.size / CHUNK_SIZE > PARALLEL_CHUNKS {
+        parser.chunks().par_bridge().map(chunk).sum()
+    } else {
+        parser.chunks().map(chunk).sum()
+    }
+}
+
+fn parse_json(p: &Path) -> u64 {
+    use std::io::BufRead;
+    let Ok(f) = std::fs::File::open(p) else {
+        return 0;
+    };
+    let mut n = 0;
+    for line in std::io::BufReader::new(f).lines().map_while(Result::ok) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+            black_box(&v);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// The allocator benches' body: `SCANNER_BENCH_ROUNDS` rounds (default 3) of loading the
+/// rules and scanning the corpus in a fresh process state; prints one JSON line with
+/// the median load and scan times and the peak RSS, under the allocator's name.
+pub fn alloc_bench(allocator: &str) {
+    use std::time::Instant;
+    let rounds: usize = std::env::var("SCANNER_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let r = rules();
+    let c = corpus();
+    let (mut load, mut scan_s) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let set = load_rules(&r);
+        load.push(t.elapsed().as_secs_f64());
+        let s = scanner(set);
+        let t = Instant::now();
+        black_box(scan(&s, &c));
+        scan_s.push(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "{}",
+        serde_json::json!({
+            "allocator": allocator, "key": format!("{} @ {}", r.name, c.name),
+            "threads": rayon::current_num_threads(), "rounds": rounds,
+            "load": crate::median(&load), "scan": crate::median(&scan_s),
+            "peak_rss_mib": crate::peak_rss_kib().map(|k| k as f64 / 1024.0),
+        })
+    );
+}

@@ -223,7 +223,11 @@ fn expand_placeholders_come_from_a_user_folder() {
     .unwrap();
     let values = dir.join("values");
     std::fs::create_dir_all(&values).unwrap();
-    std::fs::write(values.join("admin_tools.txt"), "# our tools\npsexec\nadfind\n").unwrap();
+    std::fs::write(
+        values.join("admin_tools.txt"),
+        "# our tools\npsexec\nadfind\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("events.jsonl"),
         "{\"Event\":{\"System\":{\"EventID\":1,\"Channel\":\"X\",\"EventRecordID\":7},\"EventData\":{\"CommandLine\":\"AdFind.exe -f objectcategory=computer\"}}}\n",
@@ -233,10 +237,22 @@ fn expand_placeholders_come_from_a_user_folder() {
     let events = dir.join("events.jsonl");
     let without = scanner(&["rules", "check", "-r", rules.to_str().unwrap()]);
     let err = text(&without.stderr);
-    assert!(err.contains("rule disabled") && err.contains("%admin_tools%"), "{err}");
+    assert!(
+        err.contains("rule disabled") && err.contains("%admin_tools%"),
+        "{err}"
+    );
     let with = scanner(&[
-        "csv-timeline", "-J", "-f", events.to_str().unwrap(), "-r", rules.to_str().unwrap(),
-        "--expand-dir", values.to_str().unwrap(), "-p", "minimal", "-q",
+        "csv-timeline",
+        "-J",
+        "-f",
+        events.to_str().unwrap(),
+        "-r",
+        rules.to_str().unwrap(),
+        "--expand-dir",
+        values.to_str().unwrap(),
+        "-p",
+        "minimal",
+        "-q",
     ]);
     assert_eq!(with.status.code(), Some(0), "{}", text(&with.stderr));
     let out = text(&with.stdout);

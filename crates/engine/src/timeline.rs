@@ -2,8 +2,8 @@
 //! names and order, `NonNumeric` quoting, LF line ends, abbreviated levels and
 //! channels, MITRE columns from rule tags. All output goes through one `BufWriter`.
 
-use crate::detect_info::{DetectInfo, Origin};
 use crate::details::SEP;
+use crate::detect_info::{DetectInfo, Origin};
 use crate::input::InputFile;
 use crate::time::TimeFormat;
 use scanner_rules::RuleSet;
@@ -93,13 +93,37 @@ impl Profile {
     pub fn columns(self) -> &'static [Column] {
         use Column::*;
         match self {
-            Profile::Minimal => &[Timestamp, RuleTitle, Level, Computer, Channel, EventID, RecordID, Details],
+            Profile::Minimal => &[
+                Timestamp, RuleTitle, Level, Computer, Channel, EventID, RecordID, Details,
+            ],
             Profile::Standard => &[
-                Timestamp, RuleTitle, Level, Computer, Channel, EventID, RecordID, Details, ExtraFieldInfo, RuleID,
+                Timestamp,
+                RuleTitle,
+                Level,
+                Computer,
+                Channel,
+                EventID,
+                RecordID,
+                Details,
+                ExtraFieldInfo,
+                RuleID,
             ],
             Profile::Verbose => &[
-                Timestamp, RuleTitle, Level, Computer, Channel, EventID, MitreTactics, MitreTags, OtherTags,
-                RecordID, Details, ExtraFieldInfo, RuleFile, RuleID, EvtxFile,
+                Timestamp,
+                RuleTitle,
+                Level,
+                Computer,
+                Channel,
+                EventID,
+                MitreTactics,
+                MitreTags,
+                OtherTags,
+                RecordID,
+                Details,
+                ExtraFieldInfo,
+                RuleFile,
+                RuleID,
+                EvtxFile,
             ],
         }
     }
@@ -126,14 +150,19 @@ fn split_tags(tags: &[compact_str::CompactString], set: &RuleSet) -> Tags {
             tactics.push(short.clone());
         } else if let Some(id) = lower.strip_prefix("attack.").filter(|r| {
             let mut c = r.chars();
-            matches!(c.next(), Some('t' | 'g' | 's')) && c.next().is_some_and(|d| d.is_ascii_digit())
+            matches!(c.next(), Some('t' | 'g' | 's'))
+                && c.next().is_some_and(|d| d.is_ascii_digit())
         }) {
             techniques.push(id.to_uppercase());
         } else {
             other.push(t.to_string());
         }
     }
-    Tags { tactics: tactics.join(SEP), techniques: techniques.join(SEP), other: other.join(SEP) }
+    Tags {
+        tactics: tactics.join(SEP),
+        techniques: techniques.join(SEP),
+        other: other.join(SEP),
+    }
 }
 
 /// Writes rows as CSV. The header is written even when there are no rows.
@@ -148,10 +177,30 @@ pub struct TimelineWriter<'a> {
 
 impl<'a> TimelineWriter<'a> {
     /// A writer for a scan's rows.
-    pub fn new(set: &'a RuleSet, files: &'a [InputFile], time: TimeFormat, profile: Profile) -> Self {
-        let rule_tags = set.rules.iter().map(|r| split_tags(&r.meta.tags, set)).collect();
-        let corr_tags = set.correlations.iter().map(|c| split_tags(&c.meta.tags, set)).collect();
-        TimelineWriter { set, files, time, profile, rule_tags, corr_tags }
+    pub fn new(
+        set: &'a RuleSet,
+        files: &'a [InputFile],
+        time: TimeFormat,
+        profile: Profile,
+    ) -> Self {
+        let rule_tags = set
+            .rules
+            .iter()
+            .map(|r| split_tags(&r.meta.tags, set))
+            .collect();
+        let corr_tags = set
+            .correlations
+            .iter()
+            .map(|c| split_tags(&c.meta.tags, set))
+            .collect();
+        TimelineWriter {
+            set,
+            files,
+            time,
+            profile,
+            rule_tags,
+            corr_tags,
+        }
     }
 
     /// Writes the header and every row to `out` (wrapped in one `BufWriter`).
@@ -168,7 +217,10 @@ impl<'a> TimelineWriter<'a> {
                 let c = &self.set.correlations[r.rule as usize];
                 (&c.meta, &self.corr_tags[r.rule as usize])
             } else {
-                (&self.set.rules[r.rule as usize].meta, &self.rule_tags[r.rule as usize])
+                (
+                    &self.set.rules[r.rule as usize].meta,
+                    &self.rule_tags[r.rule as usize],
+                )
             };
             for c in cols {
                 fields.push(match c {
@@ -200,7 +252,9 @@ impl<'a> TimelineWriter<'a> {
                     Column::RuleFile => meta.file_name.to_string(),
                     Column::RuleID => meta.id.to_string(),
                     Column::EvtxFile => match &r.origin {
-                        Origin::Record { file, .. } => self.files[*file as usize].path.display().to_string(),
+                        Origin::Record { file, .. } => {
+                            self.files[*file as usize].path.display().to_string()
+                        }
                         Origin::Correlation { files } => files.to_string(),
                     },
                 });
@@ -208,7 +262,9 @@ impl<'a> TimelineWriter<'a> {
             w.write_record(&fields)?;
         }
         w.flush()?;
-        let inner = w.into_inner().map_err(|e| std::io::Error::other(e.to_string()))?;
+        let inner = w
+            .into_inner()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         inner.into_inner().map_err(|e| e.into_error())?.flush()
     }
 }

@@ -49,10 +49,25 @@ fn cases(root: &Path) -> Vec<Case> {
             let text = std::fs::read_to_string(&info).expect("info.yml");
             // rule_metadata holds the rule's id; the first `id:` line is the test's own.
             let after = text.split("rule_metadata:").nth(1).unwrap_or("");
-            let rule_id = field(after, "id:").first().copied().unwrap_or("").to_string();
-            let path = field(&text, "path:").first().copied().unwrap_or("").to_string();
-            let match_count = field(&text, "match_count:").first().and_then(|n| n.parse().ok());
-            Case { evtx: root.join(path), info, rule_id, match_count }
+            let rule_id = field(after, "id:")
+                .first()
+                .copied()
+                .unwrap_or("")
+                .to_string();
+            let path = field(&text, "path:")
+                .first()
+                .copied()
+                .unwrap_or("")
+                .to_string();
+            let match_count = field(&text, "match_count:")
+                .first()
+                .and_then(|n| n.parse().ok());
+            Case {
+                evtx: root.join(path),
+                info,
+                rule_id,
+                match_count,
+            }
         })
         .collect()
 }
@@ -63,22 +78,35 @@ fn every_regression_case_fires_its_rule() {
     let root = shared().join("corpus/sigma-regression");
     let cases = cases(&root);
     assert!(!cases.is_empty(), "no cases under {}", root.display());
-    let set = load(&[RuleSource::Path(shared().join("rules/sigma"))], &LoadOptions::default());
+    let set = load(
+        &[RuleSource::Path(shared().join("rules/sigma"))],
+        &LoadOptions::default(),
+    );
     let scanner = Scanner::new(set, false);
     let mut failures = Vec::new();
     for c in &cases {
         let size = std::fs::metadata(&c.evtx).map(|m| m.len()).unwrap_or(0);
-        let files = [InputFile { path: c.evtx.clone(), size }];
+        let files = [InputFile {
+            path: c.evtx.clone(),
+            size,
+        }];
         let result = scanner.scan(&files, InputKind::Evtx);
         let fired = result
             .rows
             .iter()
-            .filter(|r| !r.correlation && scanner.rules().rules[r.rule as usize].meta.id == c.rule_id.as_str())
+            .filter(|r| {
+                !r.correlation
+                    && scanner.rules().rules[r.rule as usize].meta.id == c.rule_id.as_str()
+            })
             .count();
         let want = c.match_count.unwrap_or(1).max(1);
         let ok = fired >= want;
         if ok && fired > want {
-            println!("{}: rule {} fired {fired} times, match_count {want}", c.info.display(), c.rule_id);
+            println!(
+                "{}: rule {} fired {fired} times, match_count {want}",
+                c.info.display(),
+                c.rule_id
+            );
         }
         if !ok || !result.errors.is_empty() {
             failures.push(format!(
@@ -90,6 +118,15 @@ fn every_regression_case_fires_its_rule() {
             ));
         }
     }
-    println!("{} of {} regression cases pass", cases.len() - failures.len(), cases.len());
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    println!(
+        "{} of {} regression cases pass",
+        cases.len() - failures.len(),
+        cases.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -7,8 +7,8 @@
 use crate::builtin;
 use crate::config::Config;
 use crate::correlation::{self, Correlation};
-use crate::fields::{FieldId, FieldTable};
 use crate::fields::FxHashMap;
+use crate::fields::{FieldId, FieldTable};
 use crate::index::RuleIndex;
 use crate::logsource::{LogsourceMap, Mapping};
 use crate::matcher::{self, CompileContext};
@@ -161,6 +161,8 @@ struct Ctx<'a> {
     logsources: &'a LogsourceMap,
     /// Field renames of the log-source variant being compiled.
     rename: Option<&'a FxHashMap<String, String>>,
+    /// That variant, for its value maps.
+    variant: Option<&'a crate::logsource::Variant>,
 }
 
 impl CompileContext for Ctx<'_> {
@@ -179,6 +181,9 @@ impl CompileContext for Ctx<'_> {
     }
     fn placeholder(&self, name: &str) -> Option<&[String]> {
         self.config.placeholders.get(name).map(Vec::as_slice)
+    }
+    fn map_value(&self, field: &str, value: &str) -> Option<String> {
+        self.variant?.map_value(field, value)
     }
 }
 
@@ -202,14 +207,22 @@ enum Doc {
 }
 
 /// Restricts a detection to a log-source variant's channels, EventIDs and providers.
-fn restrict(mut d: rule::Detection, v: &crate::logsource::Variant, ctx: &Ctx<'_>) -> Result<rule::Detection, String> {
+fn restrict(
+    mut d: rule::Detection,
+    v: &crate::logsource::Variant,
+    ctx: &Ctx<'_>,
+) -> Result<rule::Detection, String> {
     let list = |xs: &[String]| Yaml::Sequence(xs.iter().map(|x| Yaml::String(x.clone())).collect());
     let mut tests = vec![matcher::compile_entry("Channel", &list(&v.channels), ctx)?];
     if !v.event_ids.is_empty() {
         tests.push(matcher::compile_entry("EventID", &list(&v.event_ids), ctx)?);
     }
     if !v.providers.is_empty() {
-        tests.push(matcher::compile_entry("Provider_Name", &list(&v.providers), ctx)?);
+        tests.push(matcher::compile_entry(
+            "Provider_Name",
+            &list(&v.providers),
+            ctx,
+        )?);
     }
     let i = d.selections.len() as u32;
     d.selections.push(rule::Selection::All(tests));
@@ -244,7 +257,10 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
         let rules = match f.get("rules") {
             Some(Yaml::String(s)) if s == "any" => Vec::new(),
             Some(Yaml::String(s)) => vec![s.clone()],
-            Some(Yaml::Sequence(items)) => items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
+            Some(Yaml::Sequence(items)) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect(),
             None | Some(Yaml::Null) => Vec::new(),
             Some(_) => return err(title, "filter rules is not a list".into()),
         };
@@ -277,15 +293,26 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
     let disabled = |why: Disabled, reason: String| {
         Some(Doc::Disabled(
             why,
-            LoadError { file: path.to_string(), document: n, title: title.clone(), reason },
+            LoadError {
+                file: path.to_string(),
+                document: n,
+                title: title.clone(),
+                reason,
+            },
         ))
     };
     let detection = match rule::compile_detection(det, ctx) {
         Ok(d) => d,
-        Err(e) if e.contains(matcher::NO_PLACEHOLDER_VALUES) => return disabled(Disabled::Placeholder, e),
+        Err(e) if e.contains(matcher::NO_PLACEHOLDER_VALUES) => {
+            return disabled(Disabled::Placeholder, e)
+        }
         Err(e) => return err(title, e),
     };
-    let plain = Rule { meta, detection, variant: None };
+    let plain = Rule {
+        meta,
+        detection,
+        variant: None,
+    };
     // A rule that names its channel is taken as written; otherwise its log source
     // decides which events it applies to.
     if plain.constraint().channels.is_some() {
@@ -297,15 +324,20 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
         Mapping::Variants(variants) => {
             let mut out = Vec::with_capacity(variants.len());
             for (vi, v) in variants.iter().enumerate() {
-                let detection = if v.rename.is_empty() {
-                    plain.detection.clone()
-                } else {
-                    let vctx = Ctx { rename: Some(&v.rename), ..*ctx };
-                    match rule::compile_detection(det, &vctx) {
-                        Ok(d) => d,
-                        Err(e) => return err(title, e),
-                    }
-                };
+                let detection =
+                    if v.rename.is_empty() && v.values.is_empty() && v.prefixes.is_empty() {
+                        plain.detection.clone()
+                    } else {
+                        let vctx = Ctx {
+                            rename: Some(&v.rename),
+                            variant: Some(v),
+                            ..*ctx
+                        };
+                        match rule::compile_detection(det, &vctx) {
+                            Ok(d) => d,
+                            Err(e) => return err(title, e),
+                        }
+                    };
                 match restrict(detection, v, ctx) {
                     Ok(d) => out.push(Rule {
                         meta: plain.meta.clone(),
@@ -324,9 +356,12 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
 /// the filter names must be the rule's.
 fn logsource_covers(filter: &rule::LogSource, rule: &rule::LogSource) -> bool {
     let same = |a: &Option<compact_str::CompactString>, b: &Option<compact_str::CompactString>| {
-        a.as_ref().is_none_or(|a| b.as_ref().is_some_and(|b| a.eq_ignore_ascii_case(b)))
+        a.as_ref()
+            .is_none_or(|a| b.as_ref().is_some_and(|b| a.eq_ignore_ascii_case(b)))
     };
-    same(&filter.product, &rule.product) && same(&filter.category, &rule.category) && same(&filter.service, &rule.service)
+    same(&filter.product, &rule.product)
+        && same(&filter.category, &rule.category)
+        && same(&filter.service, &rule.service)
 }
 
 /// ANDs a filter's condition into every rule it targets (pySigma's semantics: the
@@ -335,7 +370,9 @@ fn apply_filter(f: &Filter, rules: &mut [Rule], ctx: &Ctx<'_>, report: &mut Load
     let mut applied = 0;
     for r in rules.iter_mut() {
         let named = f.rules.is_empty()
-            || f.rules.iter().any(|x| r.meta.id == x.as_str() || r.meta.name.as_deref() == Some(x.as_str()));
+            || f.rules
+                .iter()
+                .any(|x| r.meta.id == x.as_str() || r.meta.name.as_deref() == Some(x.as_str()));
         if !named || !logsource_covers(&f.logsource, &r.meta.logsource) {
             continue;
         }
@@ -343,14 +380,20 @@ fn apply_filter(f: &Filter, rules: &mut [Rule], ctx: &Ctx<'_>, report: &mut Load
             (Some(i), Mapping::Variants(v)) => v.get(i as usize),
             _ => None,
         };
-        let vctx = Ctx { rename: variants.map(|v| &v.rename).filter(|m| !m.is_empty()), ..*ctx };
+        let vctx = Ctx {
+            rename: variants.map(|v| &v.rename).filter(|m| !m.is_empty()),
+            variant: variants,
+            ..*ctx
+        };
         match rule::compile_detection(&f.detection, &vctx) {
             Ok(fd) => {
                 let d = &mut r.detection;
                 let off = d.selections.len() as u32;
-                d.names.extend(fd.names.iter().map(|n| format!("filter:{}:{n}", f.title)));
+                d.names
+                    .extend(fd.names.iter().map(|n| format!("filter:{}:{n}", f.title)));
                 d.selections.extend(fd.selections);
-                let own = std::mem::replace(&mut d.condition, crate::condition::Cond::And(Vec::new()));
+                let own =
+                    std::mem::replace(&mut d.condition, crate::condition::Cond::And(Vec::new()));
                 d.condition = crate::condition::Cond::And(vec![own, fd.condition.shifted(off)]);
                 applied += 1;
             }
@@ -363,7 +406,10 @@ fn apply_filter(f: &Filter, rules: &mut [Rule], ctx: &Ctx<'_>, report: &mut Load
         }
     }
     if applied == 0 {
-        report.config_errors.push(format!("{}: filter '{}' applies to no loaded rule", f.file, f.title));
+        report.config_errors.push(format!(
+            "{}: filter '{}' applies to no loaded rule",
+            f.file, f.title
+        ));
     }
 }
 
@@ -462,9 +508,10 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
             Ok(rd) => {
                 for e in rd.flatten() {
                     let p = e.path();
-                    let (Some(stem), Some("txt")) =
-                        (p.file_stem().and_then(|s| s.to_str()), p.extension().and_then(|e| e.to_str()))
-                    else {
+                    let (Some(stem), Some("txt")) = (
+                        p.file_stem().and_then(|s| s.to_str()),
+                        p.extension().and_then(|e| e.to_str()),
+                    ) else {
                         continue;
                     };
                     match std::fs::read_to_string(&p) {
@@ -496,7 +543,10 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     if let Some(d) = &config_dir {
         let p = d.join("logsource.yaml");
         if p.is_file() {
-            match std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|t| LogsourceMap::parse(&t)) {
+            match std::fs::read_to_string(&p)
+                .map_err(|e| e.to_string())
+                .and_then(|t| LogsourceMap::parse(&t))
+            {
                 Ok(m) => logsources.merge(m),
                 Err(e) => report.config_errors.push(format!("{}: {e}", p.display())),
             }
@@ -551,6 +601,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         config: &config,
         logsources: &logsources,
         rename: None,
+        variant: None,
     };
     let docs: Vec<Doc> = texts
         .par_iter()
@@ -599,7 +650,10 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         let mut superseded: FxHashMap<String, String> = FxHashMap::default();
         for r in &rules {
             for (id, kind) in &r.meta.related {
-                if kind == "derived" && id != &r.meta.id && title_of.get(id.as_str()) == Some(&r.meta.title.as_str()) {
+                if kind == "derived"
+                    && id != &r.meta.id
+                    && title_of.get(id.as_str()) == Some(&r.meta.title.as_str())
+                {
                     superseded.insert(id.to_string(), r.meta.id.to_string());
                 }
             }
@@ -614,7 +668,9 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
                             file: r.meta.path.to_string(),
                             document: 0,
                             title: Some(r.meta.title.to_string()),
-                            reason: format!("rule {by}, derived from it with the same title, is loaded"),
+                            reason: format!(
+                                "rule {by}, derived from it with the same title, is loaded"
+                            ),
                         });
                     }
                     false

@@ -17,6 +17,28 @@ pub struct Variant {
     pub providers: Vec<String>,
     /// Rule field name → this log's field name.
     pub rename: FxHashMap<String, String>,
+    /// Rule field name → (value as the rule writes it, lowercase → this log's value).
+    pub values: FxHashMap<String, FxHashMap<String, String>>,
+    /// Rule field name → (value prefix, lowercase → this log's prefix), e.g. drive paths
+    /// as the device paths the Security log records.
+    pub prefixes: FxHashMap<String, Vec<(String, String)>>,
+}
+
+impl Variant {
+    /// How this log writes `value` of rule field `field`, when it differs.
+    pub fn map_value(&self, field: &str, value: &str) -> Option<String> {
+        let lower = value.to_lowercase();
+        if let Some(v) = self.values.get(field).and_then(|m| m.get(lower.as_str())) {
+            return Some(v.clone());
+        }
+        let (from, to) = self
+            .prefixes
+            .get(field)?
+            .iter()
+            .find(|(from, _)| lower.starts_with(from.as_str()))?;
+        // Prefixes are ASCII, so byte offsets agree between `value` and `lower`.
+        Some(format!("{to}{}", value.get(from.len()..)?))
+    }
 }
 
 /// The logsource table.
@@ -75,7 +97,42 @@ fn variants(v: &Yaml, what: &str) -> Result<Vec<Variant>, String> {
                     }
                 }
             }
+            let mut values = FxHashMap::default();
+            if let Some(Yaml::Mapping(vm)) = m.get("values") {
+                for (field, map) in vm {
+                    let (Some(field), Yaml::Mapping(map)) = (text(field), map) else {
+                        return Err(format!("{what}: values must map a field to a value map"));
+                    };
+                    let mut inner = FxHashMap::default();
+                    for (from, to) in map {
+                        let from = match from {
+                            Yaml::Bool(b) => Some(b.to_string()),
+                            other => text(other),
+                        };
+                        if let (Some(from), Some(to)) = (from, text(to)) {
+                            inner.insert(from.to_lowercase(), to);
+                        }
+                    }
+                    values.insert(field, inner);
+                }
+            }
+            let mut prefixes = FxHashMap::default();
+            if let Some(Yaml::Mapping(pm)) = m.get("prefix") {
+                for (field, map) in pm {
+                    let (Some(field), Yaml::Mapping(map)) = (text(field), map) else {
+                        return Err(format!("{what}: prefix must map a field to a prefix map"));
+                    };
+                    let list: Vec<(String, String)> = map
+                        .iter()
+                        .filter_map(|(f, t)| Some((text(f)?.to_lowercase(), text(t)?)))
+                        .filter(|(f, _)| f.is_ascii())
+                        .collect();
+                    prefixes.insert(field, list);
+                }
+            }
             Ok(Variant {
+                prefixes,
+                values,
                 channels,
                 event_ids: strings(m.get("event_id")),
                 providers: strings(m.get("provider")),
@@ -90,11 +147,18 @@ impl LogsourceMap {
     pub fn parse(source: &str) -> Result<LogsourceMap, String> {
         let doc: Yaml = serde_yaml::from_str(source).map_err(|e| format!("logsource.yaml: {e}"))?;
         let mut map = LogsourceMap::default();
-        for (section, target) in [("category", &mut map.category), ("service", &mut map.service)] {
+        for (section, target) in [
+            ("category", &mut map.category),
+            ("service", &mut map.service),
+        ] {
             if let Some(Yaml::Mapping(m)) = doc.get(section) {
                 for (k, v) in m {
-                    let name = text(k).ok_or_else(|| format!("logsource.yaml: a {section} name is not text"))?;
-                    target.insert(name.to_lowercase(), variants(v, &format!("{section} {name}"))?);
+                    let name = text(k)
+                        .ok_or_else(|| format!("logsource.yaml: a {section} name is not text"))?;
+                    target.insert(
+                        name.to_lowercase(),
+                        variants(v, &format!("{section} {name}"))?,
+                    );
                 }
             }
         }
@@ -122,7 +186,11 @@ impl LogsourceMap {
         if let Some(c) = &ls.category {
             return match self.category.get(c.to_lowercase().as_str()) {
                 Some(v) if !v.is_empty() => Mapping::Variants(v),
-                _ => match ls.service.as_ref().and_then(|s| self.service.get(s.to_lowercase().as_str())) {
+                _ => match ls
+                    .service
+                    .as_ref()
+                    .and_then(|s| self.service.get(s.to_lowercase().as_str()))
+                {
                     Some(v) if !v.is_empty() => Mapping::Variants(v),
                     _ => unusable("category", c),
                 },
@@ -158,18 +226,46 @@ mod tests {
             .map(|(_, t)| *t)
             .expect("built-in logsource.yaml");
         let m = LogsourceMap::parse(text).unwrap();
-        let Mapping::Variants(v) = m.lookup(&ls(Some("process_creation"), None, Some("windows"))) else {
+        let Mapping::Variants(v) = m.lookup(&ls(Some("process_creation"), None, Some("windows")))
+        else {
             panic!("process_creation is mapped");
         };
         assert_eq!(v.len(), 2);
         assert_eq!(v[1].channels, vec!["Security"]);
         assert_eq!(v[1].event_ids, vec!["4688"]);
         assert_eq!(v[1].rename["Image"], "NewProcessName");
-        let Mapping::Variants(s) = m.lookup(&ls(None, Some("security"), None)) else { panic!() };
+        let Mapping::Variants(n) = m.lookup(&ls(Some("network_connection"), None, None)) else {
+            panic!()
+        };
+        assert_eq!(
+            n[1].map_value("Initiated", "True").as_deref(),
+            Some("%%14593")
+        );
+        assert_eq!(
+            n[1].map_value("Image", r"C:\Windows\System32\lsass.exe")
+                .as_deref(),
+            Some(r"\device\harddiskvolume?\Windows\System32\lsass.exe")
+        );
+        assert_eq!(n[1].map_value("Image", r"\lsass.exe"), None);
+        let Mapping::Variants(s) = m.lookup(&ls(None, Some("security"), None)) else {
+            panic!()
+        };
         assert!(s[0].event_ids.is_empty());
-        assert!(matches!(m.lookup(&ls(Some("file_access"), None, None)), Mapping::Unusable(_)));
-        assert!(matches!(m.lookup(&ls(Some("process_creation"), None, Some("linux"))), Mapping::Unusable(_)));
-        assert!(matches!(m.lookup(&ls(Some("no_such"), None, None)), Mapping::Unusable(_)));
-        assert_eq!(m.lookup(&ls(None, None, Some("windows"))), Mapping::AsWritten);
+        assert!(matches!(
+            m.lookup(&ls(Some("file_access"), None, None)),
+            Mapping::Unusable(_)
+        ));
+        assert!(matches!(
+            m.lookup(&ls(Some("process_creation"), None, Some("linux"))),
+            Mapping::Unusable(_)
+        ));
+        assert!(matches!(
+            m.lookup(&ls(Some("no_such"), None, None)),
+            Mapping::Unusable(_)
+        ));
+        assert_eq!(
+            m.lookup(&ls(None, None, Some("windows"))),
+            Mapping::AsWritten
+        );
     }
 }

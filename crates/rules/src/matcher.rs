@@ -273,6 +273,11 @@ pub trait CompileContext {
     fn regexes(&self) -> &RegexCache;
     /// The values of an `expand` placeholder (`%name%` without the percent signs).
     fn placeholder(&self, name: &str) -> Option<&[String]>;
+    /// How the log being compiled for writes `value` of rule field `field`, when it
+    /// differs (e.g. Sysmon's `Initiated: true` is `Direction: %%14593` in Security 5156).
+    fn map_value(&self, _field: &str, _value: &str) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Default, Debug)]
@@ -574,7 +579,14 @@ pub fn compile_entry(
         });
     }
 
-    let values = value_list(value).map_err(err)?;
+    let mut values = value_list(value).map_err(err)?;
+    if !keyword {
+        for v in values.iter_mut().flatten() {
+            if let Some(mapped) = ctx.map_value(field, v) {
+                *v = mapped;
+            }
+        }
+    }
     if values.is_empty() {
         return Err(err("an empty list of values".into()));
     }

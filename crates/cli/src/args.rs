@@ -24,6 +24,54 @@ pub enum Command {
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Write EVTX files: from events you give, or a synthetic log with planted attacks.
+    #[command(subcommand)]
+    Evtx(EvtxCommand),
+}
+
+/// `evtx` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum EvtxCommand {
+    /// Write events (XML `<Event>` as Event Viewer shows them, or JSON/JSONL in the evtx
+    /// crate's shape) to an EVTX file.
+    Write(EvtxWriteArgs),
+    /// Write a deterministic synthetic log with attacks planted at known records, and a
+    /// ground-truth file listing which built-in rule each planted record fires.
+    Generate(EvtxGenerateArgs),
+}
+
+/// `evtx write` options.
+#[derive(Args, Debug)]
+pub struct EvtxWriteArgs {
+    /// Source events: .xml, .json (one event or an array) or .jsonl.
+    #[arg(long = "from", value_name = "FILE")]
+    pub from: PathBuf,
+    /// The EVTX file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Overwrite the output file if it exists.
+    #[arg(short = 'C', long = "clobber")]
+    pub clobber: bool,
+}
+
+/// `evtx generate` options.
+#[derive(Args, Debug)]
+pub struct EvtxGenerateArgs {
+    /// Number of records.
+    #[arg(long = "records", value_name = "N")]
+    pub records: u64,
+    /// Seed: the same seed gives the same file.
+    #[arg(long = "seed", default_value_t = 1)]
+    pub seed: u64,
+    /// The EVTX file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Ground-truth file (`<EventRecordID>\t<rule id>` lines); default: OUTPUT with `.truth.tsv`.
+    #[arg(long = "truth", value_name = "FILE")]
+    pub truth: Option<PathBuf>,
+    /// Overwrite the output files if they exist.
+    #[arg(short = 'C', long = "clobber")]
+    pub clobber: bool,
 }
 
 /// `rules` subcommands.

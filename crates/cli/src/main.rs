@@ -3,6 +3,8 @@
 
 mod alloc;
 mod args;
+mod evtx_cmd;
+mod output;
 mod rules_cmd;
 mod timeline_cmd;
 
@@ -23,6 +25,8 @@ fn main() {
     let code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a),
+        args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
+        args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
     };
     if cli.debug {
         alloc::report();

@@ -2,13 +2,13 @@
 
 use crate::args::TimelineArgs;
 use crate::exit;
+use crate::output::write_atomically;
 use crate::rules_cmd::{load_rules, print_report};
 use scanner_engine::input::{self, InputKind};
 use scanner_engine::time::TimeFormat;
 use scanner_engine::{Profile, Scanner, TimelineWriter};
 use scanner_rules::Level;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Runs the command; returns the exit code.
@@ -20,33 +20,6 @@ pub fn run(a: &TimelineArgs) -> i32 {
             exit::FATAL
         }
     }
-}
-
-fn temp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
-}
-
-/// Writes to a temporary file beside `target` and renames it into place, so an
-/// interrupted or failed run never leaves a partial timeline under the real name.
-fn write_atomically(
-    target: &Path,
-    f: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let tmp = temp_path(target);
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        f(&mut file)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, target)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", target.display())
-    })
 }
 
 fn run_inner(a: &TimelineArgs) -> Result<i32, String> {

@@ -259,3 +259,166 @@ fn expand_placeholders_come_from_a_user_folder() {
     assert_eq!(out.lines().count(), 2, "{out}");
     assert!(out.contains("Admin tool"), "{out}");
 }
+
+/// (RecordID, RuleID) pairs of a verbose timeline.
+fn detections(csv: &str) -> std::collections::BTreeSet<(String, String)> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let rec = header
+        .iter()
+        .position(|h| *h == "\"RecordID\"")
+        .expect("RecordID column");
+    let rule = header
+        .iter()
+        .position(|h| *h == "\"RuleID\"")
+        .expect("RuleID column");
+    lines
+        .map(|l| {
+            // Verbose rows here have no commas inside quoted cells before RuleID's position
+            // except in Details; split from both ends instead.
+            let cells: Vec<&str> = l.split(',').collect();
+            let from_end = header.len() - rule;
+            let rid = cells[cells.len() - from_end].trim_matches('"').to_string();
+            (cells[rec].trim_matches('"').to_string(), rid)
+        })
+        .collect()
+}
+
+#[test]
+fn generated_log_gives_exactly_its_ground_truth() {
+    let dir = scratch("generate");
+    let evtx = dir.join("gen.evtx");
+    let o = scanner(&[
+        "evtx",
+        "generate",
+        "--records",
+        "6000",
+        "--seed",
+        "11",
+        "-o",
+        evtx.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let truth =
+        std::fs::read_to_string(dir.join("gen.evtx.truth.tsv")).expect("ground truth written");
+    let want: std::collections::BTreeSet<(String, String)> = truth
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (a, b) = l.split_once('\t').expect("tab");
+            (a.to_string(), b.to_string())
+        })
+        .collect();
+    assert!(want.len() > 10, "planted detections: {}", want.len());
+    let out = dir.join("gen.csv");
+    let o = scanner(&[
+        "csv-timeline",
+        "-f",
+        evtx.to_str().unwrap(),
+        "-p",
+        "standard",
+        "-U",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let got = detections(&std::fs::read_to_string(&out).unwrap());
+    let missing: Vec<_> = want.difference(&got).collect();
+    let extra: Vec<_> = got.difference(&want).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}\nextra {extra:?}"
+    );
+    // The same seed gives the same file.
+    let again = dir.join("again.evtx");
+    scanner(&[
+        "evtx",
+        "generate",
+        "--records",
+        "6000",
+        "--seed",
+        "11",
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(&evtx).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}
+
+#[test]
+fn demo_events_written_as_evtx_give_the_same_detections() {
+    let dir = scratch("write");
+    let evtx = dir.join("demo.evtx");
+    let o = scanner(&[
+        "evtx",
+        "write",
+        "--from",
+        "testdata/demo/attack.jsonl",
+        "-o",
+        evtx.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let from_evtx = scanner(&[
+        "csv-timeline",
+        "-f",
+        evtx.to_str().unwrap(),
+        "-p",
+        "standard",
+        "-U",
+        "-q",
+    ]);
+    let from_json = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-f",
+        "testdata/demo/attack.jsonl",
+        "-p",
+        "standard",
+        "-U",
+        "-q",
+    ]);
+    assert_eq!(
+        from_evtx.status.code(),
+        Some(0),
+        "{}",
+        text(&from_evtx.stderr)
+    );
+    let a = detections(&text(&from_evtx.stdout));
+    assert_eq!(a, detections(&text(&from_json.stdout)));
+    assert!(a.len() >= 60, "{}", a.len());
+    // Refuses to overwrite.
+    let again = scanner(&[
+        "evtx",
+        "write",
+        "--from",
+        "testdata/demo/attack.jsonl",
+        "-o",
+        evtx.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(1));
+}
+
+#[test]
+fn committed_evtx_fixtures_scan_end_to_end() {
+    let o = scanner(&[
+        "csv-timeline",
+        "-d",
+        "testdata/evtx",
+        "-p",
+        "standard",
+        "-U",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for title in [
+        "Successful RDP Logon",
+        "PowerShell Started With an Encoded Command (Security Log)",
+        "Security Event Log Cleared",
+    ] {
+        assert!(out.contains(title), "{title} missing from:\n{out}");
+    }
+    assert!(out.contains("\"Security Event Log Cleared\",\"high\",\"FS01.corp.example\",\"Sec\",1102,184202,\"User: Administrator ¦ Domain: CORP"), "{out}");
+}

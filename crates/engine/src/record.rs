@@ -32,7 +32,7 @@ pub struct RecordView {
 }
 
 #[inline]
-fn span(s: &String, start: usize) -> (u32, u32) {
+fn span(s: &str, start: usize) -> (u32, u32) {
     (start as u32, s.len() as u32)
 }
 

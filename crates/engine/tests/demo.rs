@@ -18,7 +18,7 @@ fn builtin_rules_find_exactly_the_planted_detections() {
         set.report.errors
     );
     let scanner = Scanner::new(set, true);
-    let (files, errors) = input::discover(&[dir.clone()], &[], InputKind::Json);
+    let (files, errors) = input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
     assert!(errors.is_empty(), "{errors:?}");
     assert!(!files.is_empty());
     let result = scanner.scan(&files, InputKind::Json);

@@ -651,7 +651,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         for r in &rules {
             for (id, kind) in &r.meta.related {
                 if kind == "derived"
-                    && id != &r.meta.id
+                    && *id != r.meta.id
                     && title_of.get(id.as_str()) == Some(&r.meta.title.as_str())
                 {
                     superseded.insert(id.to_string(), r.meta.id.to_string());

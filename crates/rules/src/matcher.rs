@@ -121,13 +121,10 @@ impl ValueTest {
     /// accepts, if the test is that simple (used by prefilters and for reporting).
     pub fn needle(&self) -> Option<&str> {
         match self {
-            ValueTest::Str { kind, cased: false } => match kind {
-                StrKind::Exact(n)
-                | StrKind::Prefix(n)
-                | StrKind::Suffix(n)
-                | StrKind::Contains(n) => Some(n),
-                _ => None,
-            },
+            ValueTest::Str {
+                kind: StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n),
+                cased: false,
+            } => Some(n),
             _ => None,
         }
     }

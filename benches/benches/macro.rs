@@ -101,14 +101,23 @@ fn main() {
         }
     );
 
-    // Warm-up: page cache, allocator arenas, the rayon pool.
+    // Warm-up: page cache, allocator arenas, the rayon pool. It also times each
+    // workload once, to choose how many times a measurement repeats it: at least
+    // MIN_MEASURE seconds, so that small data sets are not measured at timer noise.
+    let t = Instant::now();
     let set = workload::load_rules(&rules);
+    let load_reps = reps(secs(t));
     let rule_count = set.rules.len();
     let scanner = workload::scanner(set);
+    let t = Instant::now();
     let parsed = workload::parse_only(&corpus);
+    let parse_reps = reps(secs(t));
+    let t = Instant::now();
     let (scanned, detections) = workload::scan(&scanner, &corpus);
+    let scan_reps = reps(secs(t));
     eprintln!(
-        "macro: {rule_count} rules, {parsed} records parsed, {scanned} scanned, {detections} detections"
+        "macro: {rule_count} rules, {parsed} records parsed, {scanned} scanned, {detections} detections; \
+         repetitions per measurement: load {load_reps}, parse-only {parse_reps}, scan {scan_reps}"
     );
 
     let (mut load, mut scan, mut parse) = (Vec::new(), Vec::new(), Vec::new());
@@ -118,22 +127,24 @@ fn main() {
             match (round + step) % 3 {
                 0 => {
                     let t = Instant::now();
-                    std::hint::black_box(workload::parse_only(&corpus));
-                    parse.push(secs(t));
+                    for _ in 0..parse_reps {
+                        std::hint::black_box(workload::parse_only(&corpus));
+                    }
+                    parse.push(secs(t) / parse_reps as f64);
                 }
                 1 => {
                     let t = Instant::now();
-                    for _ in 0..slowdown {
+                    for _ in 0..scan_reps * slowdown {
                         std::hint::black_box(workload::scan(&scanner, &corpus));
                     }
-                    scan.push(secs(t));
+                    scan.push(secs(t) / scan_reps as f64);
                 }
                 _ => {
                     let t = Instant::now();
-                    let sets: Vec<_> = (0..slowdown)
+                    let sets: Vec<_> = (0..load_reps * slowdown)
                         .map(|_| workload::load_rules(&rules))
                         .collect();
-                    load.push(secs(t));
+                    load.push(secs(t) / load_reps as f64);
                     drop(sets);
                 }
             }
@@ -161,7 +172,10 @@ fn main() {
         measured[1].1
     );
     if let Some(kib) = scanner_benches::peak_rss_kib() {
-        println!("  peak RSS    {:8.1} MiB (whole run)", kib as f64 / 1024.0);
+        println!(
+            "  peak RSS    {:8.1} MiB (the whole bench process, several rule sets at once)",
+            kib as f64 / 1024.0
+        );
     }
 
     let result = json!({
@@ -232,6 +246,14 @@ fn main() {
         std::process::exit(1);
     }
     println!("gate: passed");
+}
+
+/// Shortest time one measurement takes: a workload is repeated until it reaches this.
+const MIN_MEASURE: f64 = 0.25;
+
+/// Repetitions so that a workload taking `once` seconds is measured for MIN_MEASURE.
+fn reps(once: f64) -> usize {
+    ((MIN_MEASURE / once.max(1e-6)).ceil() as usize).clamp(1, 1000)
 }
 
 fn round3(x: f64) -> f64 {

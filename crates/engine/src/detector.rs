@@ -32,6 +32,8 @@ pub struct Matches {
     pub rows: Vec<DetectInfo>,
     /// Inputs to correlations.
     pub hits: Vec<CorrelationHit>,
+    /// Per-rule timings, when rule statistics are on.
+    pub stats: Option<crate::rule_stats::RuleStats>,
 }
 
 /// Everything the per-record loop needs, prepared once per scan.
@@ -47,6 +49,8 @@ pub struct Detector<'a> {
     extra: bool,
     /// Field data mappings for Details and ExtraFieldInfo (empty when disabled).
     field_map: FieldMap,
+    /// Time every rule evaluation (`--rule-stats`).
+    stats: bool,
 }
 
 /// Interns the output's fields and compiles Details templates; call before scanning.
@@ -116,6 +120,7 @@ impl<'a> Detector<'a> {
             value_field,
             extra,
             field_map: FieldMap::new(&set.config.data_mappings),
+            stats: false,
         }
     }
 
@@ -140,9 +145,55 @@ impl<'a> Detector<'a> {
     pub fn detect(&self, view: &RecordView, file: u32, record_id: Option<u64>, m: &mut Matches) {
         let ch = view.first_lower(CHANNEL).unwrap_or("");
         let eid = view.first(EVENT_ID).unwrap_or("");
+        if m.stats.is_some() {
+            return self.detect_timed(view, ch, eid, file, record_id, m);
+        }
         for list in self.set.index.candidates(ch, eid) {
             for &r in list {
                 if self.set.rules[r as usize].detection.is_match(view) {
+                    self.on_match(r, view, file, record_id, m);
+                }
+            }
+        }
+    }
+
+    /// Empty per-worker match buffers (with statistics when they are on).
+    pub fn matches(&self) -> Matches {
+        Matches {
+            stats: self
+                .stats
+                .then(|| crate::rule_stats::RuleStats::new(self.set.rules.len())),
+            ..Matches::default()
+        }
+    }
+
+    /// Turns per-rule timing on.
+    pub fn with_rule_stats(mut self, on: bool) -> Self {
+        self.stats = on;
+        self
+    }
+
+    /// `detect` with every rule evaluation timed (only with `--rule-stats`).
+    #[cold]
+    #[inline(never)]
+    fn detect_timed(
+        &self,
+        view: &RecordView,
+        ch: &str,
+        eid: &str,
+        file: u32,
+        record_id: Option<u64>,
+        m: &mut Matches,
+    ) {
+        for list in self.set.index.candidates(ch, eid) {
+            for &r in list {
+                let t = std::time::Instant::now();
+                let hit = self.set.rules[r as usize].detection.is_match(view);
+                let ns = t.elapsed().as_nanos() as u64;
+                if let Some(s) = m.stats.as_mut() {
+                    s.rules[r as usize].add(ns);
+                }
+                if hit {
                     self.on_match(r, view, file, record_id, m);
                 }
             }

@@ -29,6 +29,7 @@ pub mod field_map;
 pub mod flatten;
 pub mod input;
 pub mod record;
+pub mod rule_stats;
 pub mod scan;
 pub mod source;
 pub mod time;
@@ -53,6 +54,7 @@ pub struct Scanner {
     ),
     extra: bool,
     field_data_mapping: bool,
+    rule_stats: bool,
 }
 
 impl Scanner {
@@ -64,7 +66,14 @@ impl Scanner {
             prepared,
             extra,
             field_data_mapping: true,
+            rule_stats: false,
         }
+    }
+
+    /// Times every rule evaluation during scans (`--rule-stats`); off by default, and
+    /// free when off.
+    pub fn enable_rule_stats(&mut self) {
+        self.rule_stats = true;
     }
 
     /// Turns the field data mappings of the rules' `config/data_mapping` on (the
@@ -82,7 +91,8 @@ impl Scanner {
     /// Scans files.
     pub fn scan(&self, files: &[InputFile], kind: InputKind) -> ScanResult {
         let det = Detector::new(&self.set, self.prepared.clone(), self.extra)
-            .with_field_data_mapping(self.field_data_mapping);
+            .with_field_data_mapping(self.field_data_mapping)
+            .with_rule_stats(self.rule_stats);
         scan::scan(&det, files, scan::ScanOptions { kind })
     }
 }

@@ -43,6 +43,8 @@ pub struct ScanResult {
     pub stats: ScanStats,
     /// Problems met (file, chunk or record, and the reason); the scan went on.
     pub errors: Vec<String>,
+    /// Per-rule timings, when rule statistics were on.
+    pub rule_stats: Option<crate::rule_stats::RuleStats>,
 }
 
 /// Per-worker buffers, reused for every record; rows are handed to the shared sink
@@ -55,11 +57,11 @@ struct Worker<'s> {
 }
 
 impl<'s> Worker<'s> {
-    fn new(sink: &'s Mutex<Matches>) -> Self {
+    fn new(sink: &'s Mutex<Matches>, det: &Detector<'_>) -> Self {
         Worker {
             flat: Flattener::default(),
             view: RecordView::default(),
-            found: Matches::default(),
+            found: det.matches(),
             sink,
         }
     }
@@ -67,12 +69,18 @@ impl<'s> Worker<'s> {
 
 impl Drop for Worker<'_> {
     fn drop(&mut self) {
-        if self.found.rows.is_empty() && self.found.hits.is_empty() {
+        if self.found.rows.is_empty() && self.found.hits.is_empty() && self.found.stats.is_none() {
             return;
         }
         let mut s = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         s.rows.append(&mut self.found.rows);
         s.hits.append(&mut self.found.hits);
+        if let Some(mine) = self.found.stats.take() {
+            match &mut s.stats {
+                Some(all) => all.merge(&mine),
+                None => s.stats = Some(mine),
+            }
+        }
     }
 }
 
@@ -95,7 +103,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             InputKind::Evtx => source::evtx(
                 &f.path,
                 f.size,
-                || Worker::new(&sink),
+                || Worker::new(&sink, det),
                 |w, rec| match w.flat.fill(rec.json, table, &mut w.view) {
                     Ok(()) => det.detect(&w.view, fi, rec.record_id, &mut w.found),
                     Err(e) => report(format!(
@@ -107,7 +115,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 report,
             ),
             InputKind::Json => {
-                let mut w = Worker::new(&sink);
+                let mut w = Worker::new(&sink, det);
                 source::json(
                     &f.path,
                     &mut w,
@@ -138,5 +146,6 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             elapsed: start.elapsed(),
         },
         errors,
+        rule_stats: found.stats,
     }
 }

@@ -55,3 +55,48 @@ fn builtin_rules_find_exactly_the_planted_detections() {
     // Rows come out sorted by time.
     assert!(result.rows.windows(2).all(|w| w[0].time <= w[1].time));
 }
+
+#[test]
+fn rule_statistics_count_every_evaluation_slowest_first() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo");
+    let set = load(&[RuleSource::Builtin], &LoadOptions::default());
+    let mut scanner = Scanner::new(set, false);
+    let (files, _) = input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
+    let off = scanner.scan(&files, InputKind::Json);
+    assert!(off.rule_stats.is_none(), "statistics are off by default");
+    scanner.enable_rule_stats();
+    let on = scanner.scan(&files, InputKind::Json);
+    assert_eq!(
+        on.rows.len(),
+        off.rows.len(),
+        "timing does not change detections"
+    );
+    let mut tsv = Vec::new();
+    scanner_engine::rule_stats::write_tsv(&on, scanner.rules(), &mut tsv).unwrap();
+    let tsv = String::from_utf8(tsv).unwrap();
+    let mut lines = tsv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("rule_id\ttitle\tfile\tevaluations\ttotal_ns\tmean_ns\ttp90_ns\ttp95_ns\ttp99_ns\tmax_ns")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split('\t').collect()).collect();
+    assert!(
+        rows.len() >= 40,
+        "most built-in rules are evaluated on the demo: {}",
+        rows.len()
+    );
+    let totals: Vec<u64> = rows.iter().map(|r| r[4].parse().unwrap()).collect();
+    assert!(totals.windows(2).all(|w| w[0] >= w[1]), "slowest first");
+    for r in &rows {
+        let n: u64 = r[3].parse().unwrap();
+        let (p90, p99, max): (u64, u64, u64) = (
+            r[6].parse().unwrap(),
+            r[8].parse().unwrap(),
+            r[9].parse().unwrap(),
+        );
+        assert!(n >= 1 && p90 <= p99 && p99 <= max, "{r:?}");
+    }
+    // Each rule is evaluated at most once per record.
+    let records = on.stats.records;
+    assert!(rows.iter().all(|r| r[3].parse::<u64>().unwrap() <= records));
+}

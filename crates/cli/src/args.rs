@@ -152,4 +152,8 @@ pub struct TimelineArgs {
     /// No summary on standard error.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,
+    /// or to rule it out when debugging).
+    #[arg(long = "no-prefilter", hide = true)]
+    pub no_prefilter: bool,
 }

@@ -64,7 +64,10 @@ fn run_inner(a: &TimelineArgs) -> Result<i32, String> {
         InputKind::Evtx
     };
     let (files, discover_errors) = input::discover(&a.dirs, &a.files, kind);
-    let scanner = Scanner::new(set, profile.has_extra());
+    let mut scanner = Scanner::new(set, profile.has_extra());
+    if a.no_prefilter {
+        scanner.set_prefilter(false);
+    }
     let result = scanner.scan(&files, kind);
     let time = if a.utc {
         TimeFormat::utc()

@@ -34,6 +34,58 @@ pub struct Matches {
     pub hits: Vec<CorrelationHit>,
     /// Per-rule timings, when rule statistics are on.
     pub stats: Option<crate::rule_stats::RuleStats>,
+    /// Reused buffers of the prefilter.
+    scratch: Scratch,
+}
+
+/// Per-worker prefilter buffers: which rules were admitted for the current record.
+#[derive(Debug, Default)]
+struct Scratch {
+    /// `marks[rule] == epoch` when the rule is admitted for this record.
+    marks: Vec<u32>,
+    epoch: u32,
+    admitted: Vec<u32>,
+}
+
+impl Scratch {
+    /// The rules of `b` to evaluate for `view`, in `self.admitted`.
+    #[inline]
+    fn admit(
+        &mut self,
+        b: &scanner_rules::Bucket,
+        view: &RecordView,
+        rules: usize,
+        use_prefilter: bool,
+    ) {
+        self.admitted.clear();
+        let Some(p) = b.prefilter.as_ref().filter(|_| use_prefilter) else {
+            self.admitted.extend_from_slice(&b.rules);
+            return;
+        };
+        self.admitted.extend_from_slice(&p.always);
+        if self.marks.len() != rules {
+            self.marks = vec![0; rules];
+            self.epoch = 0;
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.marks.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+        for fs in &p.fields {
+            for v in scanner_rules::Event::values(view, fs.field) {
+                for hit in fs.automaton.find_overlapping_iter(v.lower) {
+                    for &r in &fs.owners[hit.pattern().as_usize()] {
+                        let m = &mut self.marks[r as usize];
+                        if *m != self.epoch {
+                            *m = self.epoch;
+                            self.admitted.push(r);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Everything the per-record loop needs, prepared once per scan.
@@ -51,6 +103,8 @@ pub struct Detector<'a> {
     field_map: FieldMap,
     /// Time every rule evaluation (`--rule-stats`).
     stats: bool,
+    /// Use the buckets' prefilters (off only to measure what they save).
+    prefilter: bool,
 }
 
 /// Interns the output's fields and compiles Details templates; call before scanning.
@@ -121,7 +175,15 @@ impl<'a> Detector<'a> {
             extra,
             field_map: FieldMap::new(&set.config.data_mappings),
             stats: false,
+            prefilter: true,
         }
+    }
+
+    /// Turns the shared-needle prefilter off (every candidate rule is evaluated); for
+    /// measuring what it saves.
+    pub fn with_prefilter(mut self, on: bool) -> Self {
+        self.prefilter = on;
+        self
     }
 
     /// Turns the field data mappings of `config/data_mapping` on (the default) or
@@ -148,13 +210,16 @@ impl<'a> Detector<'a> {
         if m.stats.is_some() {
             return self.detect_timed(view, ch, eid, file, record_id, m);
         }
-        for list in self.set.index.candidates(ch, eid) {
-            for &r in list {
+        let mut scratch = std::mem::take(&mut m.scratch);
+        for b in self.set.index.candidates(ch, eid).into_iter().flatten() {
+            scratch.admit(b, view, self.set.rules.len(), self.prefilter);
+            for &r in &scratch.admitted {
                 if self.set.rules[r as usize].detection.is_match(view) {
                     self.on_match(r, view, file, record_id, m);
                 }
             }
         }
+        m.scratch = scratch;
     }
 
     /// Empty per-worker match buffers (with statistics when they are on).
@@ -185,8 +250,10 @@ impl<'a> Detector<'a> {
         record_id: Option<u64>,
         m: &mut Matches,
     ) {
-        for list in self.set.index.candidates(ch, eid) {
-            for &r in list {
+        let mut scratch = std::mem::take(&mut m.scratch);
+        for b in self.set.index.candidates(ch, eid).into_iter().flatten() {
+            scratch.admit(b, view, self.set.rules.len(), self.prefilter);
+            for &r in &scratch.admitted {
                 let t = std::time::Instant::now();
                 let hit = self.set.rules[r as usize].detection.is_match(view);
                 let ns = t.elapsed().as_nanos() as u64;
@@ -198,6 +265,7 @@ impl<'a> Detector<'a> {
                 }
             }
         }
+        m.scratch = scratch;
     }
 
     #[cold]

@@ -55,6 +55,7 @@ pub struct Scanner {
     extra: bool,
     field_data_mapping: bool,
     rule_stats: bool,
+    prefilter: bool,
 }
 
 impl Scanner {
@@ -67,7 +68,14 @@ impl Scanner {
             extra,
             field_data_mapping: true,
             rule_stats: false,
+            prefilter: true,
         }
+    }
+
+    /// Turns the shared-needle prefilter on (the default) or off; off, every rule under a
+    /// record's (Channel, EventID) is evaluated. Detections are the same either way.
+    pub fn set_prefilter(&mut self, on: bool) {
+        self.prefilter = on;
     }
 
     /// Times every rule evaluation during scans (`--rule-stats`); off by default, and
@@ -92,7 +100,8 @@ impl Scanner {
     pub fn scan(&self, files: &[InputFile], kind: InputKind) -> ScanResult {
         let det = Detector::new(&self.set, self.prepared.clone(), self.extra)
             .with_field_data_mapping(self.field_data_mapping)
-            .with_rule_stats(self.rule_stats);
+            .with_rule_stats(self.rule_stats)
+            .with_prefilter(self.prefilter);
         scan::scan(&det, files, scan::ScanOptions { kind })
     }
 }

@@ -1,16 +1,26 @@
 //! Rules indexed by (Channel, EventID), so a record is tested only against the rules
-//! that can match it.
+//! that can match it; large buckets carry a [`Prefilter`] so that only the rules whose
+//! needles occur in the record are evaluated.
 
 use crate::fields::FxHashMap;
-use crate::rule::Constraint;
+use crate::prefilter::{Prefilter, MIN_BUCKET};
+use crate::rule::{Constraint, Rule};
+use rayon::prelude::*;
 
-/// Rule indices keyed by lowercase channel, then EventID text; `""` stands for "any".
-#[derive(Debug, Default, Clone)]
-pub struct RuleIndex {
-    map: FxHashMap<Box<str>, FxHashMap<Box<str>, Vec<u32>>>,
+/// The rules under one (channel, EventID) key.
+#[derive(Debug, Clone, Default)]
+pub struct Bucket {
+    /// Rule indices, in rule-set order.
+    pub rules: Vec<u32>,
+    /// The shared prefilter, for buckets of at least [`MIN_BUCKET`] rules.
+    pub prefilter: Option<Prefilter>,
 }
 
-const EMPTY: &[u32] = &[];
+/// Buckets keyed by lowercase channel, then EventID text; `""` stands for "any".
+#[derive(Debug, Default, Clone)]
+pub struct RuleIndex {
+    map: FxHashMap<Box<str>, FxHashMap<Box<str>, Bucket>>,
+}
 
 impl RuleIndex {
     /// Adds rule `rule` under every (channel, EventID) pair its constraint allows.
@@ -20,40 +30,52 @@ impl RuleIndex {
         let eids = c.event_ids.as_ref().unwrap_or(&any);
         for ch in chans {
             for e in eids {
-                self.map
+                let b = self
+                    .map
                     .entry(ch.to_lowercase().into())
                     .or_default()
                     .entry(e.as_str().into())
-                    .or_default()
-                    .push(rule);
+                    .or_default();
+                if b.rules.last() != Some(&rule) {
+                    b.rules.push(rule);
+                }
             }
         }
     }
 
-    fn get(&self, ch: &str, eid: &str) -> &[u32] {
-        self.map
-            .get(ch)
-            .and_then(|m| m.get(eid))
-            .map_or(EMPTY, Vec::as_slice)
+    /// Builds the prefilters of large buckets (in parallel).
+    pub fn build_prefilters(&mut self, rules: &[Rule]) {
+        let mut big: Vec<&mut Bucket> = self
+            .map
+            .values_mut()
+            .flat_map(|m| m.values_mut())
+            .filter(|b| b.rules.len() >= MIN_BUCKET)
+            .collect();
+        big.par_iter_mut()
+            .for_each(|b| b.prefilter = Some(Prefilter::build(&b.rules, rules)));
     }
 
-    /// The rules a record with this (lowercase) channel and EventID may match: four
-    /// disjoint lists (exact pair, channel only, EventID only, unconstrained).
+    fn get(&self, ch: &str, eid: &str) -> Option<&Bucket> {
+        self.map.get(ch).and_then(|m| m.get(eid))
+    }
+
+    /// The buckets a record with this (lowercase) channel and EventID may match: up to
+    /// four disjoint ones (exact pair, channel only, EventID only, unconstrained).
     #[inline]
-    pub fn candidates(&self, channel: &str, event_id: &str) -> [&[u32]; 4] {
+    pub fn candidates(&self, channel: &str, event_id: &str) -> [Option<&Bucket>; 4] {
         [
             if channel.is_empty() || event_id.is_empty() {
-                EMPTY
+                None
             } else {
                 self.get(channel, event_id)
             },
             if channel.is_empty() {
-                EMPTY
+                None
             } else {
                 self.get(channel, "")
             },
             if event_id.is_empty() {
-                EMPTY
+                None
             } else {
                 self.get("", event_id)
             },
@@ -65,14 +87,28 @@ impl RuleIndex {
     pub fn keys(&self) -> usize {
         self.map.values().map(|m| m.len()).sum()
     }
+
+    /// Number of buckets with a prefilter, and the rules in them.
+    pub fn prefiltered(&self) -> (usize, usize) {
+        let b = self
+            .map
+            .values()
+            .flat_map(|m| m.values())
+            .filter(|b| b.prefilter.is_some());
+        b.fold((0, 0), |(n, r), b| (n + 1, r + b.rules.len()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ids(b: Option<&Bucket>) -> Vec<u32> {
+        b.map(|b| b.rules.clone()).unwrap_or_default()
+    }
+
     #[test]
-    fn candidates_are_disjoint_lists() {
+    fn candidates_are_disjoint_buckets() {
         let mut ix = RuleIndex::default();
         ix.insert(
             0,
@@ -96,14 +132,11 @@ mod tests {
             },
         );
         ix.insert(3, &Constraint::default());
-        assert_eq!(
-            ix.candidates("security", "4688"),
-            [&[0u32][..], &[1], &[2], &[3]]
-        );
-        assert_eq!(ix.candidates("system", "4688"), [&[][..], &[], &[2], &[3]]);
-        assert_eq!(
-            ix.candidates("security", "1"),
-            [&[0u32][..], &[1], &[], &[3]]
-        );
+        let c = ix.candidates("security", "4688");
+        assert_eq!(c.map(ids), [vec![0], vec![1], vec![2], vec![3]]);
+        let c = ix.candidates("system", "4688");
+        assert_eq!(c.map(ids), [vec![], vec![], vec![2], vec![3]]);
+        let c = ix.candidates("security", "1");
+        assert_eq!(c.map(ids), [vec![0], vec![1], vec![], vec![3]]);
     }
 }

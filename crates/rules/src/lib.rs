@@ -36,6 +36,7 @@ pub mod loader;
 pub mod logsource;
 pub mod matcher;
 pub mod pattern;
+pub mod prefilter;
 pub mod regex_cache;
 pub mod rule;
 
@@ -43,6 +44,6 @@ pub use config::Config;
 pub use correlation::{Correlation, CorrelationKind};
 pub use event::{Event, Value};
 pub use fields::{FieldId, FieldTable, CHANNEL, EVENT_ID};
-pub use index::RuleIndex;
+pub use index::{Bucket, RuleIndex};
 pub use loader::{load, Disabled, LoadError, LoadOptions, LoadReport, RuleSet, RuleSource};
 pub use rule::{Level, Rule, RuleMeta};

@@ -783,6 +783,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     for (i, r) in rules.iter().enumerate() {
         index.insert(i as u32, &r.constraint());
     }
+    index.build_prefilters(&rules);
     report
         .errors
         .sort_by(|a, b| (&a.file, a.document).cmp(&(&b.file, b.document)));

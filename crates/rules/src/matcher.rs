@@ -60,6 +60,8 @@ pub enum ValueTest {
         cased: bool,
         /// The shortest needle: shorter values cannot match.
         min_len: usize,
+        /// The needles themselves (for the rule-set prefilter).
+        needles: Box<[Box<str>]>,
     },
     /// `re`: unanchored search on the raw value.
     Regex(Arc<Regex>),
@@ -99,7 +101,9 @@ impl ValueTest {
                     StrKind::Glob(re) => re.is_match(s),
                 }
             }
-            ValueTest::Needles { ac, cased, min_len } => {
+            ValueTest::Needles {
+                ac, cased, min_len, ..
+            } => {
                 let s = if *cased { v.raw } else { v.lower };
                 s.len() >= *min_len && ac.is_match(s)
             }
@@ -122,7 +126,8 @@ impl ValueTest {
     pub fn needle(&self) -> Option<&str> {
         match self {
             ValueTest::Str {
-                kind: StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n),
+                kind:
+                    StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n),
                 cased: false,
             } => Some(n),
             _ => None,
@@ -355,6 +360,15 @@ fn parse_mods(names: &[&str]) -> Result<Mods, String> {
     Ok(m)
 }
 
+/// Lowercases `s` character by character, exactly as record views lowercase values
+/// (so a needle and a value agree even where context-dependent rules would differ).
+pub fn lowercase(s: &str) -> String {
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
+    s.chars().flat_map(char::to_lowercase).collect()
+}
+
 /// A YAML scalar as Sigma text (numbers and booleans compare as text); `None` is `null`.
 pub fn scalar_text(v: &Yaml) -> Result<Option<String>, String> {
     match v {
@@ -410,7 +424,7 @@ fn str_test(
         if cased {
             s.into_boxed_str()
         } else {
-            s.to_lowercase().into_boxed_str()
+            lowercase(&s).into_boxed_str()
         }
     };
     let kind = match pattern::shape(pieces) {
@@ -532,10 +546,15 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
                 .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                 .build(&needles[i])
                 .map_err(|e| format!("needle automaton: {e}"))?;
+            let list = needles[i]
+                .iter()
+                .map(|n| String::from_utf8_lossy(n).into_owned().into_boxed_str())
+                .collect();
             out.push(ValueTest::Needles {
                 ac,
                 cased: i == 1,
                 min_len,
+                needles: list,
             });
         } else {
             out.append(&mut held[i]);

@@ -1,0 +1,47 @@
+//! The shared-needle prefilter must never change what is detected: every hand-written
+//! case rule, loaded together (so their buckets are large enough to be prefiltered), over
+//! every case event and the demo intrusion, with the built-in rules too.
+
+use scanner_engine::detect_info::Origin;
+use scanner_engine::input::{self, InputKind};
+use scanner_engine::Scanner;
+use scanner_rules::{load, LoadOptions, RuleSource};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+#[test]
+fn prefilter_keeps_every_detection() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let set = load(
+        &[RuleSource::Path(root.join("cases")), RuleSource::Builtin],
+        &LoadOptions::default(),
+    );
+    assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+    let (buckets, rules) = set.index.prefiltered();
+    assert!(
+        buckets >= 1 && rules >= 50,
+        "prefiltered buckets {buckets}, rules {rules}"
+    );
+    let mut scanner = Scanner::new(set, false);
+    let (files, errors) = input::discover(
+        &[root.join("cases"), root.join("demo")],
+        &[],
+        InputKind::Json,
+    );
+    assert!(errors.is_empty());
+    let keys = |s: &Scanner| -> BTreeSet<(u32, u64, u32)> {
+        s.scan(&files, InputKind::Json)
+            .rows
+            .iter()
+            .filter_map(|r| match r.origin {
+                Origin::Record { file, record_id } => Some((file, record_id, r.rule)),
+                Origin::Correlation { .. } => None,
+            })
+            .collect()
+    };
+    let with = keys(&scanner);
+    scanner.set_prefilter(false);
+    let without = keys(&scanner);
+    assert!(with.len() > 100, "{}", with.len());
+    assert_eq!(with, without);
+}

@@ -1,0 +1,215 @@
+//! A prefilter shared by every rule of an index bucket.
+//!
+//! Most rules can only match when some literal text occurs in some field: a rule with
+//! `Image|endswith: '\whoami.exe'` needs `\whoami.exe` in `Image`. [`requirement`] derives,
+//! from a compiled condition, a set of (field, needle) pairs one of which must occur for
+//! the rule to match (sound: it never excludes a rule that could match). A bucket of
+//! rules then gets one Aho-Corasick automaton per field over all its rules' needles: a
+//! record's value is scanned once, and only the rules whose needles occur (plus the rules
+//! without a requirement) are evaluated.
+
+use crate::condition::Cond;
+use crate::fields::{FieldId, FxHashMap, CHANNEL, EVENT_ID};
+use crate::matcher::{lowercase, Check, FieldTest, StrKind, Target, ValueTest};
+use crate::rule::{Rule, Selection};
+use aho_corasick::AhoCorasick;
+
+/// Buckets with fewer rules than this are evaluated rule by rule.
+pub const MIN_BUCKET: usize = 8;
+
+/// (field, lowercase needle) pairs, one of which must occur.
+pub type Requirement = Vec<(FieldId, Box<str>)>;
+
+fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
+    let n: Vec<Box<str>> = match t {
+        ValueTest::Str { kind, .. } => match kind {
+            StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n) => {
+                vec![lowercase(n).into_boxed_str()]
+            }
+            StrKind::Any | StrKind::Glob(_) => return None,
+        },
+        ValueTest::Needles { needles, .. } => needles
+            .iter()
+            .map(|n| lowercase(n).into_boxed_str())
+            .collect(),
+        ValueTest::Regex(_) | ValueTest::Cidr(_) | ValueTest::Num(..) => return None,
+    };
+    // An empty needle occurs everywhere: no requirement.
+    if n.iter().any(|x| x.is_empty()) {
+        return None;
+    }
+    Some(n)
+}
+
+fn test_requirement(t: &FieldTest) -> Option<Requirement> {
+    let Target::Field(f) = t.target else {
+        return None;
+    };
+    // Channel and EventID hold for every record of a bucket: useless as a filter.
+    if t.negate || f == CHANNEL || f == EVENT_ID {
+        return None;
+    }
+    let tests: &[ValueTest] = match &t.check {
+        Check::Any {
+            tests,
+            or_absent: false,
+        } => tests,
+        // Every group must match: the first group's needles are necessary.
+        Check::All(groups) => groups.first()?,
+        _ => return None,
+    };
+    let mut out = Vec::new();
+    for v in tests {
+        for n in value_needles(v)? {
+            out.push((f, n));
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// How selective a requirement is: longer shortest needles first, then fewer needles.
+fn score(r: &Requirement) -> (usize, std::cmp::Reverse<usize>) {
+    (
+        r.iter().map(|(_, n)| n.len()).min().unwrap_or(0),
+        std::cmp::Reverse(r.len()),
+    )
+}
+
+fn best(reqs: impl Iterator<Item = Option<Requirement>>) -> Option<Requirement> {
+    reqs.flatten().max_by_key(score)
+}
+
+fn union(reqs: impl Iterator<Item = Option<Requirement>>) -> Option<Requirement> {
+    let mut out = Vec::new();
+    for r in reqs {
+        out.extend(r?);
+    }
+    Some(out)
+}
+
+fn selection_requirement(s: &Selection) -> Option<Requirement> {
+    match s {
+        Selection::All(tests) => best(tests.iter().map(test_requirement)),
+        Selection::Any(items) => union(items.iter().map(selection_requirement)),
+    }
+}
+
+fn cond_requirement(c: &Cond, sels: &[Selection]) -> Option<Requirement> {
+    match c {
+        Cond::Sel(i) => selection_requirement(&sels[*i as usize]),
+        Cond::Not(_) => None,
+        Cond::And(cs) => best(cs.iter().map(|c| cond_requirement(c, sels))),
+        Cond::Or(cs) | Cond::AtLeast(_, cs) => union(cs.iter().map(|c| cond_requirement(c, sels))),
+    }
+}
+
+/// The needles one of which must occur for `rule` to match, if it has such a set.
+pub fn requirement(rule: &Rule) -> Option<Requirement> {
+    cond_requirement(&rule.detection.condition, &rule.detection.selections)
+}
+
+/// One field's automaton: which rules each needle stands for.
+#[derive(Debug, Clone)]
+pub struct FieldScan {
+    /// The field scanned.
+    pub field: FieldId,
+    /// All needles of the bucket's rules for this field.
+    pub automaton: AhoCorasick,
+    /// For each needle (pattern id), the rules it may admit.
+    pub owners: Vec<Vec<u32>>,
+}
+
+/// The prefilter of one bucket.
+#[derive(Debug, Clone, Default)]
+pub struct Prefilter {
+    /// Rules that must always be evaluated (no requirement).
+    pub always: Vec<u32>,
+    /// Per-field automata.
+    pub fields: Vec<FieldScan>,
+}
+
+impl Prefilter {
+    /// Builds the prefilter of a bucket of rules (indices into `rules`).
+    pub fn build(bucket: &[u32], rules: &[Rule]) -> Prefilter {
+        let mut always = Vec::new();
+        let mut per_field: FxHashMap<
+            FieldId,
+            (Vec<Box<str>>, FxHashMap<Box<str>, usize>, Vec<Vec<u32>>),
+        > = FxHashMap::default();
+        for &r in bucket {
+            match requirement(&rules[r as usize]) {
+                None => always.push(r),
+                Some(req) => {
+                    for (f, n) in req {
+                        let (pats, ids, owners) = per_field.entry(f).or_default();
+                        let id = *ids.entry(n.clone()).or_insert_with(|| {
+                            pats.push(n);
+                            owners.push(Vec::new());
+                            pats.len() - 1
+                        });
+                        if owners[id].last() != Some(&r) {
+                            owners[id].push(r);
+                        }
+                    }
+                }
+            }
+        }
+        let mut fields: Vec<FieldScan> = per_field
+            .into_iter()
+            .filter_map(|(field, (pats, _, owners))| {
+                let automaton = AhoCorasick::builder()
+                    .build(pats.iter().map(|p| p.as_bytes()))
+                    .ok()?;
+                Some(FieldScan {
+                    field,
+                    automaton,
+                    owners,
+                })
+            })
+            .collect();
+        fields.sort_by_key(|f| f.field);
+        Prefilter { always, fields }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loader::{load, LoadOptions, RuleSource};
+
+    fn rules_from(yaml: &str) -> crate::RuleSet {
+        let dir = std::env::temp_dir().join(format!(
+            "scanner-prefilter-{}-{}",
+            std::process::id(),
+            yaml.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("r.yml"), yaml).unwrap();
+        load(&[RuleSource::Path(dir)], &LoadOptions::default())
+    }
+
+    #[test]
+    fn requirements_follow_and_or_not() {
+        let set = rules_from(
+            "title: a\nid: a\ndetection:\n  sel:\n    EventID: 1\n    Image|endswith: '\\WHOAMI.exe'\n    CommandLine|contains: x\n  condition: sel\n---\n\
+             title: b\nid: b\ndetection:\n  s1:\n    Image|endswith: ['\\a.exe', '\\b.exe']\n  s2:\n    CommandLine|contains: zz\n  condition: s1 or s2\n---\n\
+             title: c\nid: c\ndetection:\n  s1:\n    Image|endswith: '\\a.exe'\n  s2:\n    CommandLine|re: x+\n  condition: s1 or s2\n---\n\
+             title: d\nid: d\ndetection:\n  s1:\n    Image|endswith: '\\a.exe'\n  condition: not s1\n",
+        );
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        let by = |id: &str| set.rules.iter().find(|r| r.meta.id == id).unwrap();
+        let a = requirement(by("a")).unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!(
+            &*a[0].1, "\\whoami.exe",
+            "the longest needle of the AND, lowercased; never EventID"
+        );
+        let b = requirement(by("b")).unwrap();
+        assert_eq!(b.len(), 3, "an OR needs all its branches' needles");
+        assert!(
+            requirement(by("c")).is_none(),
+            "a regex branch has no needle"
+        );
+        assert!(requirement(by("d")).is_none(), "a negation has no needle");
+    }
+}

@@ -108,6 +108,9 @@ pub fn requirement(rule: &Rule) -> Option<Requirement> {
     cond_requirement(&rule.detection.condition, &rule.detection.selections)
 }
 
+/// A field's needles while building: the needles, their ids, and each needle's rules.
+type Needles = (Vec<Box<str>>, FxHashMap<Box<str>, usize>, Vec<Vec<u32>>);
+
 /// One field's automaton: which rules each needle stands for.
 #[derive(Debug, Clone)]
 pub struct FieldScan {
@@ -132,10 +135,7 @@ impl Prefilter {
     /// Builds the prefilter of a bucket of rules (indices into `rules`).
     pub fn build(bucket: &[u32], rules: &[Rule]) -> Prefilter {
         let mut always = Vec::new();
-        let mut per_field: FxHashMap<
-            FieldId,
-            (Vec<Box<str>>, FxHashMap<Box<str>, usize>, Vec<Vec<u32>>),
-        > = FxHashMap::default();
+        let mut per_field: FxHashMap<FieldId, Needles> = FxHashMap::default();
         for &r in bucket {
             match requirement(&rules[r as usize]) {
                 None => always.push(r),

@@ -5,6 +5,39 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// mimalloc 2.x option numbers (`mi_option_e` in mimalloc.h), which the -sys crate does
+/// not name.
+#[cfg(feature = "mimalloc")]
+const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+#[cfg(feature = "mimalloc")]
+const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Tunes mimalloc for a short-lived batch process: commit arena memory on demand rather
+/// than up front, and give freed memory back at once. Measured on the attack corpus with
+/// the hayabusa rules: peak RSS 170 MB -> 93 MB at the same speed (docs/performance.md).
+/// Runs from `.init_array` (before the Rust runtime's first allocation reserves mimalloc's
+/// first arena) and again first thing in `main` on platforms without it.
+pub fn configure() {
+    #[cfg(feature = "mimalloc")]
+    // SAFETY: setting an option only stores a value in mimalloc's option table.
+    unsafe {
+        libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, 0);
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, 0);
+    }
+}
+
+/// Runs [`configure`] before `main`: the arena mimalloc reserves on the first allocation
+/// would otherwise already be committed eagerly.
+#[cfg(all(feature = "mimalloc", target_os = "linux"))]
+#[used]
+#[link_section = ".init_array"]
+static CONFIGURE_EARLY: extern "C" fn() = {
+    extern "C" fn configure_early() {
+        configure();
+    }
+    configure_early
+};
+
 /// The process's peak resident set size in KiB (Linux `VmHWM`), if known.
 pub fn peak_rss_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;

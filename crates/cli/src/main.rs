@@ -3,6 +3,7 @@
 
 mod alloc;
 mod args;
+mod cpu_profile;
 mod evtx_cmd;
 mod output;
 mod rules_cmd;
@@ -21,6 +22,7 @@ mod exit {
 use clap::Parser;
 
 fn main() {
+    alloc::configure();
     let cli = args::Cli::parse();
     let code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a),

@@ -3,6 +3,7 @@
 
 mod alloc;
 mod args;
+#[allow(dead_code)] // wired to `csv-timeline --cpu-profile` with the CLI flags of issue 8
 mod cpu_profile;
 mod evtx_cmd;
 mod output;

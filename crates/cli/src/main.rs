@@ -27,7 +27,7 @@ fn main() {
     let cli = args::Cli::parse();
     let code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a),
-        args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a),
+        args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
     };

@@ -56,8 +56,15 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
     );
 }
 
+/// Prints the loading phases' wall times (`--debug`).
+pub fn print_timings(set: &RuleSet) {
+    for (name, d) in &set.report.timings {
+        eprintln!("load phase: {name}: {:.3} s", d.as_secs_f64());
+    }
+}
+
 /// `rules check`.
-pub fn check(a: &RuleArgs) -> i32 {
+pub fn check(a: &RuleArgs, debug: bool) -> i32 {
     let set = match load_rules(a) {
         Ok(s) => s,
         Err(e) => {
@@ -66,6 +73,9 @@ pub fn check(a: &RuleArgs) -> i32 {
         }
     };
     print_report(&set, true);
+    if debug {
+        print_timings(&set);
+    }
     let r = &set.report;
     println!(
         "loaded {} of {} rules",

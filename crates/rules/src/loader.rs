@@ -132,6 +132,8 @@ pub struct LoadReport {
     pub enabled: usize,
     /// Problems with config files.
     pub config_errors: Vec<String>,
+    /// Wall time of each loading phase (printed by `--debug`).
+    pub timings: Vec<(&'static str, std::time::Duration)>,
 }
 
 /// A loaded, compiled, indexed rule set.
@@ -482,6 +484,11 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
 /// Loads rules from `sources` (the built-in set when empty).
 pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     let mut report = LoadReport::default();
+    let mut phase = std::time::Instant::now();
+    let mut lap = |report: &mut LoadReport, name: &'static str| {
+        report.timings.push((name, phase.elapsed()));
+        phase = std::time::Instant::now();
+    };
     let sources: Vec<RuleSource> = if sources.is_empty() {
         vec![RuleSource::Builtin]
     } else {
@@ -592,6 +599,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         }
     }
     report.files = texts.len();
+    lap(&mut report, "config and rule files read");
 
     let fields_m = Mutex::new(fields);
     let regexes = RegexCache::default();
@@ -783,7 +791,9 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     for (i, r) in rules.iter().enumerate() {
         index.insert(i as u32, &r.constraint());
     }
+    lap(&mut report, "parsed, compiled, filtered and indexed");
     index.build_prefilters(&rules);
+    lap(&mut report, "prefilter automata built");
     report
         .errors
         .sort_by(|a, b| (&a.file, a.document).cmp(&(&b.file, b.document)));

@@ -105,7 +105,10 @@ impl<'de> Visitor<'de> for Node<'_> {
         *self.num = n;
         Ok(())
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
+    /// The evtx crate renders an empty element (`<BackupPath />`) as `null`: the field is
+    /// present with an empty value (Sigma's `''`), not absent (`null`).
+    fn visit_unit<E>(mut self) -> Result<(), E> {
+        self.leaf("");
         Ok(())
     }
     fn visit_none<E>(self) -> Result<(), E> {

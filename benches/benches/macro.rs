@@ -24,6 +24,7 @@
 use scanner_benches::{median, workload};
 use serde_json::{json, Value};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
 
 #[global_allocator]
@@ -79,7 +80,7 @@ fn baseline_path() -> PathBuf {
     scanner_benches::root().join("benches/baseline.json")
 }
 
-fn main() {
+fn main() -> ExitCode {
     let a = args();
     if let Some(n) = a.threads {
         rayon::ThreadPoolBuilder::new()
@@ -259,7 +260,7 @@ fn main() {
                 eprintln!(
                     "macro: refusing to save a baseline measured with SCANNER_BENCH_SLOWDOWN"
                 );
-                std::process::exit(2);
+                return ExitCode::from(2);
             }
             // A workload done in under MIN_GATED seconds (the built-in rules load in
             // 3 ms) is mostly thread wake-ups: printed, not gated.
@@ -280,17 +281,17 @@ fn main() {
             base[&key] = Value::Object(e);
             std::fs::write(&path, format!("{base:#}\n")).expect("write baseline");
             println!("baseline for '{key}' saved to {}", path.display());
-            return;
+            return ExitCode::SUCCESS;
         }
         if !a.gate {
-            return;
+            return ExitCode::SUCCESS;
         }
         let Some(entry) = &entry else {
             println!(
                 "gate: no baseline for '{key}' in {}; nothing to compare (run benches/gate --save-baseline)",
                 path.display()
             );
-            return;
+            return ExitCode::SUCCESS;
         };
         if entry.get("threads").and_then(Value::as_u64) != Some(threads as u64) {
             println!(
@@ -326,14 +327,15 @@ fn main() {
         }
         if !failed {
             println!("gate: passed");
-            return;
+            return ExitCode::SUCCESS;
         }
         if attempt < attempts {
             println!("gate: over the tolerance; measuring again");
         }
     }
     println!("gate: FAILED");
-    std::process::exit(1);
+    // Returned, not exited: the temporary fallback corpus is removed on drop.
+    ExitCode::FAILURE
 }
 
 /// Wall-clock seconds.

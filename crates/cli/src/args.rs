@@ -21,6 +21,12 @@ pub enum Command {
     /// Scan event logs and write a CSV timeline of detections.
     #[command(name = "csv-timeline")]
     CsvTimeline(TimelineArgs),
+    /// Scan event logs and write a JSON (or, with -L, JSON Lines) timeline of detections.
+    #[command(name = "json-timeline")]
+    JsonTimeline(JsonTimelineArgs),
+    /// List the output profiles and their columns.
+    #[command(name = "list-profiles")]
+    ListProfiles,
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -117,9 +123,49 @@ pub struct RuleArgs {
     /// List every rejected rule (rules check always does).
     #[arg(long = "show-rule-errors")]
     pub show_errors: bool,
+    /// Only rules of exactly this level.
+    #[arg(short = 'e', long = "exact-level", value_name = "LEVEL")]
+    pub exact_level: Option<String>,
+    /// Only rules with one of these tags (e.g. attack.execution); comma-separated.
+    #[arg(long = "include-tag", value_name = "TAG", value_delimiter = ',')]
+    pub include_tags: Vec<String>,
+    /// No rules with one of these tags; comma-separated.
+    #[arg(long = "exclude-tag", value_name = "TAG", value_delimiter = ',')]
+    pub exclude_tags: Vec<String>,
+    /// Only rules of these log-source categories (e.g. process_creation); comma-separated.
+    #[arg(
+        long = "include-category",
+        value_name = "CATEGORY",
+        value_delimiter = ','
+    )]
+    pub include_categories: Vec<String>,
+    /// No rules of these log-source categories; comma-separated.
+    #[arg(
+        long = "exclude-category",
+        value_name = "CATEGORY",
+        value_delimiter = ','
+    )]
+    pub exclude_categories: Vec<String>,
+    /// Only rules of these statuses (stable, test, experimental, …; `*` for all); comma-separated.
+    #[arg(long = "include-status", value_name = "STATUS", value_delimiter = ',')]
+    pub include_status: Vec<String>,
+    /// No rules of these statuses; comma-separated.
+    #[arg(long = "exclude-status", value_name = "STATUS", value_delimiter = ',')]
+    pub exclude_status: Vec<String>,
 }
 
-/// `csv-timeline` options.
+/// `json-timeline` options: those of `csv-timeline`, and JSONL.
+#[derive(Args, Debug)]
+pub struct JsonTimelineArgs {
+    /// The timeline options.
+    #[command(flatten)]
+    pub timeline: TimelineArgs,
+    /// JSON Lines (one object per line) instead of one JSON array.
+    #[arg(short = 'L', long = "JSONL-output")]
+    pub jsonl: bool,
+}
+
+/// `csv-timeline` and `json-timeline` options.
 #[derive(Args, Debug)]
 pub struct TimelineArgs {
     /// Folder of logs, searched recursively; repeatable.
@@ -134,26 +180,117 @@ pub struct TimelineArgs {
     /// Rule options.
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Output profile: minimal, standard, verbose.
+    /// Output profile (see `scanner list-profiles`).
     #[arg(short = 'p', long = "profile", default_value = "standard")]
     pub profile: String,
-    /// Timestamps in UTC (default: local time).
-    #[arg(short = 'U', long = "UTC")]
-    pub utc: bool,
     /// Write the timeline to FILE (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Overwrite the output file if it exists.
+    /// Overwrite the output files if they exist.
     #[arg(short = 'C', long = "clobber")]
     pub clobber: bool,
     /// Worker threads (default: one per core).
     #[arg(short = 't', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
-    /// No summary on standard error.
+    /// Quiet: no load report, progress bar or summary on standard error.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
     /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,
     /// or to rule it out when debugging).
     #[arg(long = "no-prefilter", hide = true)]
     pub no_prefilter: bool,
+
+    /// Output: one item per line inside multi-item cells (Details, tags, …).
+    #[arg(short = 'M', long = "multiline", conflicts_with = "tab_separator")]
+    pub multiline: bool,
+    /// Output: a tab between the items of multi-item cells.
+    #[arg(short = 'S', long = "tab-separator")]
+    pub tab_separator: bool,
+    /// Output: full level, channel and provider names, and no default Details templates.
+    #[arg(short = 'b', long = "disable-abbreviations")]
+    pub no_abbreviations: bool,
+    /// Output: recorded values, without the field data mappings (e.g. `%%1842`, `0x1fc`).
+    #[arg(short = 'F', long = "no-field-data-mapping")]
+    pub no_field_data_mapping: bool,
+    /// Output: drop detections identical to an earlier one at the same time (EvtxFile aside).
+    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    pub remove_duplicates: bool,
+
+    /// Timestamps in UTC (default: local time).
+    #[arg(short = 'U', long = "UTC", group = "time_style")]
+    pub utc: bool,
+    /// Timestamps as ISO-8601 in UTC (2016-09-21T03:40:37.088867Z).
+    #[arg(short = 'O', long = "ISO-8601", group = "time_style")]
+    pub iso8601: bool,
+    /// Timestamps as RFC 3339 (2016-09-21 03:40:37.088867+00:00).
+    #[arg(long = "RFC-3339", group = "time_style")]
+    pub rfc3339: bool,
+    /// Timestamps as RFC 2822 (Wed, 21 Sep 2016 03:40:37 +00:00).
+    #[arg(long = "RFC-2822", group = "time_style")]
+    pub rfc2822: bool,
+    /// Timestamps in US style (09-21-2016 03:40:37.088 AM +00:00).
+    #[arg(long = "US-time", group = "time_style")]
+    pub us_time: bool,
+    /// Timestamps in US military style (09-21-2016 03:40:37.088 +00:00).
+    #[arg(long = "US-military-time", group = "time_style")]
+    pub us_military_time: bool,
+    /// Timestamps in European style (21-09-2016 03:40:37.088 +00:00).
+    #[arg(long = "European-time", group = "time_style")]
+    pub european_time: bool,
+
+    /// Only records at or after this time ("2020-02-22 00:00:00 +09:00"; no offset: UTC).
+    #[arg(long = "timeline-start", value_name = "TIME")]
+    pub timeline_start: Option<String>,
+    /// Only records at or before this time.
+    #[arg(long = "timeline-end", value_name = "TIME")]
+    pub timeline_end: Option<String>,
+    /// Only records from this long ago until now (e.g. "1y 3M 30d 24h 30m").
+    #[arg(
+        long = "time-offset",
+        value_name = "OFFSET",
+        conflicts_with = "timeline_start"
+    )]
+    pub time_offset: Option<String>,
+    /// Only records with these EventIDs; comma-separated.
+    #[arg(long = "include-eid", value_name = "EID", value_delimiter = ',')]
+    pub include_eids: Vec<String>,
+    /// No records with these EventIDs; comma-separated.
+    #[arg(long = "exclude-eid", value_name = "EID", value_delimiter = ',')]
+    pub exclude_eids: Vec<String>,
+    /// Only records of the common EventIDs of config/target_event_IDs.txt.
+    #[arg(short = 'E', long = "EID-filter")]
+    pub eid_filter: bool,
+    /// Only records of these computers (case-insensitive); comma-separated.
+    #[arg(long = "include-computer", value_name = "NAME", value_delimiter = ',')]
+    pub include_computers: Vec<String>,
+    /// No records of these computers; comma-separated.
+    #[arg(long = "exclude-computer", value_name = "NAME", value_delimiter = ',')]
+    pub exclude_computers: Vec<String>,
+    /// Keep every rule enabled whatever channels the input holds (scanner's index never
+    /// evaluates a rule on a channel it cannot match, so this changes no result).
+    #[arg(short = 'A', long = "enable-all-rules")]
+    pub enable_all_rules: bool,
+    /// Scan every EVTX file, even those whose channel (from the first record) no rule uses.
+    #[arg(short = 'a', long = "scan-all-evtx-files")]
+    pub scan_all_files: bool,
+
+    /// No results summary at the end.
+    #[arg(short = 'N', long = "no-summary")]
+    pub no_summary: bool,
+    /// No colours in the summary.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+    /// Write an HTML report of the summary, with a detection-frequency chart, to FILE.
+    #[arg(short = 'H', long = "HTML-report", value_name = "FILE")]
+    pub html_report: Option<PathBuf>,
+    /// Show a detection-frequency timeline in the terminal.
+    #[arg(short = 'T', long = "visualize-timeline")]
+    pub visualize_timeline: bool,
+
+    /// Write per-rule evaluation statistics (TSV) to FILE.
+    #[arg(long = "rule-stats", value_name = "FILE")]
+    pub rule_stats: Option<PathBuf>,
+    /// Write a CPU flamegraph (SVG) of the scan to FILE (needs a build with the `pprof` feature).
+    #[arg(long = "cpu-profile", value_name = "FILE")]
+    pub cpu_profile: Option<PathBuf>,
 }

@@ -34,7 +34,9 @@ impl CpuProfile {
                 .build()
                 .map_err(|e| format!("CPU profile: {e}"))?;
             crate::output::write_atomically(path, |f| {
-                report.flamegraph(f).map_err(|e| std::io::Error::other(e.to_string()))
+                report
+                    .flamegraph(f)
+                    .map_err(|e| std::io::Error::other(e.to_string()))
             })
         }
         #[cfg(not(feature = "pprof"))]

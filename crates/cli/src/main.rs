@@ -3,11 +3,15 @@
 
 mod alloc;
 mod args;
-#[allow(dead_code)] // wired to `csv-timeline --cpu-profile` with the CLI flags of issue 8
 mod cpu_profile;
 mod evtx_cmd;
+mod filters;
+mod freq_timeline;
 mod output;
+mod progress_bar;
+mod report_html;
 mod rules_cmd;
+mod summary;
 mod timeline_cmd;
 
 /// Exit codes.
@@ -26,7 +30,16 @@ fn main() {
     alloc::configure();
     let cli = args::Cli::parse();
     let code = match &cli.command {
-        args::Command::CsvTimeline(a) => timeline_cmd::run(a),
+        args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv),
+        args::Command::JsonTimeline(a) => timeline_cmd::run(
+            &a.timeline,
+            if a.jsonl {
+                timeline_cmd::Format::JsonLines
+            } else {
+                timeline_cmd::Format::Json
+            },
+        ),
+        args::Command::ListProfiles => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),

@@ -2,7 +2,7 @@
 
 use crate::args::RuleArgs;
 use crate::exit;
-use scanner_rules::{load, Level, LoadOptions, RuleSet, RuleSource};
+use scanner_rules::{load, Level, LoadOptions, RuleSelect, RuleSet, RuleSource};
 
 /// Loads the rules the arguments name.
 pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
@@ -17,6 +17,19 @@ pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
         enable_noisy: a.noisy,
         expand_dir: a.expand_dir.clone(),
         keep_derived_duplicates: a.keep_derived_duplicates,
+        exact_level: a
+            .exact_level
+            .as_deref()
+            .map(|l| Level::parse(l).ok_or_else(|| format!("--exact-level: unknown level '{l}'")))
+            .transpose()?,
+        select: RuleSelect {
+            include_tags: a.include_tags.clone(),
+            exclude_tags: a.exclude_tags.clone(),
+            include_categories: a.include_categories.clone(),
+            exclude_categories: a.exclude_categories.clone(),
+            include_status: a.include_status.clone(),
+            exclude_status: a.exclude_status.clone(),
+        },
     };
     Ok(load(&sources, &opts))
 }

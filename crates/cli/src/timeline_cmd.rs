@@ -1,19 +1,43 @@
-//! `scanner csv-timeline`.
+//! `scanner csv-timeline` and `scanner json-timeline`, and `list-profiles`.
 
 use crate::args::TimelineArgs;
 use crate::exit;
-use crate::output::write_atomically;
+use crate::output::{check_target, write_atomically};
+use crate::progress_bar::ProgressBar;
 use crate::rules_cmd::{load_rules, print_report};
+use crate::summary::{group_errors, Summary};
 use scanner_engine::input::{self, InputKind};
-use scanner_engine::time::TimeFormat;
-use scanner_engine::{Profile, Scanner, TimelineWriter};
-use scanner_rules::Level;
-use std::io::Write;
+use scanner_engine::progress::Progress;
+use scanner_engine::time::{TimeFormat, TimeStyle};
+use scanner_engine::timeline::Style;
+use scanner_engine::{channel_filter, json_timeline, Profile, Scanner, TimelineWriter};
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 use std::time::Instant;
 
+/// The timeline's file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// CSV.
+    Csv,
+    /// One JSON array.
+    Json,
+    /// JSON Lines.
+    JsonLines,
+}
+
+/// `list-profiles`.
+pub fn list_profiles() -> i32 {
+    for p in Profile::ALL {
+        let cols: Vec<&str> = p.named_columns().iter().map(|(n, _)| *n).collect();
+        println!("{:<24} {}", p.name(), cols.join(", "));
+    }
+    exit::OK
+}
+
 /// Runs the command; returns the exit code.
-pub fn run(a: &TimelineArgs) -> i32 {
-    match run_inner(a) {
+pub fn run(a: &TimelineArgs, format: Format) -> i32 {
+    match run_inner(a, format) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
@@ -22,24 +46,44 @@ pub fn run(a: &TimelineArgs) -> i32 {
     }
 }
 
-fn run_inner(a: &TimelineArgs) -> Result<i32, String> {
+fn time_format(a: &TimelineArgs) -> TimeFormat {
+    let base = if a.utc {
+        TimeFormat::utc()
+    } else {
+        TimeFormat::local()
+    };
+    let style = if a.iso8601 {
+        TimeStyle::Iso8601
+    } else if a.rfc3339 {
+        TimeStyle::Rfc3339
+    } else if a.rfc2822 {
+        TimeStyle::Rfc2822
+    } else if a.us_time {
+        TimeStyle::UsTime
+    } else if a.us_military_time {
+        TimeStyle::UsMilitary
+    } else if a.european_time {
+        TimeStyle::European
+    } else {
+        TimeStyle::Standard
+    };
+    base.with_style(style)
+}
+
+fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
     let started = Instant::now();
     if a.dirs.is_empty() && a.files.is_empty() {
         return Err("nothing to scan: give -d DIR or -f FILE".into());
     }
     let profile = Profile::parse(&a.profile).ok_or_else(|| {
-        format!(
-            "unknown profile '{}' (minimal, standard, verbose)",
-            a.profile
-        )
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        format!("unknown profile '{}' ({})", a.profile, names.join(", "))
     })?;
-    if let Some(o) = &a.output {
-        if o.exists() && !a.clobber {
-            return Err(format!(
-                "{} exists; use -C/--clobber to overwrite it",
-                o.display()
-            ));
-        }
+    for target in [&a.output, &a.html_report, &a.rule_stats, &a.cpu_profile]
+        .into_iter()
+        .flatten()
+    {
+        check_target(target, a.clobber)?;
     }
     if let Some(n) = a.threads {
         rayon::ThreadPoolBuilder::new()
@@ -47,9 +91,15 @@ fn run_inner(a: &TimelineArgs) -> Result<i32, String> {
             .build_global()
             .map_err(|e| format!("cannot start {n} threads: {e}"))?;
     }
+    let terminal = std::io::stderr().is_terminal();
+    let colour = terminal && !a.no_color && std::env::var_os("NO_COLOR").is_none();
     let load_start = Instant::now();
-    let set = load_rules(&a.rules)?;
+    let mut set = load_rules(&a.rules)?;
     let load_time = load_start.elapsed();
+    if a.no_abbreviations {
+        // As Hayabusa: without abbreviations, no default Details templates either.
+        set.config.default_details.clear();
+    }
     if !a.quiet {
         print_report(&set, a.rules.show_errors);
         if !set.report.errors.is_empty() && !a.rules.show_errors {
@@ -57,69 +107,130 @@ fn run_inner(a: &TimelineArgs) -> Result<i32, String> {
                 "(run `scanner rules check` with the same -r to list the rejected rules and why)"
             );
         }
+        eprintln!("rules loaded in {:.2} s", load_time.as_secs_f64());
     }
     let kind = if a.json {
         InputKind::Json
     } else {
         InputKind::Evtx
     };
-    let (files, discover_errors) = input::discover(&a.dirs, &a.files, kind);
+    let (mut files, discover_errors) = input::discover(&a.dirs, &a.files, kind);
+    let mut skipped = 0;
+    if kind == InputKind::Evtx && !a.scan_all_files {
+        let (kept, left) = channel_filter::split(files, &set);
+        files = kept;
+        skipped = left.len();
+    }
+    let time = time_format(a);
+    let filter = crate::filters::record_filter(a, &set, time.zone())?;
     let mut scanner = Scanner::new(set, profile.has_extra());
+    scanner.set_field_data_mapping(!a.no_field_data_mapping);
+    scanner.set_all_field_info(profile.has_all_fields());
+    scanner.set_record_filter(filter);
     if a.no_prefilter {
         scanner.set_prefilter(false);
     }
-    let result = scanner.scan(&files, kind);
-    let time = if a.utc {
-        TimeFormat::utc()
-    } else {
-        TimeFormat::local()
+    if a.rule_stats.is_some() {
+        scanner.enable_rule_stats();
+    }
+    let profiler = match &a.cpu_profile {
+        Some(_) => Some(crate::cpu_profile::start()?),
+        None => None,
     };
-    let writer = TimelineWriter::new(scanner.rules(), &files, time, profile);
+    let progress = Arc::new(Progress::default());
+    let bar = (terminal && !a.quiet).then(|| {
+        scanner.set_progress(Arc::clone(&progress));
+        ProgressBar::start(
+            Arc::clone(&progress),
+            files.len() as u64,
+            files.iter().map(|f| f.size).sum(),
+        )
+    });
+    let mut result = scanner.scan(&files, kind);
+    if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
+        p.finish(path)?;
+    }
+    if let Some(b) = bar {
+        b.finish();
+    }
+    let style = Style {
+        multiline: a.multiline,
+        tab_separator: a.tab_separator,
+        no_abbreviations: a.no_abbreviations,
+        remove_duplicates: a.remove_duplicates,
+    };
+    let mut writer =
+        TimelineWriter::new(scanner.rules(), &files, time.clone(), profile).with_style(style);
+    writer.remove_duplicates(&mut result.rows);
+    let write = |out: &mut dyn Write| -> std::io::Result<usize> {
+        match format {
+            Format::Csv => writer.write(out, &result.rows),
+            Format::Json => json_timeline::write(&writer, out, &result.rows, false),
+            Format::JsonLines => json_timeline::write(&writer, out, &result.rows, true),
+        }
+    };
     match &a.output {
-        Some(path) => write_atomically(path, |f| writer.write(f, &result.rows))?,
+        Some(path) => {
+            write_atomically(path, |f| write(f))?;
+        }
         None => {
             let stdout = std::io::stdout();
-            writer
-                .write(stdout.lock(), &result.rows)
+            write(&mut stdout.lock())
                 .map_err(|e| format!("cannot write to standard output: {e}"))?;
         }
     }
-    let errors: Vec<&String> = discover_errors.iter().chain(&result.errors).collect();
-    for e in &errors {
-        eprintln!("input error: {e}");
+    if let Some(path) = &a.rule_stats {
+        write_atomically(path, |f| {
+            scanner_engine::rule_stats::write_tsv(&result, scanner.rules(), f)
+        })?;
     }
+    let errors: Vec<String> = discover_errors
+        .iter()
+        .chain(&result.errors)
+        .cloned()
+        .collect();
+    let mut summary = Summary::new(scanner.rules(), &result.rows, &time);
+    summary.stats = result.stats.clone();
+    summary.skipped_files = skipped;
+    summary.errors = group_errors(&files, &errors);
+    if let Some(path) = &a.html_report {
+        summary.elapsed = started.elapsed();
+        let command: Vec<String> = std::env::args().collect();
+        let page = crate::report_html::render(
+            &summary,
+            scanner.rules(),
+            &result.rows,
+            &time,
+            &command.join(" "),
+        );
+        write_atomically(path, |f| f.write_all(page.as_bytes()))?;
+    }
+    if a.visualize_timeline && !a.quiet {
+        eprint!(
+            "\n{}",
+            crate::freq_timeline::render(scanner.rules(), &result.rows, &time, 100)
+        );
+    }
+    summary.elapsed = started.elapsed();
     if !a.quiet {
-        let s = &result.stats;
-        let mut per_level = [0usize; 5];
-        for r in &result.rows {
-            let lvl = if r.correlation {
-                scanner.rules().correlations[r.rule as usize].meta.level
-            } else {
-                scanner.rules().rules[r.rule as usize].meta.level
-            };
-            per_level[lvl as usize] += 1;
+        if a.no_summary {
+            for e in &errors {
+                eprintln!("input error: {e}");
+            }
+            eprintln!(
+                "scanned {} files, {} records; {} detections; {} input errors",
+                result.stats.files,
+                result.stats.records,
+                result.rows.len(),
+                errors.len()
+            );
+        } else {
+            eprint!("{}", summary.render(colour));
         }
-        let levels: Vec<String> = Level::ALL
-            .iter()
-            .rev()
-            .map(|l| format!("{} {}", l.name(), per_level[*l as usize]))
-            .collect();
-        let secs = s.elapsed.as_secs_f64();
-        eprintln!(
-            "scanned {} files ({:.1} MiB), {} records in {:.2} s ({:.0} records/s); rules loaded in {:.2} s",
-            s.files,
-            s.bytes as f64 / 1048576.0,
-            s.records,
-            secs,
-            if secs > 0.0 { s.records as f64 / secs } else { 0.0 },
-            load_time.as_secs_f64()
-        );
-        eprintln!("detections: {} ({})", result.rows.len(), levels.join(", "));
-        eprintln!(
-            "input errors: {}; total time {:.2} s",
-            errors.len(),
-            started.elapsed().as_secs_f64()
-        );
+    } else {
+        for e in &errors {
+            eprintln!("input error: {e}");
+        }
     }
     std::io::stderr().flush().ok();
     Ok(if errors.is_empty() {

@@ -435,19 +435,37 @@ fn write_errors_fail_the_run_and_leave_no_partial_file() {
         "trap '' XFSZ; ulimit -f 1; exec '{bin}' csv-timeline -J -d testdata/demo -p verbose -o '{}'",
         out.display()
     );
-    let o = Command::new("sh").arg("-c").arg(&script).current_dir(root()).output().expect("sh");
-    assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
-    let err = text(&o.stderr);
-    assert!(err.contains("cannot write") && err.contains("out.csv"), "{err}");
-    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
-    // Standard output that cannot be written is an error too.
     let o = Command::new("sh")
         .arg("-c")
-        .arg(format!("exec '{bin}' csv-timeline -J -d testdata/demo -q > /dev/full"))
+        .arg(&script)
         .current_dir(root())
         .output()
         .expect("sh");
     assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("cannot write to standard output"), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("out.csv"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // Standard output that cannot be written is an error too.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec '{bin}' csv-timeline -J -d testdata/demo -q > /dev/full"
+        ))
+        .current_dir(root())
+        .output()
+        .expect("sh");
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("cannot write to standard output"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -144,7 +144,9 @@ fn row(
         computer: join_distinct(w.iter().map(|h| h.computer.as_str())).into(),
         channel: join_distinct(w.iter().map(|h| h.channel.as_str())).into(),
         event_id: join_distinct(w.iter().map(|h| h.event_id.as_str())).into(),
+        provider: "-".into(),
         details: details.into(),
         extra: Some("-".into()),
+        all_fields: Some("-".into()),
     }
 }

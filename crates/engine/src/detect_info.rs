@@ -37,10 +37,14 @@ pub struct DetectInfo {
     pub channel: CompactString,
     /// `EventID`.
     pub event_id: CompactString,
+    /// `Provider_Name` (`-` for correlations).
+    pub provider: CompactString,
     /// The rendered Details.
     pub details: Box<str>,
     /// ExtraFieldInfo, only when the profile prints it.
     pub extra: Option<Box<str>>,
+    /// AllFieldInfo (every event-data field), only when the profile prints it.
+    pub all_fields: Option<Box<str>>,
 }
 
 impl DetectInfo {

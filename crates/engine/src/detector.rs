@@ -99,6 +99,10 @@ pub struct Detector<'a> {
     group_fields: Vec<Vec<FieldId>>,
     value_field: Vec<Option<FieldId>>,
     extra: bool,
+    /// Whether rows carry AllFieldInfo.
+    all_fields: bool,
+    /// Records that pass this filter are tested; `None` tests every record.
+    filter: Option<crate::record_filter::RecordFilter>,
     /// Field data mappings for Details and ExtraFieldInfo (empty when disabled).
     field_map: FieldMap,
     /// Time every rule evaluation (`--rule-stats`).
@@ -173,6 +177,8 @@ impl<'a> Detector<'a> {
             group_fields,
             value_field,
             extra,
+            all_fields: false,
+            filter: None,
             field_map: FieldMap::new(&set.config.data_mappings),
             stats: false,
             prefilter: true,
@@ -197,6 +203,18 @@ impl<'a> Detector<'a> {
         self
     }
 
+    /// Renders AllFieldInfo into every row (for the all-field-info profiles).
+    pub fn with_all_fields(mut self, on: bool) -> Self {
+        self.all_fields = on;
+        self
+    }
+
+    /// Tests only the records `filter` keeps (time range, EventIDs, computers).
+    pub fn with_filter(mut self, filter: Option<crate::record_filter::RecordFilter>) -> Self {
+        self.filter = filter.filter(|f| !f.is_empty());
+        self
+    }
+
     /// The rule set.
     pub fn rules(&self) -> &RuleSet {
         self.set
@@ -205,6 +223,11 @@ impl<'a> Detector<'a> {
     /// Tests one record; appends rows and correlation hits to `m`.
     #[inline]
     pub fn detect(&self, view: &RecordView, file: u32, record_id: Option<u64>, m: &mut Matches) {
+        if let Some(f) = &self.filter {
+            if !f.keeps(view, &self.out) {
+                return;
+            }
+        }
         let ch = view.first_lower(CHANNEL).unwrap_or("");
         let eid = view.first(EVENT_ID).unwrap_or("");
         if m.stats.is_some() {
@@ -314,6 +337,14 @@ impl<'a> Detector<'a> {
             return;
         }
         let (details, extra) = self.render(r, view);
+        let all_fields = self.all_fields.then(|| {
+            let map = self.field_map.for_record(
+                view.first(CHANNEL).unwrap_or(""),
+                view.first(EVENT_ID).unwrap_or(""),
+                view.first(self.out.provider).unwrap_or(""),
+            );
+            details::join_fields(&details::all_fields(view, &map)).into()
+        });
         m.rows.push(DetectInfo {
             time,
             rule: r,
@@ -322,8 +353,10 @@ impl<'a> Detector<'a> {
             computer: view.first(self.out.computer).unwrap_or("-").into(),
             channel: view.first(CHANNEL).unwrap_or("-").into(),
             event_id: view.first(EVENT_ID).unwrap_or("-").into(),
+            provider: view.first(self.out.provider).unwrap_or("-").into(),
             details: details.into(),
             extra: extra.map(Into::into),
+            all_fields,
         });
     }
 

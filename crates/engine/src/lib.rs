@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+pub mod channel_filter;
 pub mod correlate;
 pub mod details;
 pub mod detect_info;
@@ -28,7 +29,10 @@ pub mod detector;
 pub mod field_map;
 pub mod flatten;
 pub mod input;
+pub mod json_timeline;
+pub mod progress;
 pub mod record;
+pub mod record_filter;
 pub mod rule_stats;
 pub mod scan;
 pub mod source;
@@ -56,6 +60,9 @@ pub struct Scanner {
     field_data_mapping: bool,
     rule_stats: bool,
     prefilter: bool,
+    all_fields: bool,
+    filter: Option<record_filter::RecordFilter>,
+    progress: Option<std::sync::Arc<progress::Progress>>,
 }
 
 impl Scanner {
@@ -69,6 +76,9 @@ impl Scanner {
             field_data_mapping: true,
             rule_stats: false,
             prefilter: true,
+            all_fields: false,
+            filter: None,
+            progress: None,
         }
     }
 
@@ -91,6 +101,21 @@ impl Scanner {
         self.field_data_mapping = on;
     }
 
+    /// Renders AllFieldInfo into every row (the all-field-info profiles print it).
+    pub fn set_all_field_info(&mut self, on: bool) {
+        self.all_fields = on;
+    }
+
+    /// Tests only the records `filter` keeps; an empty filter costs nothing per record.
+    pub fn set_record_filter(&mut self, filter: record_filter::RecordFilter) {
+        self.filter = (!filter.is_empty()).then_some(filter);
+    }
+
+    /// Counters the scan bumps as each file is done (for a progress bar).
+    pub fn set_progress(&mut self, p: std::sync::Arc<progress::Progress>) {
+        self.progress = Some(p);
+    }
+
     /// The rule set.
     pub fn rules(&self) -> &RuleSet {
         &self.set
@@ -101,7 +126,16 @@ impl Scanner {
         let det = Detector::new(&self.set, self.prepared.clone(), self.extra)
             .with_field_data_mapping(self.field_data_mapping)
             .with_rule_stats(self.rule_stats)
-            .with_prefilter(self.prefilter);
-        scan::scan(&det, files, scan::ScanOptions { kind })
+            .with_prefilter(self.prefilter)
+            .with_all_fields(self.all_fields)
+            .with_filter(self.filter.clone());
+        scan::scan(
+            &det,
+            files,
+            scan::ScanOptions {
+                kind,
+                progress: self.progress.clone(),
+            },
+        )
     }
 }

@@ -15,10 +15,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How to scan.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ScanOptions {
     /// EVTX or JSON input.
     pub kind: InputKind,
+    /// Counters to bump as files are done, for a progress display.
+    pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
 }
 
 /// Counts for the summary.
@@ -128,6 +130,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             }
         };
         records.fetch_add(n, Ordering::Relaxed);
+        if let Some(p) = &opts.progress {
+            p.file_done(f.size, n);
+        }
     });
 
     let found = sink.into_inner().unwrap_or_else(|e| e.into_inner());

@@ -1,12 +1,15 @@
-//! Writing the timeline as CSV in Hayabusa's profiles and conventions: its column
-//! names and order, `NonNumeric` quoting, LF line ends, abbreviated levels and
-//! channels, MITRE columns from rule tags. All output goes through one `BufWriter`.
+//! The timeline's columns and the CSV writer, in Hayabusa's profiles and conventions:
+//! its column names and order, `NonNumeric` quoting, LF line ends, abbreviated levels,
+//! channels and providers, MITRE columns from rule tags. Cells are rendered once by
+//! [`TimelineWriter::cells`], which the CSV and JSON writers share; all output goes
+//! through one `BufWriter`.
 
 use crate::details::SEP;
 use crate::detect_info::{DetectInfo, Origin};
 use crate::input::InputFile;
 use crate::time::TimeFormat;
-use scanner_rules::RuleSet;
+use scanner_rules::{RuleMeta, RuleSet};
+use std::collections::HashSet;
 use std::io::Write;
 
 /// Output columns.
@@ -14,6 +17,8 @@ use std::io::Write;
 pub enum Column {
     /// Record time.
     Timestamp,
+    /// The literal `hayabusa` (Timesketch's `timestamp_desc`).
+    TimestampDesc,
     /// Rule title.
     RuleTitle,
     /// Level (abbreviated).
@@ -24,6 +29,12 @@ pub enum Column {
     Channel,
     /// EventID.
     EventID,
+    /// Rule `author`.
+    RuleAuthor,
+    /// Rule `modified`.
+    RuleModifiedDate,
+    /// Rule `status`.
+    Status,
     /// MITRE tactics (short names).
     MitreTactics,
     /// MITRE technique, group and software ids.
@@ -36,6 +47,12 @@ pub enum Column {
     Details,
     /// Event fields not shown in Details.
     ExtraFieldInfo,
+    /// Every event field.
+    AllFieldInfo,
+    /// Provider (abbreviated).
+    Provider,
+    /// Rule `date`.
+    RuleCreationDate,
     /// Rule file name.
     RuleFile,
     /// Rule id.
@@ -45,29 +62,29 @@ pub enum Column {
 }
 
 impl Column {
-    /// The header name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Column::Timestamp => "Timestamp",
-            Column::RuleTitle => "RuleTitle",
-            Column::Level => "Level",
-            Column::Computer => "Computer",
-            Column::Channel => "Channel",
-            Column::EventID => "EventID",
-            Column::MitreTactics => "MitreTactics",
-            Column::MitreTags => "MitreTags",
-            Column::OtherTags => "OtherTags",
-            Column::RecordID => "RecordID",
-            Column::Details => "Details",
-            Column::ExtraFieldInfo => "ExtraFieldInfo",
-            Column::RuleFile => "RuleFile",
-            Column::RuleID => "RuleID",
-            Column::EvtxFile => "EvtxFile",
-        }
+    /// Whether the cell holds ` ¦ `-separated items (which `-M` and `-S` split).
+    pub fn is_multi(self) -> bool {
+        matches!(
+            self,
+            Column::Details
+                | Column::ExtraFieldInfo
+                | Column::AllFieldInfo
+                | Column::MitreTactics
+                | Column::MitreTags
+                | Column::OtherTags
+        )
+    }
+
+    /// Whether the JSON timeline writes the cell as an object of its `name: value` items.
+    pub fn is_field_list(self) -> bool {
+        matches!(
+            self,
+            Column::Details | Column::ExtraFieldInfo | Column::AllFieldInfo
+        )
     }
 }
 
-/// Output profiles (Hayabusa's names and column orders).
+/// Output profiles (Hayabusa's names, column names and orders).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
     /// `minimal`
@@ -76,61 +93,231 @@ pub enum Profile {
     Standard,
     /// `verbose`
     Verbose,
+    /// `all-field-info`
+    AllFieldInfo,
+    /// `all-field-info-verbose`
+    AllFieldInfoVerbose,
+    /// `super-verbose`
+    SuperVerbose,
+    /// `timesketch-minimal`
+    TimesketchMinimal,
+    /// `timesketch-verbose`
+    TimesketchVerbose,
 }
 
+use Column as C;
+const MINIMAL: &[(&str, Column)] = &[
+    ("Timestamp", C::Timestamp),
+    ("RuleTitle", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("RecordID", C::RecordID),
+    ("Details", C::Details),
+];
+const STANDARD: &[(&str, Column)] = &[
+    ("Timestamp", C::Timestamp),
+    ("RuleTitle", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("RecordID", C::RecordID),
+    ("Details", C::Details),
+    ("ExtraFieldInfo", C::ExtraFieldInfo),
+    ("RuleID", C::RuleID),
+];
+const VERBOSE: &[(&str, Column)] = &[
+    ("Timestamp", C::Timestamp),
+    ("RuleTitle", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("MitreTactics", C::MitreTactics),
+    ("MitreTags", C::MitreTags),
+    ("OtherTags", C::OtherTags),
+    ("RecordID", C::RecordID),
+    ("Details", C::Details),
+    ("ExtraFieldInfo", C::ExtraFieldInfo),
+    ("RuleFile", C::RuleFile),
+    ("RuleID", C::RuleID),
+    ("EvtxFile", C::EvtxFile),
+];
+const ALL_FIELD_INFO: &[(&str, Column)] = &[
+    ("Timestamp", C::Timestamp),
+    ("RuleTitle", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("RecordID", C::RecordID),
+    ("AllFieldInfo", C::AllFieldInfo),
+    ("RuleFile", C::RuleFile),
+    ("RuleID", C::RuleID),
+    ("EvtxFile", C::EvtxFile),
+];
+const ALL_FIELD_INFO_VERBOSE: &[(&str, Column)] = &[
+    ("Timestamp", C::Timestamp),
+    ("RuleTitle", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("MitreTactics", C::MitreTactics),
+    ("MitreTags", C::MitreTags),
+    ("OtherTags", C::OtherTags),
+    ("RecordID", C::RecordID),
+    ("AllFieldInfo", C::AllFieldInfo),
+    ("RuleFile", C::RuleFile),
+    ("RuleID", C::RuleID),
+    ("EvtxFile", C::EvtxFile),
+];
+const SUPER_VERBOSE: &[(&str, Column)] = &[
+    ("Timestamp", C::Timestamp),
+    ("RuleTitle", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("RuleAuthor", C::RuleAuthor),
+    ("RuleModifiedDate", C::RuleModifiedDate),
+    ("Status", C::Status),
+    ("RecordID", C::RecordID),
+    ("Details", C::Details),
+    ("ExtraFieldInfo", C::ExtraFieldInfo),
+    ("MitreTactics", C::MitreTactics),
+    ("MitreTags", C::MitreTags),
+    ("OtherTags", C::OtherTags),
+    ("Provider", C::Provider),
+    ("RuleCreationDate", C::RuleCreationDate),
+    ("RuleFile", C::RuleFile),
+    ("RuleID", C::RuleID),
+    ("EvtxFile", C::EvtxFile),
+];
+const TIMESKETCH_MINIMAL: &[(&str, Column)] = &[
+    ("datetime", C::Timestamp),
+    ("timestamp_desc", C::TimestampDesc),
+    ("message", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("MitreTactics", C::MitreTactics),
+    ("MitreTags", C::MitreTags),
+    ("OtherTags", C::OtherTags),
+    ("RecordID", C::RecordID),
+    ("Details", C::Details),
+    ("RuleFile", C::RuleFile),
+    ("RuleID", C::RuleID),
+    ("EvtxFile", C::EvtxFile),
+];
+const TIMESKETCH_VERBOSE: &[(&str, Column)] = &[
+    ("datetime", C::Timestamp),
+    ("timestamp_desc", C::TimestampDesc),
+    ("message", C::RuleTitle),
+    ("Level", C::Level),
+    ("Computer", C::Computer),
+    ("Channel", C::Channel),
+    ("EventID", C::EventID),
+    ("MitreTactics", C::MitreTactics),
+    ("MitreTags", C::MitreTags),
+    ("OtherTags", C::OtherTags),
+    ("RecordID", C::RecordID),
+    ("Details", C::Details),
+    ("ExtraFieldInfo", C::ExtraFieldInfo),
+    ("RuleFile", C::RuleFile),
+    ("RuleID", C::RuleID),
+    ("EvtxFile", C::EvtxFile),
+];
+
 impl Profile {
+    /// Every profile, in the order `list-profiles` shows them.
+    pub const ALL: [Profile; 8] = [
+        Profile::Minimal,
+        Profile::Standard,
+        Profile::Verbose,
+        Profile::AllFieldInfo,
+        Profile::AllFieldInfoVerbose,
+        Profile::SuperVerbose,
+        Profile::TimesketchMinimal,
+        Profile::TimesketchVerbose,
+    ];
+
     /// Parses a profile name.
     pub fn parse(s: &str) -> Option<Profile> {
-        match s {
-            "minimal" => Some(Profile::Minimal),
-            "standard" => Some(Profile::Standard),
-            "verbose" => Some(Profile::Verbose),
-            _ => None,
+        Profile::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// The profile's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Minimal => "minimal",
+            Profile::Standard => "standard",
+            Profile::Verbose => "verbose",
+            Profile::AllFieldInfo => "all-field-info",
+            Profile::AllFieldInfoVerbose => "all-field-info-verbose",
+            Profile::SuperVerbose => "super-verbose",
+            Profile::TimesketchMinimal => "timesketch-minimal",
+            Profile::TimesketchVerbose => "timesketch-verbose",
+        }
+    }
+
+    /// The columns, in order, each with its header name.
+    pub fn named_columns(self) -> &'static [(&'static str, Column)] {
+        match self {
+            Profile::Minimal => MINIMAL,
+            Profile::Standard => STANDARD,
+            Profile::Verbose => VERBOSE,
+            Profile::AllFieldInfo => ALL_FIELD_INFO,
+            Profile::AllFieldInfoVerbose => ALL_FIELD_INFO_VERBOSE,
+            Profile::SuperVerbose => SUPER_VERBOSE,
+            Profile::TimesketchMinimal => TIMESKETCH_MINIMAL,
+            Profile::TimesketchVerbose => TIMESKETCH_VERBOSE,
         }
     }
 
     /// The columns, in order.
-    pub fn columns(self) -> &'static [Column] {
-        use Column::*;
-        match self {
-            Profile::Minimal => &[
-                Timestamp, RuleTitle, Level, Computer, Channel, EventID, RecordID, Details,
-            ],
-            Profile::Standard => &[
-                Timestamp,
-                RuleTitle,
-                Level,
-                Computer,
-                Channel,
-                EventID,
-                RecordID,
-                Details,
-                ExtraFieldInfo,
-                RuleID,
-            ],
-            Profile::Verbose => &[
-                Timestamp,
-                RuleTitle,
-                Level,
-                Computer,
-                Channel,
-                EventID,
-                MitreTactics,
-                MitreTags,
-                OtherTags,
-                RecordID,
-                Details,
-                ExtraFieldInfo,
-                RuleFile,
-                RuleID,
-                EvtxFile,
-            ],
-        }
+    pub fn columns(self) -> impl Iterator<Item = Column> {
+        self.named_columns().iter().map(|(_, c)| *c)
     }
 
     /// Whether the profile prints ExtraFieldInfo (so the detector renders it).
     pub fn has_extra(self) -> bool {
-        self.columns().contains(&Column::ExtraFieldInfo)
+        self.columns().any(|c| c == Column::ExtraFieldInfo)
+    }
+
+    /// Whether the profile prints AllFieldInfo (so the detector renders it).
+    pub fn has_all_fields(self) -> bool {
+        self.columns().any(|c| c == Column::AllFieldInfo)
+    }
+}
+
+/// How cells are written, beyond the profile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Style {
+    /// `-M`: the items of multi-item cells one per line (CRLF inside the cell).
+    pub multiline: bool,
+    /// `-S`: the items of multi-item cells separated by tabs.
+    pub tab_separator: bool,
+    /// `-b`: full level, channel and provider names.
+    pub no_abbreviations: bool,
+    /// `-X`: rows identical to an earlier row with the same timestamp (every column
+    /// but EvtxFile) are dropped.
+    pub remove_duplicates: bool,
+}
+
+impl Style {
+    /// The separator between the items of a multi-item cell.
+    pub fn separator(self) -> &'static str {
+        if self.multiline {
+            "\r\n"
+        } else if self.tab_separator {
+            "\t"
+        } else {
+            SEP
+        }
     }
 }
 
@@ -165,12 +352,13 @@ fn split_tags(tags: &[compact_str::CompactString], set: &RuleSet) -> Tags {
     }
 }
 
-/// Writes rows as CSV. The header is written even when there are no rows.
+/// Renders rows into cells in a profile's columns; writes them as CSV.
 pub struct TimelineWriter<'a> {
     set: &'a RuleSet,
     files: &'a [InputFile],
     time: TimeFormat,
     profile: Profile,
+    style: Style,
     rule_tags: Vec<Tags>,
     corr_tags: Vec<Tags>,
 }
@@ -198,73 +386,200 @@ impl<'a> TimelineWriter<'a> {
             files,
             time,
             profile,
+            style: Style::default(),
             rule_tags,
             corr_tags,
         }
     }
 
-    /// Writes the header and every row to `out` (wrapped in one `BufWriter`).
-    pub fn write<W: Write>(&self, out: W, rows: &[DetectInfo]) -> std::io::Result<()> {
+    /// Sets the style (`-M`, `-S`, `-b`, `-X`).
+    pub fn with_style(mut self, style: Style) -> Self {
+        self.style = style;
+        self
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// The rule (or correlation) of a row.
+    pub fn meta(&self, r: &DetectInfo) -> &'a RuleMeta {
+        if r.correlation {
+            &self.set.correlations[r.rule as usize].meta
+        } else {
+            &self.set.rules[r.rule as usize].meta
+        }
+    }
+
+    fn abbrev_channel(&self, ch: &str) -> String {
+        if self.style.no_abbreviations {
+            ch.to_string()
+        } else {
+            self.set.config.channel_abbrev(ch).to_string()
+        }
+    }
+
+    fn cell(&self, c: Column, r: &DetectInfo) -> String {
+        let meta = self.meta(r);
+        let tags = if r.correlation {
+            &self.corr_tags[r.rule as usize]
+        } else {
+            &self.rule_tags[r.rule as usize]
+        };
+        match c {
+            Column::Timestamp => self.time.format(r.time),
+            Column::TimestampDesc => "hayabusa".to_string(),
+            Column::RuleTitle => meta.title.to_string(),
+            Column::Level => if self.style.no_abbreviations {
+                meta.level.name()
+            } else {
+                meta.level.abbrev()
+            }
+            .to_string(),
+            Column::Computer => r.computer.to_string(),
+            Column::Channel => {
+                if r.correlation {
+                    r.channel
+                        .split(SEP)
+                        .map(|c| self.abbrev_channel(c))
+                        .collect::<Vec<_>>()
+                        .join(SEP)
+                } else {
+                    self.abbrev_channel(&r.channel)
+                }
+            }
+            Column::EventID => r.event_id.to_string(),
+            Column::RuleAuthor => {
+                if self.style.multiline || self.style.tab_separator {
+                    meta.author
+                        .split([',', '/', ';'])
+                        .map(str::trim)
+                        .filter(|a| !a.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(SEP)
+                } else {
+                    meta.author.to_string()
+                }
+            }
+            Column::RuleModifiedDate => meta.modified.replace('/', "-"),
+            Column::Status => {
+                if meta.status.is_empty() {
+                    "-".to_string()
+                } else {
+                    meta.status.to_string()
+                }
+            }
+            Column::MitreTactics => tags.tactics.clone(),
+            Column::MitreTags => tags.techniques.clone(),
+            Column::OtherTags => tags.other.clone(),
+            Column::RecordID => match r.origin {
+                Origin::Record { record_id, .. } => record_id.to_string(),
+                Origin::Correlation { .. } => String::new(),
+            },
+            Column::Details => r.details.to_string(),
+            Column::ExtraFieldInfo => r.extra.as_deref().unwrap_or("-").to_string(),
+            Column::AllFieldInfo => r.all_fields.as_deref().unwrap_or("-").to_string(),
+            Column::Provider => {
+                if self.style.no_abbreviations {
+                    r.provider.to_string()
+                } else {
+                    self.set.config.provider_abbrev(&r.provider)
+                }
+            }
+            Column::RuleCreationDate => meta.date.replace('/', "-"),
+            Column::RuleFile => meta.file_name.to_string(),
+            Column::RuleID => meta.id.to_string(),
+            Column::EvtxFile => match &r.origin {
+                Origin::Record { file, .. } => {
+                    self.files[*file as usize].path.display().to_string()
+                }
+                Origin::Correlation { files } => files.to_string(),
+            },
+        }
+    }
+
+    /// Calls `f` with each row's index and cells, in the profile's column order; items
+    /// of multi-item cells are joined with ` ¦ ` (the CSV writer applies `-M`/`-S`).
+    /// With `-X`, a row whose cells (EvtxFile aside) equal those of an earlier row
+    /// with the same timestamp is skipped. Returns the number of rows passed to `f`.
+    pub fn for_each_row<E>(
+        &self,
+        rows: &[DetectInfo],
+        mut f: impl FnMut(usize, &[String]) -> Result<(), E>,
+    ) -> Result<usize, E> {
+        let cols: Vec<Column> = self.profile.columns().collect();
+        let mut cells: Vec<String> = Vec::with_capacity(cols.len());
+        let mut seen: HashSet<Vec<String>> = HashSet::new();
+        let mut group_time = None;
+        let mut written = 0;
+        for (i, r) in rows.iter().enumerate() {
+            cells.clear();
+            cells.extend(cols.iter().map(|&c| self.cell(c, r)));
+            if self.style.remove_duplicates {
+                if group_time != Some(r.time) {
+                    group_time = Some(r.time);
+                    seen.clear();
+                }
+                let key: Vec<String> = cols
+                    .iter()
+                    .zip(&cells)
+                    .filter(|(c, _)| **c != Column::EvtxFile)
+                    .map(|(_, v)| v.clone())
+                    .collect();
+                if !seen.insert(key) {
+                    continue;
+                }
+            }
+            f(i, &cells)?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    /// Drops the rows `-X` leaves out (see [`Self::for_each_row`]), so that what is
+    /// counted and what is written agree; then the style no longer needs to.
+    pub fn remove_duplicates(&mut self, rows: &mut Vec<DetectInfo>) {
+        if !self.style.remove_duplicates {
+            return;
+        }
+        let mut keep = vec![false; rows.len()];
+        let _ = self.for_each_row(rows, |i, _| -> Result<(), ()> {
+            keep[i] = true;
+            Ok(())
+        });
+        let mut k = keep.into_iter();
+        rows.retain(|_| k.next().unwrap_or(false));
+        self.style.remove_duplicates = false;
+    }
+
+    /// Writes the header and every row to `out` (wrapped in one `BufWriter`); returns
+    /// the number of rows written.
+    pub fn write<W: Write>(&self, out: W, rows: &[DetectInfo]) -> std::io::Result<usize> {
         let mut w = csv::WriterBuilder::new()
             .quote_style(csv::QuoteStyle::NonNumeric)
             .from_writer(std::io::BufWriter::with_capacity(1 << 16, out));
-        let cols = self.profile.columns();
-        w.write_record(cols.iter().map(|c| c.name()))?;
-        let mut fields: Vec<String> = Vec::with_capacity(cols.len());
-        for r in rows {
-            fields.clear();
-            let (meta, tags) = if r.correlation {
-                let c = &self.set.correlations[r.rule as usize];
-                (&c.meta, &self.corr_tags[r.rule as usize])
+        let named = self.profile.named_columns();
+        w.write_record(named.iter().map(|(n, _)| *n))?;
+        let sep = self.style.separator();
+        let n = self.for_each_row(rows, |_, cells| {
+            if sep == SEP {
+                w.write_record(cells)
             } else {
-                (
-                    &self.set.rules[r.rule as usize].meta,
-                    &self.rule_tags[r.rule as usize],
-                )
-            };
-            for c in cols {
-                fields.push(match c {
-                    Column::Timestamp => self.time.format(r.time),
-                    Column::RuleTitle => meta.title.to_string(),
-                    Column::Level => meta.level.abbrev().to_string(),
-                    Column::Computer => r.computer.to_string(),
-                    Column::Channel => {
-                        if r.correlation {
-                            r.channel
-                                .split(SEP)
-                                .map(|c| self.set.config.channel_abbrev(c))
-                                .collect::<Vec<_>>()
-                                .join(SEP)
-                        } else {
-                            self.set.config.channel_abbrev(&r.channel).to_string()
-                        }
+                w.write_record(named.iter().zip(cells).map(|((_, c), v)| {
+                    if c.is_multi() || *c == Column::RuleAuthor {
+                        v.replace(SEP, sep).into_bytes()
+                    } else {
+                        v.as_bytes().to_vec()
                     }
-                    Column::EventID => r.event_id.to_string(),
-                    Column::MitreTactics => tags.tactics.clone(),
-                    Column::MitreTags => tags.techniques.clone(),
-                    Column::OtherTags => tags.other.clone(),
-                    Column::RecordID => match r.origin {
-                        Origin::Record { record_id, .. } => record_id.to_string(),
-                        Origin::Correlation { .. } => String::new(),
-                    },
-                    Column::Details => r.details.to_string(),
-                    Column::ExtraFieldInfo => r.extra.as_deref().unwrap_or("-").to_string(),
-                    Column::RuleFile => meta.file_name.to_string(),
-                    Column::RuleID => meta.id.to_string(),
-                    Column::EvtxFile => match &r.origin {
-                        Origin::Record { file, .. } => {
-                            self.files[*file as usize].path.display().to_string()
-                        }
-                        Origin::Correlation { files } => files.to_string(),
-                    },
-                });
+                }))
             }
-            w.write_record(&fields)?;
-        }
+        })?;
         w.flush()?;
         let inner = w
             .into_inner()
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        inner.into_inner().map_err(|e| e.into_error())?.flush()
+        inner.into_inner().map_err(|e| e.into_error())?.flush()?;
+        Ok(n)
     }
 }

@@ -19,6 +19,12 @@ pub struct Config {
     pub exclude: HashSet<String>,
     /// `channel_abbreviations.txt`: lowercase channel → abbreviation.
     pub channel_abbrev: FxHashMap<String, String>,
+    /// `provider_abbreviations.txt`: lowercase provider → abbreviation.
+    pub provider_abbrev: FxHashMap<String, String>,
+    /// `generic_abbreviations.txt`: (word, abbreviation) replaced inside provider names.
+    pub generic_abbrev: Vec<(String, String)>,
+    /// `target_event_IDs.txt`: the EventIDs `-E` keeps.
+    pub target_eids: HashSet<String>,
     /// `mitre_tactics.txt`: `attack.<tactic>` tag → short name.
     pub mitre_tactics: FxHashMap<String, String>,
     /// `expand/<name>.txt`: placeholder values.
@@ -153,6 +159,17 @@ impl Config {
                     .filter(|(c, _)| *c != "Channel")
                     .map(|(c, a)| (c.to_lowercase(), a.to_string())),
             ),
+            "provider_abbreviations.txt" => self.provider_abbrev.extend(
+                pairs(text)
+                    .filter(|(p, _)| *p != "Provider")
+                    .map(|(p, a)| (p.to_lowercase(), a.to_string())),
+            ),
+            "generic_abbreviations.txt" => self.generic_abbrev.extend(
+                pairs(text)
+                    .filter(|(w, a)| !w.is_empty() && !a.contains("Abbreviation"))
+                    .map(|(w, a)| (w.to_string(), a.to_string())),
+            ),
+            "target_event_IDs.txt" => self.target_eids.extend(id_list(text)),
             "mitre_tactics.txt" => self
                 .mitre_tactics
                 .extend(pairs(text).map(|(t, a)| (t.to_lowercase(), a.to_string()))),
@@ -170,6 +187,9 @@ impl Config {
             "exclude_rules.txt",
             "channel_abbreviations.txt",
             "mitre_tactics.txt",
+            "provider_abbreviations.txt",
+            "generic_abbreviations.txt",
+            "target_event_IDs.txt",
         ];
         for n in names {
             let p = dir.join(n);
@@ -232,9 +252,47 @@ impl Config {
         if self.mitre_tactics.is_empty() {
             self.mitre_tactics = fallback.mitre_tactics.clone();
         }
+        if self.provider_abbrev.is_empty() && self.generic_abbrev.is_empty() {
+            self.provider_abbrev = fallback.provider_abbrev.clone();
+            self.generic_abbrev = fallback.generic_abbrev.clone();
+        }
+        if self.target_eids.is_empty() {
+            self.target_eids = fallback.target_eids.clone();
+        }
         if self.default_details.is_empty() {
             self.default_details = fallback.default_details.clone();
         }
+    }
+
+    /// The abbreviation of a provider name: its entry in `provider_abbreviations.txt`,
+    /// else the name with the generic abbreviations replaced (case-insensitively,
+    /// longest word first).
+    pub fn provider_abbrev(&self, provider: &str) -> String {
+        if let Some(a) = self.provider_abbrev.get(provider.to_lowercase().as_str()) {
+            return a.clone();
+        }
+        let mut out = String::with_capacity(provider.len());
+        let lower = provider.to_ascii_lowercase();
+        let mut i = 0;
+        'scan: while i < provider.len() {
+            let mut best: Option<&(String, String)> = None;
+            for g in &self.generic_abbrev {
+                if lower[i..].starts_with(&g.0.to_ascii_lowercase())
+                    && best.is_none_or(|b| g.0.len() > b.0.len())
+                {
+                    best = Some(g);
+                }
+            }
+            if let Some((w, a)) = best {
+                out.push_str(a);
+                i += w.len();
+                continue 'scan;
+            }
+            let ch = provider[i..].chars().next().unwrap_or(' ');
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+        out
     }
 
     /// The abbreviation of a channel name, or the name itself.

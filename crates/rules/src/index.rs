@@ -83,6 +83,12 @@ impl RuleIndex {
         ]
     }
 
+    /// Whether some rule may match a record of this channel (lowercase): a rule
+    /// indexed under it, or a rule with no channel constraint.
+    pub fn has_channel(&self, channel: &str) -> bool {
+        self.map.contains_key(channel) || self.map.contains_key("")
+    }
+
     /// Number of (channel, EventID) keys.
     pub fn keys(&self) -> usize {
         self.map.values().map(|m| m.len()).sum()

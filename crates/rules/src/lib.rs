@@ -45,5 +45,7 @@ pub use correlation::{Correlation, CorrelationKind};
 pub use event::{Event, Value};
 pub use fields::{FieldId, FieldTable, CHANNEL, EVENT_ID};
 pub use index::{Bucket, RuleIndex};
-pub use loader::{load, Disabled, LoadError, LoadOptions, LoadReport, RuleSet, RuleSource};
+pub use loader::{
+    load, Disabled, LoadError, LoadOptions, LoadReport, RuleSelect, RuleSet, RuleSource,
+};
 pub use rule::{Level, Rule, RuleMeta};

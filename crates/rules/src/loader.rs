@@ -47,6 +47,58 @@ pub struct LoadOptions {
     /// Keep both a rule and a rule derived from it with the same title (by default the
     /// original is disabled when its derived copy, e.g. a Hayabusa conversion, is loaded).
     pub keep_derived_duplicates: bool,
+    /// Only rules of exactly this level (`-e/--exact-level`).
+    pub exact_level: Option<Level>,
+    /// Rule selection by tag, `logsource.category` and `status` (`--include-tag` …).
+    pub select: RuleSelect,
+}
+
+/// Which rules to keep, by tag, log-source category and status. An include list keeps
+/// only the rules with a listed value (so a rule without one is dropped); an exclude
+/// list drops the rules with a listed value. Comparisons ignore case.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSelect {
+    /// Keep rules with any of these tags.
+    pub include_tags: Vec<String>,
+    /// Drop rules with any of these tags.
+    pub exclude_tags: Vec<String>,
+    /// Keep rules of these categories.
+    pub include_categories: Vec<String>,
+    /// Drop rules of these categories.
+    pub exclude_categories: Vec<String>,
+    /// Keep rules of these statuses (`*` keeps all).
+    pub include_status: Vec<String>,
+    /// Drop rules of these statuses.
+    pub exclude_status: Vec<String>,
+}
+
+impl RuleSelect {
+    /// Whether a rule passes the selection.
+    pub fn keeps(&self, meta: &rule::RuleMeta) -> bool {
+        let has = |list: &[String], v: &str| list.iter().any(|x| x.eq_ignore_ascii_case(v));
+        let any_tag = |list: &[String]| meta.tags.iter().any(|t| has(list, t));
+        if !self.include_tags.is_empty() && !any_tag(&self.include_tags) {
+            return false;
+        }
+        if any_tag(&self.exclude_tags) {
+            return false;
+        }
+        let category = meta.logsource.category.as_deref().unwrap_or("");
+        if !self.include_categories.is_empty() && !has(&self.include_categories, category) {
+            return false;
+        }
+        if !category.is_empty() && has(&self.exclude_categories, category) {
+            return false;
+        }
+        let status = meta.status.as_str();
+        if !self.include_status.is_empty()
+            && !self.include_status.iter().any(|s| s == "*")
+            && !has(&self.include_status, status)
+        {
+            return false;
+        }
+        !(!status.is_empty() && has(&self.exclude_status, status))
+    }
 }
 
 /// A document that could not be loaded.
@@ -94,6 +146,10 @@ pub enum Disabled {
     Logsource,
     /// A derived rule with the same title is loaded.
     Duplicate,
+    /// Not of the `--exact-level`.
+    NotExactLevel,
+    /// Left out by a tag, category or status option.
+    Selected,
 }
 
 impl Disabled {
@@ -108,6 +164,8 @@ impl Disabled {
             Disabled::Placeholder => "placeholder without values",
             Disabled::Logsource => "log source not in event logs",
             Disabled::Duplicate => "duplicate of a derived rule",
+            Disabled::NotExactLevel => "not of the exact level",
+            Disabled::Selected => "left out by tag, category or status options",
         }
     }
 }
@@ -702,7 +760,13 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
             "unsupported" if !opts.enable_unsupported => return Some(Disabled::Unsupported),
             _ => {}
         }
-        (meta.level < opts.min_level).then_some(Disabled::BelowMinLevel)
+        if meta.level < opts.min_level {
+            return Some(Disabled::BelowMinLevel);
+        }
+        if opts.exact_level.is_some_and(|l| l != meta.level) {
+            return Some(Disabled::NotExactLevel);
+        }
+        (!opts.select.keeps(meta)).then_some(Disabled::Selected)
     };
     let mut kept = Vec::with_capacity(rules.len());
     let mut counted = std::collections::HashSet::new();

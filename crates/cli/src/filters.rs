@@ -1,0 +1,167 @@
+//! The record filters of the timeline commands, from their flags: a time range
+//! (`--timeline-start`/`--timeline-end`/`--time-offset`), EventIDs (`--include-eid`,
+//! `--exclude-eid`, `-E`) and computers (`--include-computer`, `--exclude-computer`).
+
+use crate::args::TimelineArgs;
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+use scanner_engine::record_filter::RecordFilter;
+use scanner_rules::RuleSet;
+
+/// Parses a time such as `2020-02-22 00:00:00 +09:00`, `2020/02/22 00:00:00 +0900`,
+/// `2020-02-22T00:00:00Z`, `2020-02-22 00:00:00` or `2020-02-22`; without an offset
+/// it is read in `tz` (the zone the timeline is written in).
+pub fn parse_time(s: &str, tz: &TimeZone) -> Result<Timestamp, String> {
+    let mut t = s.trim().replace('/', "-");
+    // "… 00:00:00 +09:00" → "…00:00:00+09:00"
+    if let Some(i) = t.rfind(' ') {
+        let tail = &t[i + 1..];
+        if tail.starts_with(['+', '-']) && tail[1..].chars().all(|c| c.is_ascii_digit() || c == ':')
+        {
+            let mut off = tail.to_string();
+            if off.len() == 5 && !off.contains(':') {
+                off.insert(3, ':');
+            }
+            t = format!("{}{off}", &t[..i]);
+        }
+    }
+    if let Ok(ts) = t.parse::<Timestamp>() {
+        return Ok(ts);
+    }
+    if let Ok(dt) = t.parse::<jiff::civil::DateTime>() {
+        return dt
+            .to_zoned(tz.clone())
+            .map(|z| z.timestamp())
+            .map_err(|e| e.to_string());
+    }
+    if let Ok(d) = t.parse::<jiff::civil::Date>() {
+        return d
+            .to_zoned(tz.clone())
+            .map(|z| z.timestamp())
+            .map_err(|e| e.to_string());
+    }
+    Err(format!(
+        "cannot read time '{s}' (expected e.g. \"2020-02-22 00:00:00 +09:00\")"
+    ))
+}
+
+/// Parses an offset such as `1y 3M 30d 24h 30m 10s` into seconds (a year is 365 days,
+/// a month 30).
+pub fn parse_offset(s: &str) -> Result<i64, String> {
+    let mut total: i64 = 0;
+    let mut seen = false;
+    for tok in s.split_whitespace() {
+        let unit = tok.chars().last().ok_or("empty")?;
+        let n: i64 = tok[..tok.len() - unit.len_utf8()]
+            .parse()
+            .map_err(|_| format!("--time-offset: cannot read '{tok}'"))?;
+        let secs = match unit {
+            'y' => 365 * 86400,
+            'M' => 30 * 86400,
+            'd' => 86400,
+            'h' => 3600,
+            'm' => 60,
+            's' => 1,
+            _ => {
+                return Err(format!(
+                    "--time-offset: unknown unit in '{tok}' (y M d h m s)"
+                ))
+            }
+        };
+        total = total.saturating_add(n.saturating_mul(secs));
+        seen = true;
+    }
+    if !seen {
+        return Err("--time-offset: empty offset".into());
+    }
+    Ok(total)
+}
+
+fn lower_set(v: &[String]) -> std::collections::HashSet<String> {
+    v.iter().map(|s| s.trim().to_lowercase()).collect()
+}
+
+/// The record filter the flags ask for (empty when none is given).
+pub fn record_filter(
+    a: &TimelineArgs,
+    set: &RuleSet,
+    tz: &TimeZone,
+) -> Result<RecordFilter, String> {
+    let mut f = RecordFilter::default();
+    if let Some(s) = &a.timeline_start {
+        f.start = Some(parse_time(s, tz).map_err(|e| format!("--timeline-start: {e}"))?);
+    }
+    if let Some(s) = &a.timeline_end {
+        f.end = Some(parse_time(s, tz).map_err(|e| format!("--timeline-end: {e}"))?);
+    }
+    if let Some(o) = &a.time_offset {
+        let secs = parse_offset(o)?;
+        f.start = Some(
+            Timestamp::now()
+                .checked_sub(jiff::SignedDuration::from_secs(secs))
+                .map_err(|e| format!("--time-offset: {e}"))?,
+        );
+    }
+    if let (Some(s), Some(e)) = (f.start, f.end) {
+        if s > e {
+            return Err("the timeline starts after it ends".into());
+        }
+    }
+    let mut include: Option<std::collections::HashSet<String>> = None;
+    if !a.include_eids.is_empty() {
+        include = Some(
+            a.include_eids
+                .iter()
+                .map(|e| e.trim().to_string())
+                .collect(),
+        );
+    }
+    if a.eid_filter {
+        let common = &set.config.target_eids;
+        include = Some(match include {
+            Some(inc) => inc.into_iter().filter(|e| common.contains(e)).collect(),
+            None => common.clone(),
+        });
+    }
+    f.include_eids = include;
+    f.exclude_eids = a
+        .exclude_eids
+        .iter()
+        .map(|e| e.trim().to_string())
+        .collect();
+    if !a.include_computers.is_empty() {
+        f.include_computers = Some(lower_set(&a.include_computers));
+    }
+    f.exclude_computers = lower_set(&a.exclude_computers);
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_in_hayabusas_forms_and_offsets() {
+        let utc = TimeZone::UTC;
+        let want: Timestamp = "2020-02-21T15:00:00Z".parse().unwrap();
+        for s in [
+            "2020-02-22 00:00:00 +09:00",
+            "2020/02/22 00:00:00 +0900",
+            "2020-02-22T00:00:00+09:00",
+            "2020-02-21 15:00:00",
+            "2020-02-21T15:00:00Z",
+        ] {
+            assert_eq!(parse_time(s, &utc).unwrap(), want, "{s}");
+        }
+        assert_eq!(
+            parse_time("2020-02-22", &utc).unwrap(),
+            "2020-02-22T00:00:00Z".parse::<Timestamp>().unwrap()
+        );
+        assert!(parse_time("yesterday", &utc).is_err());
+        assert_eq!(
+            parse_offset("1y 3M 30d 24h 30m").unwrap(),
+            ((365 + 90 + 30 + 1) * 86400) + 1800
+        );
+        assert!(parse_offset("3w").is_err());
+    }
+}

@@ -286,17 +286,11 @@ impl Summary {
                 bold(&format!("Input errors: {n} in {} files", self.errors.len()))
             );
             for (f, msgs) in &self.errors {
-                let _ = writeln!(
-                    o,
-                    "  {f}: {} error{}",
-                    msgs.len(),
-                    if msgs.len() == 1 { "" } else { "s" }
-                );
                 for m in msgs.iter().take(3) {
-                    let _ = writeln!(o, "    {m}");
+                    let _ = writeln!(o, "  {f}: {m}");
                 }
                 if msgs.len() > 3 {
-                    let _ = writeln!(o, "    … and {} more", msgs.len() - 3);
+                    let _ = writeln!(o, "  {f}: … and {} more errors", msgs.len() - 3);
                 }
             }
         }

@@ -615,3 +615,25 @@ fn options_on_the_attack_corpus() {
         .iter()
         .all(|l| l["Timestamp"].as_str().unwrap().ends_with('Z')));
 }
+
+#[test]
+fn rule_stats_are_written_as_tsv() {
+    let dir = scratch("stats");
+    let tsv = dir.join("stats.tsv");
+    let o = scanner(&[
+        "csv-timeline",
+        "-J",
+        "-d",
+        "testdata/demo",
+        "-q",
+        "-o",
+        "/dev/null",
+        "-C",
+        "--rule-stats",
+        tsv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let body = std::fs::read_to_string(&tsv).unwrap();
+    assert!(body.starts_with("rule_id\ttitle\t"), "{body}");
+    assert!(body.lines().count() > 5, "{body}");
+}

@@ -97,7 +97,7 @@ impl RuleSelect {
         {
             return false;
         }
-        !(!status.is_empty() && has(&self.exclude_status, status))
+        status.is_empty() || !has(&self.exclude_status, status)
     }
 }
 

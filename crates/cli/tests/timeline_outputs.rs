@@ -369,31 +369,60 @@ fn rule_selection_by_level_tag_category_and_status() {
 
 #[test]
 fn files_no_rule_can_match_are_skipped_unless_a() {
-    let run = |extra: &[&str]| {
+    // A synthetic log of 2.8 MiB whose first record is a Security event; its other
+    // channels include one System event that rules/system detects.
+    let dir = scratch("chan");
+    let big = dir.join("big.evtx");
+    let o = scanner(&[
+        "evtx",
+        "generate",
+        "--records",
+        "3000",
+        "--seed",
+        "1",
+        "-o",
+        big.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let d = dir.to_str().unwrap();
+    let run = |rules: &str, extra: &[&str]| {
         let mut args = vec![
             "csv-timeline",
             "-d",
-            "testdata/evtx",
+            d,
             "-r",
-            "rules/sysmon",
+            rules,
             "-U",
+            "-o",
+            "/dev/null",
+            "-C",
         ];
         args.extend_from_slice(extra);
         let o = scanner(&args);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
         text(&o.stderr)
     };
-    let s = run(&[]);
+    let s = run("rules/system", &[]);
     assert!(
-        s.contains("Files scanned: 1 (") && s.contains("1 skipped"),
+        s.contains("Files scanned: 0 (") && s.contains("1 skipped"),
         "{s}"
     );
-    let s = run(&["-a"]);
+    let s = run("rules/system", &["-a"]);
     assert!(
-        s.contains("Files scanned: 2 (") && !s.contains("skipped"),
+        s.contains("Files scanned: 1 (") && !s.contains("skipped"),
         "{s}"
     );
-    assert!(run(&["-A"]).contains("Files scanned: 1 ("));
+    assert!(s.contains("Total | Unique detections: 1 | 1"), "{s}");
+    let s = run("rules/security", &[]);
+    assert!(
+        s.contains("Files scanned: 1 (") && !s.contains("skipped"),
+        "{s}"
+    );
+    assert!(run("rules/system", &["-A"]).contains("1 skipped"));
+    // Files under 1 MiB are scanned without the check (a Security log, no Sysmon rule
+    // for it); the big one is skipped.
+    let s = run("rules/sysmon", &["-f", "testdata/evtx/security.evtx"]);
+    assert!(s.contains("Files scanned: 1 (0.1 MiB); 1 skipped"), "{s}");
 }
 
 #[test]

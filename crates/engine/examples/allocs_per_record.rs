@@ -42,15 +42,31 @@ fn main() {
         std::process::exit(2);
     };
     let threads: usize = args.get(3).and_then(|t| t.parse().ok()).unwrap_or(1);
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().ok();
-    let source = if rules == "builtin" { RuleSource::Builtin } else { RuleSource::Path(rules.into()) };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .ok();
+    let source = if rules == "builtin" {
+        RuleSource::Builtin
+    } else {
+        RuleSource::Path(rules.into())
+    };
     let set = load(&[source], &LoadOptions::default());
     let scanner = Scanner::new(set, true);
     let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-    let files = [InputFile { path: file.into(), size }];
-    let (a0, b0) = (ALLOCS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
+    let files = [InputFile {
+        path: file.into(),
+        size,
+    }];
+    let (a0, b0) = (
+        ALLOCS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    );
     let result = scanner.scan(&files, InputKind::Evtx);
-    let (a1, b1) = (ALLOCS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
+    let (a1, b1) = (
+        ALLOCS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    );
     let n = result.stats.records.max(1);
     println!(
         "{} records, {} detections: {} allocations ({:.2} per record), {:.0} bytes allocated per record",

@@ -40,20 +40,42 @@ fn holds(c: &Correlation, n: u64) -> bool {
     c.conditions.iter().all(|(op, b)| op.holds(n, *b))
 }
 
-fn count(c: &Correlation, window: &[&CorrelationHit]) -> u64 {
-    match c.kind {
-        CorrelationKind::EventCount => window.len() as u64,
-        CorrelationKind::ValueCount => {
-            let mut v: Vec<&str> = window.iter().filter_map(|h| h.value.as_deref()).collect();
-            v.sort_unstable();
-            v.dedup();
-            v.len() as u64
+/// What a window counts, kept up to date as the window slides (each hit enters and
+/// leaves once), so a group of n hits costs O(n), not O(n × window).
+#[derive(Default)]
+struct Tally<'h> {
+    values: std::collections::HashMap<&'h str, u32>,
+    rules: std::collections::HashMap<u32, u32>,
+}
+
+impl<'h> Tally<'h> {
+    fn enter(&mut self, h: &'h CorrelationHit) {
+        if let Some(v) = h.value.as_deref() {
+            *self.values.entry(v).or_default() += 1;
         }
-        CorrelationKind::Temporal | CorrelationKind::TemporalOrdered => {
-            let mut r: Vec<u32> = window.iter().map(|h| h.rule).collect();
-            r.sort_unstable();
-            r.dedup();
-            r.len() as u64
+        *self.rules.entry(h.rule).or_default() += 1;
+    }
+
+    fn leave(&mut self, h: &'h CorrelationHit) {
+        fn dec<K: std::hash::Hash + Eq>(m: &mut std::collections::HashMap<K, u32>, k: K) {
+            if let Some(n) = m.get_mut(&k) {
+                *n -= 1;
+                if *n == 0 {
+                    m.remove(&k);
+                }
+            }
+        }
+        if let Some(v) = h.value.as_deref() {
+            dec(&mut self.values, v);
+        }
+        dec(&mut self.rules, h.rule);
+    }
+
+    fn count(&self, c: &Correlation, window: usize) -> u64 {
+        match c.kind {
+            CorrelationKind::EventCount => window as u64,
+            CorrelationKind::ValueCount => self.values.len() as u64,
+            CorrelationKind::Temporal | CorrelationKind::TemporalOrdered => self.rules.len() as u64,
         }
     }
 }
@@ -87,16 +109,19 @@ pub fn evaluate(
         let span = c
             .timespan_secs
             .map(|s| jiff::SignedDuration::from_secs(i64::try_from(s).unwrap_or(i64::MAX)));
-        let mut i = 0;
+        let end_of = |i: usize| span.and_then(|s| hs[i].time.checked_add(s).ok());
+        let mut tally = Tally::default();
+        let (mut i, mut j) = (0, 0);
         while i < hs.len() {
-            // Without a timespan the whole scan is one window.
-            let end_time = span.and_then(|s| hs[i].time.checked_add(s).ok());
-            let j = i + hs[i..]
-                .iter()
-                .take_while(|h| end_time.is_none_or(|e| h.time <= e))
-                .count();
+            // The window is the hits within `timespan` of hit i (without a timespan the
+            // whole scan is one window); j only moves forward.
+            let end_time = end_of(i);
+            while j < hs.len() && end_time.is_none_or(|e| hs[j].time <= e) {
+                tally.enter(hs[j]);
+                j += 1;
+            }
             let window = &hs[i..j];
-            let n = count(c, window);
+            let n = tally.count(c, window.len());
             let fire = match c.kind {
                 CorrelationKind::Temporal => n == c.rules.len() as u64,
                 CorrelationKind::TemporalOrdered => n == c.rules.len() as u64 && ordered(c, window),
@@ -104,8 +129,11 @@ pub fn evaluate(
             };
             if fire {
                 rows.push(row(set, ci, c, group, window, n, file_name));
+                // The next window starts after this one.
+                tally = Tally::default();
                 i = j;
             } else {
+                tally.leave(hs[i]);
                 i += 1;
             }
         }

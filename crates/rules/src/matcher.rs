@@ -14,7 +14,6 @@ use crate::fields::FieldId;
 use crate::pattern::{self, Piece, Shape};
 use crate::regex_cache::RegexCache;
 use aho_corasick::AhoCorasick;
-use regex::Regex;
 use serde_yaml::Value as Yaml;
 use std::sync::Arc;
 
@@ -39,7 +38,7 @@ pub enum StrKind {
     /// Any value.
     Any,
     /// Anchored regex for wildcards in the middle of a value.
-    Glob(Arc<Regex>),
+    Glob(Arc<crate::regex_cache::CompiledRegex>),
 }
 
 /// A test on one value of a field.
@@ -64,7 +63,7 @@ pub enum ValueTest {
         needles: Box<[Box<str>]>,
     },
     /// `re`: unanchored search on the raw value.
-    Regex(Arc<Regex>),
+    Regex(Arc<crate::regex_cache::CompiledRegex>),
     /// `cidr`.
     Cidr(Cidr),
     /// `gt`/`gte`/`lt`/`lte`.
@@ -98,7 +97,7 @@ impl ValueTest {
                     StrKind::Suffix(n) => s.len() >= n.len() && s.ends_with(&**n),
                     StrKind::Contains(n) => s.len() >= n.len() && s.contains(&**n),
                     StrKind::Any => true,
-                    StrKind::Glob(re) => re.is_match(s),
+                    StrKind::Glob(re) => re.re.is_match(s),
                 }
             }
             ValueTest::Needles {
@@ -107,7 +106,7 @@ impl ValueTest {
                 let s = if *cased { v.raw } else { v.lower };
                 s.len() >= *min_len && ac.is_match(s)
             }
-            ValueTest::Regex(re) => re.is_match(v.raw),
+            ValueTest::Regex(re) => re.re.is_match(v.raw),
             ValueTest::Cidr(c) => c.contains(v.raw),
             ValueTest::Num(op, n) => match v.raw.trim().parse::<f64>() {
                 Ok(x) => match op {

@@ -26,13 +26,16 @@ fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
             StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n) => {
                 vec![lowercase(n).into_boxed_str()]
             }
-            StrKind::Any | StrKind::Glob(_) => return None,
+            StrKind::Glob(re) => re.required.clone()?,
+            StrKind::Any => return None,
         },
         ValueTest::Needles { needles, .. } => needles
             .iter()
             .map(|n| lowercase(n).into_boxed_str())
             .collect(),
-        ValueTest::Regex(_) | ValueTest::Cidr(_) | ValueTest::Num(..) => return None,
+        // The literals the regex's syntax tree requires (`regex_cache::required_literals`).
+        ValueTest::Regex(re) => re.required.clone()?,
+        ValueTest::Cidr(_) | ValueTest::Num(..) => return None,
     };
     // An empty needle occurs everywhere: no requirement.
     if n.iter().any(|x| x.is_empty()) {

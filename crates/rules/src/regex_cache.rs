@@ -1,22 +1,143 @@
 //! One compiled `Regex` per distinct pattern, shared by every rule that uses it.
 
 use regex::{Regex, RegexBuilder};
+use regex_syntax::hir::{Class, Hir, HirKind};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Most memory one compiled pattern may take; a rule whose regex needs more is rejected.
 pub const REGEX_SIZE_LIMIT: usize = 10 << 20;
 
+/// A compiled pattern and the literal texts one of which every match contains.
+#[derive(Debug)]
+pub struct CompiledRegex {
+    /// The regex.
+    pub re: Regex,
+    /// Lowercase texts one of which occurs (case-insensitively) in every matching value;
+    /// `None` when the pattern requires no literal (used by the rule-set prefilter).
+    pub required: Option<Vec<Box<str>>>,
+}
+
+/// The single lowercase char every member of a class lowercases to, if there is one
+/// (`[Ww]`, or a lone char): such a class stands for one letter of a case-insensitive
+/// literal.
+fn folded_char(c: &Class) -> Option<char> {
+    let mut out: Option<char> = None;
+    let mut each = |ch: char| -> bool {
+        let mut l = ch.to_lowercase();
+        let (Some(lc), None) = (l.next(), l.next()) else {
+            return false;
+        };
+        match out {
+            None => {
+                out = Some(lc);
+                true
+            }
+            Some(o) => o == lc,
+        }
+    };
+    match c {
+        Class::Unicode(u) => {
+            for r in u.ranges() {
+                if (r.end() as u32) - (r.start() as u32) > 4 {
+                    return None;
+                }
+                for ch in r.start()..=r.end() {
+                    if !each(ch) {
+                        return None;
+                    }
+                }
+            }
+        }
+        Class::Bytes(b) => {
+            for r in b.ranges() {
+                if r.end() - r.start() > 4 {
+                    return None;
+                }
+                for byte in r.start()..=r.end() {
+                    if !byte.is_ascii() || !each(char::from(byte)) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn better(a: Option<Vec<Box<str>>>, b: Option<Vec<Box<str>>>) -> Option<Vec<Box<str>>> {
+    let key = |v: &Vec<Box<str>>| v.iter().map(|s| s.chars().count()).min().unwrap_or(0);
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if key(&b) > key(&a) { b } else { a }),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// The literals (lowercase) one of which every match of `h` contains; `None` if none is
+/// required. Sound by construction: only concatenated literal runs, every branch of an
+/// alternation, and repetitions that must occur at least once contribute.
+pub fn required_literals(h: &Hir) -> Option<Vec<Box<str>>> {
+    match h.kind() {
+        HirKind::Literal(l) => {
+            let s = std::str::from_utf8(&l.0).ok()?;
+            let low: String = s.chars().flat_map(char::to_lowercase).collect();
+            (!low.is_empty()).then(|| vec![low.into_boxed_str()])
+        }
+        HirKind::Class(c) => folded_char(c).map(|c| vec![c.to_string().into_boxed_str()]),
+        HirKind::Capture(c) => required_literals(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => required_literals(&r.sub),
+        HirKind::Concat(items) => {
+            let mut best: Option<Vec<Box<str>>> = None;
+            let mut run = String::new();
+            let flush = |run: &mut String, best: &mut Option<Vec<Box<str>>>| {
+                if !run.is_empty() {
+                    *best = better(
+                        best.take(),
+                        Some(vec![std::mem::take(run).into_boxed_str()]),
+                    );
+                }
+            };
+            for item in items {
+                let piece = match item.kind() {
+                    HirKind::Literal(l) => std::str::from_utf8(&l.0)
+                        .ok()
+                        .map(|s| s.chars().flat_map(char::to_lowercase).collect::<String>()),
+                    HirKind::Class(c) => folded_char(c).map(String::from),
+                    _ => None,
+                };
+                match piece {
+                    Some(p) => run.push_str(&p),
+                    None => {
+                        flush(&mut run, &mut best);
+                        best = better(best, required_literals(item));
+                    }
+                }
+            }
+            flush(&mut run, &mut best);
+            best
+        }
+        HirKind::Alternation(branches) => {
+            let mut out = Vec::new();
+            for b in branches {
+                out.extend(required_literals(b)?);
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
 /// The load-time cache of compiled patterns. Compiled once per distinct source, never
 /// per record.
 #[derive(Default)]
 pub struct RegexCache {
-    map: Mutex<HashMap<String, Arc<Regex>>>,
+    map: Mutex<HashMap<String, Arc<CompiledRegex>>>,
 }
 
 impl RegexCache {
     /// The compiled regex for `source`, compiling it on first use.
-    pub fn get(&self, source: &str) -> Result<Arc<Regex>, String> {
+    pub fn get(&self, source: &str) -> Result<Arc<CompiledRegex>, String> {
         if let Some(r) = self.lock().get(source) {
             return Ok(Arc::clone(r));
         }
@@ -25,7 +146,12 @@ impl RegexCache {
             .dfa_size_limit(REGEX_SIZE_LIMIT)
             .build()
             .map_err(|e| format!("regex '{source}' does not compile: {e}"))?;
-        let re = Arc::new(re);
+        // Literals of one or two characters filter nothing useful.
+        let required = regex_syntax::parse(source)
+            .ok()
+            .and_then(|h| required_literals(&h))
+            .filter(|r| r.iter().all(|s| s.chars().count() >= 3));
+        let re = Arc::new(CompiledRegex { re, required });
         Ok(Arc::clone(
             self.lock().entry(source.to_string()).or_insert(re),
         ))
@@ -41,7 +167,7 @@ impl RegexCache {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Regex>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<CompiledRegex>>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -58,6 +184,37 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(c.len(), 1);
         assert!(c.get("(unclosed").is_err());
+        let req = |p: &str| {
+            c.get(p)
+                .unwrap()
+                .required
+                .clone()
+                .map(|v| v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        };
+        // Under (?i), `s` also matches `ſ` (long s), which lowercases to itself: the run
+        // must break there, or a value spelled with `ſ` would be filtered out wrongly.
+        assert_eq!(
+            req(r"(?i)\.exe[\x22']?\s+[^\x22]{0,64}werfaultsecure\.exe"),
+            Some(vec!["ecure.exe".to_string()])
+        );
+        assert_eq!(
+            req(r"(?i)\\mimikatz\.exe"),
+            Some(vec!["\\mimikatz.exe".to_string()])
+        );
+        // The most selective requirement wins: `.exe` (4) over {cmd, powershell} (3).
+        assert_eq!(req(r"(cmd|PowerShell)\.exe"), Some(vec![".exe".into()]));
+        assert_eq!(
+            req(r"(cmd|PowerShell)\d"),
+            Some(vec!["cmd".into(), "powershell".into()])
+        );
+        assert_eq!(req(r"a+b"), None, "too short to filter");
+        assert_eq!(
+            req(r"(abc)?def"),
+            Some(vec!["def".into()]),
+            "an optional group requires nothing"
+        );
+        assert_eq!(req(r"x*\d+"), None);
+        assert_eq!(req(r"(foo|\d+)bar"), Some(vec!["bar".into()]));
         assert!(
             c.get(r"\w{1000}{1000}").is_err(),
             "size limit rejects huge patterns"

@@ -195,6 +195,11 @@ pub struct TimelineArgs {
     /// Quiet: no load report, progress bar or summary on standard error.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    /// Also scan records carved from slack space and damaged chunks; their rows are
+    /// marked Y in an appended RecoveredRecord column. Carved records can be stale
+    /// copies of live ones, or garbage (dropped).
+    #[arg(short = 'x', long = "recover-records")]
+    pub recover_records: bool,
     /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,
     /// or to rule it out when debugging).
     #[arg(long = "no-prefilter", hide = true)]

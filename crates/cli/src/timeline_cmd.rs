@@ -146,6 +146,7 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
             files.iter().map(|f| f.size).sum(),
         )
     });
+    scanner.set_recover_records(a.recover_records);
     let mut result = scanner.scan(&files, kind);
     if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
         p.finish(path)?;
@@ -160,7 +161,9 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
         remove_duplicates: a.remove_duplicates,
     };
     let mut writer =
-        TimelineWriter::new(scanner.rules(), &files, time.clone(), profile).with_style(style);
+        TimelineWriter::new(scanner.rules(), &files, time.clone(), profile)
+            .with_style(style)
+            .with_recovered_column(a.recover_records);
     writer.remove_duplicates(&mut result.rows);
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {
@@ -226,6 +229,12 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
             );
         } else {
             eprint!("{}", summary.render(colour));
+        }
+        if a.recover_records {
+            eprintln!(
+                "recovered (carved) records scanned: {}",
+                result.stats.recovered
+            );
         }
     } else {
         for e in &errors {

@@ -166,6 +166,7 @@ fn row(
         time: w[0].time,
         rule: ci,
         correlation: true,
+        recovered: false,
         origin: Origin::Correlation {
             files: join_distinct(files.iter().map(String::as_str)).into(),
         },

@@ -29,6 +29,8 @@ pub struct DetectInfo {
     pub rule: u32,
     /// Whether `rule` indexes the rule set's correlations.
     pub correlation: bool,
+    /// The record was carved from slack space or a damaged chunk (`--recover-records`).
+    pub recovered: bool,
     /// Record or correlation origin.
     pub origin: Origin,
     /// `Computer`.

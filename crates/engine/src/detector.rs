@@ -34,6 +34,9 @@ pub struct Matches {
     pub hits: Vec<CorrelationHit>,
     /// Per-rule timings, when rule statistics are on.
     pub stats: Option<crate::rule_stats::RuleStats>,
+    /// Whether the record being tested was carved (`--recover-records`); set by the
+    /// caller before [`Detector::detect`], copied into its rows.
+    pub recovered: bool,
     /// Reused buffers of the prefilter.
     scratch: Scratch,
 }
@@ -350,6 +353,7 @@ impl<'a> Detector<'a> {
             rule: r,
             correlation: false,
             origin: Origin::Record { file, record_id },
+            recovered: m.recovered,
             computer: view.first(self.out.computer).unwrap_or("-").into(),
             channel: view.first(CHANNEL).unwrap_or("-").into(),
             event_id: view.first(EVENT_ID).unwrap_or("-").into(),

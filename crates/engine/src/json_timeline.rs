@@ -132,7 +132,7 @@ pub fn write<W: Write>(
     lines: bool,
 ) -> std::io::Result<usize> {
     let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
-    let names = tw.profile().named_columns();
+    let names = tw.named_columns();
     if !lines {
         w.write_all(b"[")?;
     }

@@ -63,6 +63,7 @@ pub struct Scanner {
     all_fields: bool,
     filter: Option<record_filter::RecordFilter>,
     progress: Option<std::sync::Arc<progress::Progress>>,
+    recover_records: bool,
 }
 
 impl Scanner {
@@ -79,6 +80,7 @@ impl Scanner {
             all_fields: false,
             filter: None,
             progress: None,
+            recover_records: false,
         }
     }
 
@@ -86,6 +88,13 @@ impl Scanner {
     /// record's (Channel, EventID) is evaluated. Detections are the same either way.
     pub fn set_prefilter(&mut self, on: bool) {
         self.prefilter = on;
+    }
+
+    /// Also scans EVTX records carved from slack space and damaged chunks
+    /// (`-x/--recover-records`); their rows are marked [`DetectInfo::recovered`].
+    /// Carved records that do not render or flatten are dropped without an error.
+    pub fn set_recover_records(&mut self, on: bool) {
+        self.recover_records = on;
     }
 
     /// Times every rule evaluation during scans (`--rule-stats`); off by default, and
@@ -135,6 +144,7 @@ impl Scanner {
             scan::ScanOptions {
                 kind,
                 progress: self.progress.clone(),
+                recover_records: self.recover_records,
             },
         )
     }

@@ -21,6 +21,8 @@ pub struct ScanOptions {
     pub kind: InputKind,
     /// Counters to bump as files are done, for a progress display.
     pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
+    /// Also scan records carved from slack space and damaged chunks (EVTX only).
+    pub recover_records: bool,
 }
 
 /// Counts for the summary.
@@ -32,6 +34,8 @@ pub struct ScanStats {
     pub bytes: u64,
     /// Records read.
     pub records: u64,
+    /// Records carved and scanned besides them (`--recover-records`).
+    pub recovered: u64,
     /// Wall time of the scan.
     pub elapsed: Duration,
 }
@@ -99,23 +103,36 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let mut order: Vec<u32> = (0..files.len() as u32).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i as usize].size));
 
+    let recovered = AtomicU64::new(0);
     order.par_iter().for_each(|&fi| {
         let f = &files[fi as usize];
-        let n = match opts.kind {
-            InputKind::Evtx => source::evtx(
-                &f.path,
-                f.size,
-                || Worker::new(&sink, det),
-                |w, rec| match w.flat.fill(rec.json, table, &mut w.view) {
-                    Ok(()) => det.detect(&w.view, fi, rec.record_id, &mut w.found),
-                    Err(e) => report(format!(
-                        "{}: record {}: unreadable JSON rendering: {e}",
-                        f.path.display(),
-                        rec.record_id.unwrap_or(0)
-                    )),
-                },
-                report,
-            ),
+        // A panic while reading one file (a bug, in the parser or here) is reported
+        // and ends that file only.
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match opts.kind {
+            InputKind::Evtx => {
+                let n = source::evtx(
+                    &f.path,
+                    f.size,
+                    opts.recover_records,
+                    || Worker::new(&sink, det),
+                    |w, rec| match w.flat.fill(rec.json, table, &mut w.view) {
+                        Ok(()) => {
+                            w.found.recovered = rec.recovered;
+                            det.detect(&w.view, fi, rec.record_id, &mut w.found)
+                        }
+                        // Carved records are often garbage: not an input error.
+                        Err(_) if rec.recovered => {}
+                        Err(e) => report(format!(
+                            "{}: record {}: unreadable JSON rendering: {e}",
+                            f.path.display(),
+                            rec.record_id.unwrap_or(0)
+                        )),
+                    },
+                    report,
+                );
+                recovered.fetch_add(n.recovered, Ordering::Relaxed);
+                n.records
+            }
             InputKind::Json => {
                 let mut w = Worker::new(&sink, det);
                 source::json(
@@ -127,6 +144,17 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     },
                     report,
                 )
+            }
+        }));
+        let n = match run {
+            Ok(n) => n,
+            Err(p) => {
+                report(format!(
+                    "{}: reading stopped by an internal error: {}",
+                    f.path.display(),
+                    source::panic_message(&*p)
+                ));
+                0
             }
         };
         records.fetch_add(n, Ordering::Relaxed);
@@ -148,6 +176,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             files: files.len(),
             bytes: files.iter().map(|f| f.size).sum(),
             records: records.into_inner(),
+            recovered: recovered.into_inner(),
             elapsed: start.elapsed(),
         },
         errors,

@@ -4,7 +4,9 @@
 use evtx::{EvtxChunkData, EvtxParser, ParserSettings};
 use rayon::prelude::*;
 use std::io::{BufRead, BufReader};
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A record handed to the scan: its JSON text and, for EVTX, its header record id.
@@ -13,11 +15,24 @@ pub struct RawRecord<'a> {
     pub json: &'a str,
     /// The EVTX record header's id (None for JSON input).
     pub record_id: Option<u64>,
+    /// Carved from slack space or a damaged chunk (`--recover-records`), not a live record.
+    pub recovered: bool,
+}
+
+/// Records an EVTX file gave.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvtxCounts {
+    /// Live records handed to the callback.
+    pub records: u64,
+    /// Carved records handed to the callback (only with recovery on).
+    pub recovered: u64,
 }
 
 /// Files with more chunks than this are scanned chunk-parallel.
 const PARALLEL_CHUNKS: u64 = 8;
 const CHUNK_SIZE: u64 = 64 * 1024;
+/// The string table of a chunk header: 64 offsets at bytes 128..384.
+const STRING_TABLE: std::ops::Range<usize> = 128..384;
 
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
@@ -33,6 +48,14 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// The message of a caught panic.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
+}
+
 /// The parser settings the scan uses: single-threaded parsers (rayon parallelism is
 /// ours; the crate's own threads deadlock inside a rayon pool), attributes separated.
 pub fn settings() -> ParserSettings {
@@ -41,15 +64,26 @@ pub fn settings() -> ParserSettings {
         .separate_json_attributes(true)
 }
 
+/// [`settings`], with record recovery (carving) on or off.
+pub fn settings_with(recover: bool) -> ParserSettings {
+    settings().recover_records(recover)
+}
+
 /// Scans one EVTX file. `init` makes per-worker state, `f` handles a record with it.
 /// Errors (file, chunk or record) go to `err`; the rest of the file is still read.
-pub fn evtx<S, I, F, E>(path: &Path, size: u64, init: I, f: F, err: E) -> u64
+/// `recover` also hands carved records (marked `recovered`) to `f`.
+///
+/// Damage the `evtx` crate refuses but that leaves records readable is worked
+/// around: a chunk whose string table is damaged is read again without the table
+/// (names are then read where the records point), and is reported. A panic inside the
+/// parser ends only the chunk (or file) it happened in, and is reported.
+pub fn evtx<S, I, F, E>(path: &Path, size: u64, recover: bool, init: I, f: F, err: E) -> EvtxCounts
 where
     I: Fn() -> S + Sync + Send,
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
     E: Fn(String) + Sync + Send,
 {
-    let settings = Arc::new(settings());
+    let settings = Arc::new(settings_with(recover));
     let mut parser = match EvtxParser::from_path(path) {
         Ok(p) => p.with_configuration((*settings).clone()),
         Err(e) => {
@@ -58,12 +92,13 @@ where
                 path.display(),
                 chain(&e)
             ));
-            return 0;
+            return EvtxCounts::default();
         }
     };
-    let records = std::sync::atomic::AtomicU64::new(0);
+    let records = AtomicU64::new(0);
+    let recovered = AtomicU64::new(0);
     let chunk = |state: &mut S, c: Result<EvtxChunkData, evtx::err::EvtxError>| {
-        let mut data = match c {
+        let data = match c {
             Ok(d) => d,
             Err(e) => {
                 err(format!("{}: {}", path.display(), chain(&e)));
@@ -71,50 +106,121 @@ where
             }
         };
         let number = data.number.unwrap_or(0);
-        let mut chunk = match data.parse(Arc::clone(&settings)) {
-            Ok(c) => c,
-            Err(e) => {
-                err(format!("{}: chunk {number}: {}", path.display(), chain(&e)));
-                return;
-            }
-        };
-        let mut n = 0;
-        for rec in chunk.iter() {
-            match rec {
-                Ok(r) => {
-                    let id = r.event_record_id;
-                    match r.into_json() {
-                        Ok(j) => {
-                            n += 1;
-                            f(
-                                state,
-                                RawRecord {
-                                    json: &j.data,
-                                    record_id: Some(id),
-                                },
-                            );
-                        }
-                        Err(e) => err(format!(
-                            "{}: chunk {number}: record {id}: {}",
-                            path.display(),
-                            chain(&e)
-                        )),
-                    }
+        let (mut live, mut carved) = (0, 0);
+        let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            chunk_records(path, data, &settings, &err, |rec| {
+                if rec.recovered {
+                    carved += 1;
+                } else {
+                    live += 1;
                 }
-                Err(e) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
+                f(state, rec)
+            })
+        }));
+        if let Err(p) = run {
+            err(format!(
+                "{}: chunk {number}: the EVTX parser failed (internal error: {}); \
+                 the chunk's remaining records are skipped",
+                path.display(),
+                panic_message(&*p)
+            ));
+        }
+        records.fetch_add(live, Ordering::Relaxed);
+        recovered.fetch_add(carved, Ordering::Relaxed);
+    };
+    let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        if size / CHUNK_SIZE > PARALLEL_CHUNKS {
+            parser.chunks().par_bridge().for_each_init(&init, chunk);
+        } else {
+            let mut state = init();
+            for c in parser.chunks() {
+                chunk(&mut state, c);
             }
         }
-        records.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }));
+    if let Err(p) = run {
+        err(format!(
+            "{}: the EVTX parser failed (internal error: {}); the file's remaining chunks are skipped",
+            path.display(),
+            panic_message(&*p)
+        ));
+    }
+    EvtxCounts {
+        records: records.into_inner(),
+        recovered: recovered.into_inner(),
+    }
+}
+
+/// Hands every record of one chunk to `f`.
+fn chunk_records<E, F>(
+    path: &Path,
+    mut data: EvtxChunkData,
+    settings: &Arc<ParserSettings>,
+    err: &E,
+    mut f: F,
+) where
+    E: Fn(String),
+    F: FnMut(RawRecord<'_>),
+{
+    let number = data.number.unwrap_or(0);
+    let parsed = data.parse(Arc::clone(settings)).err().map(|e| chain(&e));
+    let mut data = match parsed {
+        None => data,
+        Some(e) if e.contains("string cache") => {
+            // A damaged string table: it only caches names that records also point to,
+            // so read the chunk again without it.
+            err(format!(
+                "{}: chunk {number}: damaged string table ({e}); read without it",
+                path.display()
+            ));
+            let mut bytes = std::mem::take(&mut data.data);
+            bytes[STRING_TABLE].fill(0);
+            match EvtxChunkData::new(bytes, false) {
+                Ok(mut d) => {
+                    d.number = data.number;
+                    d
+                }
+                Err(e) => {
+                    err(format!("{}: chunk {number}: {}", path.display(), chain(&e)));
+                    return;
+                }
+            }
+        }
+        Some(e) => {
+            err(format!("{}: chunk {number}: {e}", path.display()));
+            return;
+        }
     };
-    if size / CHUNK_SIZE > PARALLEL_CHUNKS {
-        parser.chunks().par_bridge().for_each_init(&init, chunk);
-    } else {
-        let mut state = init();
-        for c in parser.chunks() {
-            chunk(&mut state, c);
+    let mut chunk = match data.parse(Arc::clone(settings)) {
+        Ok(c) => c,
+        Err(e) => {
+            err(format!("{}: chunk {number}: {}", path.display(), chain(&e)));
+            return;
+        }
+    };
+    for rec in chunk.iter() {
+        match rec {
+            Ok(r) => {
+                let id = r.event_record_id;
+                let recovered = r.recovered;
+                match r.into_json() {
+                    Ok(j) => f(RawRecord {
+                        json: &j.data,
+                        record_id: Some(id),
+                        recovered,
+                    }),
+                    // Carved records are often garbage: not an input error.
+                    Err(_) if recovered => {}
+                    Err(e) => err(format!(
+                        "{}: chunk {number}: record {id}: {}",
+                        path.display(),
+                        chain(&e)
+                    )),
+                }
+            }
+            Err(e) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
         }
     }
-    records.into_inner()
 }
 
 /// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.

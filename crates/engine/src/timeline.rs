@@ -59,6 +59,8 @@ pub enum Column {
     RuleID,
     /// Input file path.
     EvtxFile,
+    /// `Y` for a record carved by `--recover-records` (appended only then).
+    RecoveredRecord,
 }
 
 impl Column {
@@ -361,6 +363,8 @@ pub struct TimelineWriter<'a> {
     style: Style,
     rule_tags: Vec<Tags>,
     corr_tags: Vec<Tags>,
+    /// The profile's columns, plus any appended (`RecoveredRecord`).
+    columns: Vec<(&'static str, Column)>,
 }
 
 impl<'a> TimelineWriter<'a> {
@@ -389,7 +393,23 @@ impl<'a> TimelineWriter<'a> {
             style: Style::default(),
             rule_tags,
             corr_tags,
+            columns: profile.named_columns().to_vec(),
         }
+    }
+
+    /// Appends a `RecoveredRecord` column (`Y` for carved records, empty otherwise) to
+    /// the profile's, as Hayabusa does with `--recover-records`.
+    pub fn with_recovered_column(mut self, on: bool) -> Self {
+        if on && !self.columns.iter().any(|(_, c)| *c == Column::RecoveredRecord) {
+            self.columns
+                .push(("RecoveredRecord", Column::RecoveredRecord));
+        }
+        self
+    }
+
+    /// The columns written, in order, each with its header name.
+    pub fn named_columns(&self) -> &[(&'static str, Column)] {
+        &self.columns
     }
 
     /// Sets the style (`-M`, `-S`, `-b`, `-X`).
@@ -496,6 +516,7 @@ impl<'a> TimelineWriter<'a> {
                 }
                 Origin::Correlation { files } => files.to_string(),
             },
+            Column::RecoveredRecord => if r.recovered { "Y" } else { "" }.to_string(),
         }
     }
 
@@ -508,7 +529,7 @@ impl<'a> TimelineWriter<'a> {
         rows: &[DetectInfo],
         mut f: impl FnMut(usize, &[String]) -> Result<(), E>,
     ) -> Result<usize, E> {
-        let cols: Vec<Column> = self.profile.columns().collect();
+        let cols: Vec<Column> = self.columns.iter().map(|(_, c)| *c).collect();
         let mut cells: Vec<String> = Vec::with_capacity(cols.len());
         let mut seen: HashSet<Vec<String>> = HashSet::new();
         let mut group_time = None;
@@ -559,7 +580,7 @@ impl<'a> TimelineWriter<'a> {
         let mut w = csv::WriterBuilder::new()
             .quote_style(csv::QuoteStyle::NonNumeric)
             .from_writer(std::io::BufWriter::with_capacity(1 << 16, out));
-        let named = self.profile.named_columns();
+        let named = &self.columns[..];
         w.write_record(named.iter().map(|(n, _)| *n))?;
         let sep = self.style.separator();
         let n = self.for_each_row(rows, |_, cells| {

@@ -1,6 +1,7 @@
 //! Record sources: EVTX files (through the `evtx` crate) and JSON event files. Each
 //! hands records one at a time to a callback; nothing collects a file's records.
 
+use evtx::err::ChunkError;
 use evtx::{EvtxChunkData, EvtxParser, ParserSettings};
 use rayon::prelude::*;
 use std::io::{BufRead, BufReader};
@@ -31,6 +32,7 @@ pub struct EvtxCounts {
 /// Files with more chunks than this are scanned chunk-parallel.
 const PARALLEL_CHUNKS: u64 = 8;
 const CHUNK_SIZE: u64 = 64 * 1024;
+const HEADER_SIZE: u64 = 4096;
 /// The string table of a chunk header: 64 offsets at bytes 128..384.
 const STRING_TABLE: std::ops::Range<usize> = 128..384;
 
@@ -100,6 +102,20 @@ where
     let chunk = |state: &mut S, c: Result<EvtxChunkData, evtx::err::EvtxError>| {
         let data = match c {
             Ok(d) => d,
+            Err(evtx::err::EvtxError::FailedToParseChunk { chunk_id, source })
+                if matches!(*source, ChunkError::FailedToParseChunkHeader(_)) =>
+            {
+                // A damaged chunk header: its records may be intact.
+                let Some(d) = salvage(path, chunk_id, &err) else {
+                    return;
+                };
+                err(format!(
+                    "{}: chunk {chunk_id}: damaged chunk header ({}); records read where intact",
+                    path.display(),
+                    chain(&source)
+                ));
+                d
+            }
             Err(e) => {
                 err(format!("{}: {}", path.display(), chain(&e)));
                 return;
@@ -128,13 +144,29 @@ where
         records.fetch_add(live, Ordering::Relaxed);
         recovered.fetch_add(carved, Ordering::Relaxed);
     };
+    // A last, partial chunk (a truncated file): the parser stops before it.
+    let tail = (size > HEADER_SIZE && (size - HEADER_SIZE) % CHUNK_SIZE >= 512)
+        .then(|| (size - HEADER_SIZE) / CHUNK_SIZE);
     let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        if size / CHUNK_SIZE > PARALLEL_CHUNKS {
-            parser.chunks().par_bridge().for_each_init(&init, chunk);
+        let mut state = if size / CHUNK_SIZE > PARALLEL_CHUNKS {
+            parser.chunks().par_bridge().for_each_init(&init, &chunk);
+            None
         } else {
             let mut state = init();
             for c in parser.chunks() {
                 chunk(&mut state, c);
+            }
+            Some(state)
+        };
+        if let Some(n) = tail {
+            if let Some(d) = salvage(path, n, &err) {
+                err(format!(
+                    "{}: chunk {n}: truncated at {} of its {CHUNK_SIZE} bytes; its complete records read",
+                    path.display(),
+                    (size - HEADER_SIZE) % CHUNK_SIZE
+                ));
+                let state = state.get_or_insert_with(&init);
+                chunk(state, Ok(d));
             }
         }
     }));
@@ -149,6 +181,30 @@ where
         records: records.into_inner(),
         recovered: recovered.into_inner(),
     }
+}
+
+/// Chunk `n` of `path` read directly, padded to a whole chunk, with its magic set:
+/// for a chunk whose header the parser refuses, or a truncated last chunk. `None` when
+/// nothing is there.
+fn salvage<E: Fn(String)>(path: &Path, n: u64, err: &E) -> Option<EvtxChunkData> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = Vec::with_capacity(CHUNK_SIZE as usize);
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        f.seek(SeekFrom::Start(HEADER_SIZE + n * CHUNK_SIZE))?;
+        f.take(CHUNK_SIZE).read_to_end(&mut bytes)
+    });
+    if let Err(e) = read {
+        err(format!("{}: chunk {n}: {e}", path.display()));
+        return None;
+    }
+    if bytes.len() < 512 || bytes.iter().all(|&b| b == 0) {
+        return None;
+    }
+    bytes.resize(CHUNK_SIZE as usize, 0);
+    bytes[..8].copy_from_slice(b"ElfChnk\0");
+    let mut d = EvtxChunkData::new(bytes, false).ok()?;
+    d.number = Some(n);
+    Some(d)
 }
 
 /// Hands every record of one chunk to `f`.

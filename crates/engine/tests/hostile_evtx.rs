@@ -571,3 +571,83 @@ fn damaged_attack_corpus() {
     assert!(t.variants >= total);
     assert_clean(&t);
 }
+
+#[test]
+#[ignore = "reads ../shared/corpus; run by .ci/run in release mode"]
+fn edge_case_corpus() {
+    let files = evtx_files(&shared().join("evtx-edge-cases"));
+    assert!(files.len() >= 6, "evtx-edge-cases: {files:?}");
+    let set = load(&[RuleSource::Builtin], &LoadOptions::default());
+    let mut recovering = Scanner::new(load(&[RuleSource::Builtin], &LoadOptions::default()), true);
+    recovering.set_recover_records(true);
+    let scanners = Arc::new([Scanner::new(set, true), recovering]);
+    let mut failures = Vec::new();
+    for p in &files {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let o = match check(&scanners, p, Duration::from_secs(60)) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        eprintln!(
+            "{name}: crate {} records, scanned {} ({} with recovery on), {} errors{}",
+            o.crate_records,
+            o.scanned,
+            o.scanned_recovering,
+            o.errors,
+            o.first_error
+                .as_deref()
+                .map(|e| format!(", first: {e}"))
+                .unwrap_or_default()
+        );
+        if o.scanned < o.crate_records {
+            failures.push(format!(
+                "{name}: the crate reads {} records, the scan {}",
+                o.crate_records, o.scanned
+            ));
+        }
+        if o.scanned_recovering != o.scanned {
+            failures.push(format!("{name}: live records differ with recovery on"));
+        }
+    }
+    // The damaged ones: an error naming the file and the chunk (and record).
+    let s = &scanners[0];
+    let scan_one = |n: &str| {
+        let p = shared().join("evtx-edge-cases").join(n);
+        let size = std::fs::metadata(&p).unwrap().len();
+        s.scan(&[InputFile { path: p, size }], InputKind::Evtx)
+    };
+    let r = scan_one("sample_with_a_bad_chunk_magic.evtx");
+    for chunk in [
+        "chunk 6: damaged chunk header",
+        "chunk 10: damaged chunk header",
+    ] {
+        if !r
+            .errors
+            .iter()
+            .any(|e| e.contains("sample_with_a_bad_chunk_magic.evtx") && e.contains(chunk))
+        {
+            failures.push(format!(
+                "bad chunk magic: no error with {chunk:?}: {:?}",
+                r.errors
+            ));
+        }
+    }
+    let r = scan_one("sample-with-zero-data-size-event.evtx");
+    if !r.errors.iter().any(|e| {
+        e.contains("sample-with-zero-data-size-event.evtx: chunk 0:")
+            && e.contains("record data size")
+    }) {
+        failures.push(format!("zero data size: {:?}", r.errors));
+    }
+    // Recovery carves records from the two damaged chunks.
+    let p = shared().join("evtx-edge-cases/sample_with_a_bad_chunk_magic.evtx");
+    let size = std::fs::metadata(&p).unwrap().len();
+    let r = scanners[1].scan(&[InputFile { path: p, size }], InputKind::Evtx);
+    if r.stats.recovered == 0 {
+        failures.push("bad chunk magic: nothing carved with recovery on".into());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -469,3 +469,94 @@ fn write_errors_fail_the_run_and_leave_no_partial_file() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn bad_inputs_are_named_and_the_scan_goes_on() {
+    let d = scratch("bad-inputs");
+    let good = root().join("testdata/evtx/security.evtx");
+    std::fs::copy(&good, d.join("good.evtx")).unwrap();
+    std::fs::create_dir_all(d.join("folder.evtx")).unwrap();
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::fs::write(d.join("text.evtx"), "hello, not a log\n").unwrap();
+    std::fs::write(d.join("empty.evtx"), "").unwrap();
+    std::fs::write(
+        d.join("sub/half.evtx"),
+        &std::fs::read(&good).unwrap()[..2000],
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::symlink;
+        symlink("loop2.evtx", d.join("loop1.evtx")).unwrap();
+        symlink("loop1.evtx", d.join("loop2.evtx")).unwrap();
+        symlink("missing.evtx", d.join("dangling.evtx")).unwrap();
+        // A folder symlink back up: not followed, so no loop.
+        symlink("..", d.join("sub/up")).unwrap();
+    }
+    let ds = d.to_str().unwrap();
+    let folder = d.join("folder.evtx");
+    let missing = d.join("nothing-here.evtx");
+    let out = scanner(&[
+        "csv-timeline",
+        "-d",
+        ds,
+        "-f",
+        folder.to_str().unwrap(),
+        "-f",
+        missing.to_str().unwrap(),
+        "-d",
+        good.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let expect = [
+        ("folder.evtx", "a folder, not a file"),
+        ("nothing-here.evtx", "cannot open"),
+        ("security.evtx", "not a folder"),
+        ("text.evtx", "not an EVTX file"),
+        ("empty.evtx", "empty file"),
+        ("half.evtx", "not a readable EVTX file"),
+    ];
+    for (name, why) in expect {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("input error: ") && l.contains(name) && l.contains(why)),
+            "no error for {name} ({why}):\n{err}"
+        );
+    }
+    #[cfg(unix)]
+    for name in ["loop1.evtx", "loop2.evtx", "dangling.evtx"] {
+        assert!(
+            err.lines()
+                .any(|l| l.contains(name) && l.contains("cannot open")),
+            "{name}:\n{err}"
+        );
+    }
+    // The good file was scanned all the same.
+    assert!(
+        text(&out.stdout).contains("Security Event Log Cleared"),
+        "{err}"
+    );
+}
+
+#[test]
+fn recover_records_appends_the_recovered_record_column() {
+    let out = scanner(&[
+        "csv-timeline",
+        "-f",
+        "testdata/evtx/security.evtx",
+        "-x",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .ends_with(r#""RuleID","RecoveredRecord""#));
+    // Live records: the column is empty.
+    assert!(lines.all(|l| l.ends_with(r#","""#)), "{csv}");
+    let plain = text(&scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-q"]).stdout);
+    assert!(!plain.contains("RecoveredRecord"));
+}

@@ -50,15 +50,29 @@ pub fn discover(
                 path: f.clone(),
                 size: m.len(),
             }),
-            Ok(_) => errors.push(format!("{}: not a file", f.display())),
-            Err(e) => errors.push(format!("{}: {e}", f.display())),
+            Ok(m) if m.is_dir() => errors.push(format!(
+                "{}: a folder, not a file (scan folders with -d)",
+                f.display()
+            )),
+            Ok(_) => errors.push(format!("{}: not a regular file", f.display())),
+            Err(e) => errors.push(format!("{}: cannot open: {e}", f.display())),
         }
     }
     for d in dirs {
         let mut stack = vec![d.clone()];
-        if !d.is_dir() {
-            errors.push(format!("{}: not a folder", d.display()));
-            continue;
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                errors.push(format!(
+                    "{}: not a folder (scan single files with -f)",
+                    d.display()
+                ));
+                continue;
+            }
+            Err(e) => {
+                errors.push(format!("{}: cannot open folder: {e}", d.display()));
+                continue;
+            }
         }
         while let Some(dir) = stack.pop() {
             let rd = match std::fs::read_dir(&dir) {
@@ -87,7 +101,7 @@ pub fn discover(
                             size: m.len(),
                         }),
                         Ok(_) => {}
-                        Err(e) => errors.push(format!("{}: {e}", p.display())),
+                        Err(e) => errors.push(format!("{}: cannot open: {e}", p.display())),
                     }
                 }
             }

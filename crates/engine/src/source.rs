@@ -89,11 +89,7 @@ where
     let mut parser = match EvtxParser::from_path(path) {
         Ok(p) => p.with_configuration((*settings).clone()),
         Err(e) => {
-            err(format!(
-                "{}: not a readable EVTX file: {}",
-                path.display(),
-                chain(&e)
-            ));
+            err(format!("{}: {}", path.display(), why_unreadable(path, &e)));
             return EvtxCounts::default();
         }
     };
@@ -180,6 +176,22 @@ where
     EvtxCounts {
         records: records.into_inner(),
         recovered: recovered.into_inner(),
+    }
+}
+
+/// Why the parser could not open `path`, in words: empty, not EVTX, too short, or
+/// the parser's own reason.
+fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> String {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    let opened = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    match opened {
+        Err(io) => format!("cannot read: {io}"),
+        Ok(0) => "empty file, not EVTX".into(),
+        Ok(_) if head != b"ElfFile\0" => {
+            "not an EVTX file (it does not start with the ElfFile signature)".into()
+        }
+        Ok(_) => format!("not a readable EVTX file: {}", chain(e)),
     }
 }
 

@@ -511,7 +511,7 @@ fn run(sources: &[PathBuf], per_file: usize, limit: Duration, max_failures: usiz
     }
     eprintln!(
         "{} variants: crate read {} records, scan {} (+{} errors); scan count equal on {}, \
-         higher on {} (chunks read again without a damaged string table); {} variants had reported errors; the crate panicked on {}",
+         higher on {} (damaged chunks the crate skips, read where intact); {} variants had reported errors; the crate panicked on {}",
         t.variants,
         t.crate_records,
         t.scanned,

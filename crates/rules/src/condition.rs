@@ -98,10 +98,17 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
+/// Deepest nesting of `not` and parentheses a condition may have: real rules use a
+/// handful; the bound keeps the recursive parser (and every walk of the tree) off the
+/// end of the stack.
+pub const MAX_DEPTH: u32 = 64;
+
 struct Parser<'a> {
     toks: Vec<Tok>,
     pos: usize,
     names: &'a [String],
+    /// Current nesting of `not` and parentheses.
+    depth: u32,
 }
 
 fn glob_match(pattern: &str, name: &str) -> bool {
@@ -160,10 +167,24 @@ impl Parser<'_> {
         })
     }
 
+    /// Enters one level of nesting (`not`, a parenthesis), refusing past [`MAX_DEPTH`].
+    fn deeper(&mut self) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!(
+                "condition nests deeper than {MAX_DEPTH} levels of 'not' and parentheses"
+            ));
+        }
+        Ok(())
+    }
+
     fn not(&mut self) -> Result<Cond, String> {
         if self.peek() == Some(&Tok::Not) {
             self.pos += 1;
-            return Ok(Cond::Not(Box::new(self.not()?)));
+            self.deeper()?;
+            let c = Cond::Not(Box::new(self.not()?));
+            self.depth -= 1;
+            return Ok(c);
         }
         self.primary()
     }
@@ -219,7 +240,9 @@ impl Parser<'_> {
     fn primary(&mut self) -> Result<Cond, String> {
         match self.next() {
             Some(Tok::Open) => {
+                self.deeper()?;
                 let c = self.or()?;
+                self.depth -= 1;
                 match self.next() {
                     Some(Tok::Close) => Ok(c),
                     _ => Err("unbalanced parenthesis in condition".into()),
@@ -250,6 +273,7 @@ pub fn parse(text: &str, names: &[String]) -> Result<Cond, String> {
         toks,
         pos: 0,
         names,
+        depth: 0,
     };
     let c = p.or()?;
     if p.pos < p.toks.len() {
@@ -309,6 +333,23 @@ mod tests {
             &parse("all of _*", &n).unwrap(),
             &[false, false, false, true]
         ));
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let n = names(&["a"]);
+        let ok = format!(
+            "{}a{}",
+            "(".repeat(MAX_DEPTH as usize),
+            ")".repeat(MAX_DEPTH as usize)
+        );
+        assert!(parse(&ok, &n).is_ok());
+        let deep = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(parse(&deep, &n).unwrap_err().contains("nests deeper"));
+        let nots = format!("{}a", "not ".repeat(100_000));
+        assert!(parse(&nots, &n).unwrap_err().contains("nests deeper"));
+        let mixed = "not (".repeat(60) + "a" + &")".repeat(60);
+        assert!(parse(&mixed, &n).is_err());
     }
 
     #[test]

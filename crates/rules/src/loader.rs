@@ -27,6 +27,13 @@ pub enum RuleSource {
     Builtin,
     /// A `.yml` file or a folder searched recursively.
     Path(PathBuf),
+    /// Rule YAML given as text, under a name for the load report (tests, fuzzing).
+    Text {
+        /// The name errors give as the file.
+        name: String,
+        /// The YAML.
+        text: String,
+    },
 }
 
 /// Which rules are enabled.
@@ -473,8 +480,48 @@ fn apply_filter(f: &Filter, rules: &mut [Rule], ctx: &Ctx<'_>, report: &mut Load
     }
 }
 
+/// Deepest nesting of YAML flow collections (`[`, `{`) a rule file may have. The YAML
+/// parser's time grows with the square of the nesting, so a hostile file of a few
+/// kilobytes of brackets would take minutes; real rules nest a few levels.
+pub const MAX_YAML_FLOW_DEPTH: usize = 64;
+
+/// The deepest nesting of flow brackets outside quotes and comments (a cheap upper
+/// estimate: quotes are taken to end with their line).
+fn flow_depth(text: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for line in text.lines() {
+        let mut quote = None;
+        let mut prev = b' ';
+        for &c in line.as_bytes() {
+            match (quote, c) {
+                (Some(q), _) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, b'\'' | b'"') => quote = Some(c),
+                (None, b'#') if prev == b' ' || prev == b'\t' => break,
+                (None, b'[' | b'{') => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                (None, b']' | b'}') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            prev = c;
+        }
+    }
+    max
+}
+
 fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
     let mut out = Vec::new();
+    if flow_depth(text) > MAX_YAML_FLOW_DEPTH {
+        out.push(Doc::Error(LoadError {
+            file: path.to_string(),
+            document: 0,
+            title: None,
+            reason: format!("invalid YAML: brackets nest deeper than {MAX_YAML_FLOW_DEPTH} levels"),
+        }));
+        return out;
+    }
     for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
         match Yaml::deserialize(de) {
             Ok(v) => out.extend(load_document(path, i + 1, v, ctx)),
@@ -632,6 +679,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
                     .iter()
                     .map(|(p, t)| (format!("builtin:{p}"), t.to_string())),
             ),
+            RuleSource::Text { name, text } => texts.push((name.clone(), text.clone())),
             RuleSource::Path(root) => {
                 if !root.exists() {
                     report.errors.push(LoadError {

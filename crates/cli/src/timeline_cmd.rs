@@ -160,10 +160,9 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
         no_abbreviations: a.no_abbreviations,
         remove_duplicates: a.remove_duplicates,
     };
-    let mut writer =
-        TimelineWriter::new(scanner.rules(), &files, time.clone(), profile)
-            .with_style(style)
-            .with_recovered_column(a.recover_records);
+    let mut writer = TimelineWriter::new(scanner.rules(), &files, time.clone(), profile)
+        .with_style(style)
+        .with_recovered_column(a.recover_records);
     writer.remove_duplicates(&mut result.rows);
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {

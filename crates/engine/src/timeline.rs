@@ -400,7 +400,12 @@ impl<'a> TimelineWriter<'a> {
     /// Appends a `RecoveredRecord` column (`Y` for carved records, empty otherwise) to
     /// the profile's, as Hayabusa does with `--recover-records`.
     pub fn with_recovered_column(mut self, on: bool) -> Self {
-        if on && !self.columns.iter().any(|(_, c)| *c == Column::RecoveredRecord) {
+        if on
+            && !self
+                .columns
+                .iter()
+                .any(|(_, c)| *c == Column::RecoveredRecord)
+        {
             self.columns
                 .push(("RecoveredRecord", Column::RecoveredRecord));
         }

@@ -36,11 +36,12 @@ fn main() {
         let n = scanner_engine::source::evtx(
             &f.path,
             f.size,
+            false,
             || 0u64,
             |len, rec| *len += rec.json.len() as u64,
             |_| {},
         );
-        records.fetch_add(n, Ordering::Relaxed);
+        records.fetch_add(n.records, Ordering::Relaxed);
     });
     let secs = start.elapsed().as_secs_f64();
     let n = records.into_inner();

@@ -145,7 +145,9 @@ where
         .then(|| (size - HEADER_SIZE) / CHUNK_SIZE);
     let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let mut state = if size / CHUNK_SIZE > PARALLEL_CHUNKS {
-            parser.chunks().par_bridge().for_each_init(&init, &chunk);
+            // By reference: the tail below uses the closure again.
+            let each = &chunk;
+            parser.chunks().par_bridge().for_each_init(&init, each);
             None
         } else {
             let mut state = init();

@@ -123,7 +123,12 @@ fn regex_compile(c: &mut Criterion) {
         })
     });
     g.bench_function("fastest: compiled once, held by the rule", |b| {
-        b.iter(|| black_box(&vals).iter().filter(|v| once.re.is_match(v)).count())
+        b.iter(|| {
+            black_box(&vals)
+                .iter()
+                .filter(|v| once.re.is_match(v))
+                .count()
+        })
     });
     g.finish();
 }

@@ -76,8 +76,8 @@ impl Scratch {
             self.epoch = 1;
         }
         for fs in &p.fields {
-            for v in scanner_rules::Event::values(view, fs.field) {
-                for hit in fs.automaton.find_overlapping_iter(v.lower) {
+            let mut scan = |lower: &str| {
+                for hit in fs.automaton.find_overlapping_iter(lower) {
                     for &r in &fs.owners[hit.pattern().as_usize()] {
                         let m = &mut self.marks[r as usize];
                         if *m != self.epoch {
@@ -86,6 +86,11 @@ impl Scratch {
                         }
                     }
                 }
+            };
+            if fs.field == scanner_rules::prefilter::ALL_VALUES {
+                scanner_rules::Event::all_values(view).for_each(|v| scan(v.lower));
+            } else {
+                scanner_rules::Event::values(view, fs.field).for_each(|v| scan(v.lower));
             }
         }
     }

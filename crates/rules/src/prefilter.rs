@@ -14,6 +14,9 @@ use crate::matcher::{lowercase, Check, FieldTest, StrKind, Target, ValueTest};
 use crate::rule::{Rule, Selection};
 use aho_corasick::AhoCorasick;
 
+/// The pseudo-field of keyword searches: its needles are scanned over every value.
+pub const ALL_VALUES: FieldId = FieldId::MAX;
+
 /// Buckets with fewer rules than this are evaluated rule by rule.
 pub const MIN_BUCKET: usize = 8;
 

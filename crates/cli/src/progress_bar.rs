@@ -60,13 +60,23 @@ impl ProgressBar {
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = Arc::clone(&stop);
         let started = Instant::now();
+        let draw = move |p: &Progress| {
+            let mut err = std::io::stderr();
+            let l = line(p.snapshot(), files, bytes, started.elapsed(), 30);
+            let _ = write!(err, "\r\x1b[2K{l}");
+            let _ = err.flush();
+        };
+        // The first line is drawn now, so even a scan that ends before the drawing
+        // thread runs shows its bar; the thread redraws every 200 ms after that.
+        draw(&p);
         let handle = std::thread::spawn(move || {
             let mut err = std::io::stderr();
-            while !s2.load(Ordering::Relaxed) {
-                let l = line(p.snapshot(), files, bytes, started.elapsed(), 30);
-                let _ = write!(err, "\r\x1b[2K{l}");
-                let _ = err.flush();
+            loop {
                 std::thread::sleep(Duration::from_millis(200));
+                if s2.load(Ordering::Relaxed) {
+                    break;
+                }
+                draw(&p);
             }
             let _ = write!(err, "\r\x1b[2K");
             let _ = err.flush();

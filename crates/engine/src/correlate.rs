@@ -128,7 +128,7 @@ pub fn evaluate(
                 _ => holds(c, n),
             };
             if fire {
-                rows.push(row(set, ci, c, group, window, n, file_name));
+                rows.push(row(ci, c, group, window, n, file_name));
                 // The next window starts after this one.
                 tally = Tally::default();
                 i = j;
@@ -142,7 +142,6 @@ pub fn evaluate(
 }
 
 fn row(
-    set: &RuleSet,
     ci: u32,
     c: &Correlation,
     group: &str,
@@ -160,7 +159,6 @@ fn row(
     for (g, v) in c.group_by.iter().zip(group.split('\u{1f}')) {
         details.push_str(&format!("{}{g}:{v}", crate::details::SEP));
     }
-    let _ = set;
     let files: Vec<String> = w.iter().map(|h| file_name(h.file)).collect();
     DetectInfo {
         time: w[0].time,

@@ -221,27 +221,34 @@ impl Config {
             dir.join("expand"),
             dir.join("..").join("config").join("expand"),
         ] {
-            let Ok(rd) = std::fs::read_dir(&sub) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let p = e.path();
-                let Some(name) = p.file_stem().and_then(|s| s.to_str()) else {
-                    continue;
-                };
-                if p.extension().and_then(|e| e.to_str()) != Some("txt") {
-                    continue;
-                }
-                match std::fs::read_to_string(&p) {
-                    Ok(t) => {
-                        c.placeholders
-                            .insert(name.to_string(), lines(&t).map(str::to_string).collect());
-                    }
-                    Err(e) => c.errors.push(format!("{}: {e}", p.display())),
-                }
-            }
+            // Either folder may be absent.
+            let _ = c.add_placeholder_dir(&sub);
         }
         c
+    }
+
+    /// Reads `<name>.txt` files of `expand` placeholder values (one per line, `#` comments)
+    /// from `dir`. An unreadable file is recorded in `errors`; an unreadable folder is
+    /// the error returned.
+    pub fn add_placeholder_dir(&mut self, dir: &Path) -> Result<(), String> {
+        let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for e in rd.flatten() {
+            let p = e.path();
+            let Some(name) = p.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            if p.extension().and_then(|e| e.to_str()) != Some("txt") {
+                continue;
+            }
+            match std::fs::read_to_string(&p) {
+                Ok(t) => {
+                    self.placeholders
+                        .insert(name.to_string(), lines(&t).map(str::to_string).collect());
+                }
+                Err(e) => self.errors.push(format!("{}: {e}", p.display())),
+            }
+        }
+        Ok(())
     }
 
     /// Fills tables this config lacks from `fallback`.

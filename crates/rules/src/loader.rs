@@ -616,32 +616,10 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     report.config_errors = std::mem::take(&mut config.errors);
 
     if let Some(dir) = &opts.expand_dir {
-        match std::fs::read_dir(dir) {
-            Ok(rd) => {
-                for e in rd.flatten() {
-                    let p = e.path();
-                    let (Some(stem), Some("txt")) = (
-                        p.file_stem().and_then(|s| s.to_str()),
-                        p.extension().and_then(|e| e.to_str()),
-                    ) else {
-                        continue;
-                    };
-                    match std::fs::read_to_string(&p) {
-                        Ok(t) => {
-                            let values = t
-                                .lines()
-                                .map(str::trim)
-                                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                                .map(str::to_string)
-                                .collect();
-                            config.placeholders.insert(stem.to_string(), values);
-                        }
-                        Err(e) => report.config_errors.push(format!("{}: {e}", p.display())),
-                    }
-                }
-            }
-            Err(e) => report.config_errors.push(format!("{}: {e}", dir.display())),
+        if let Err(e) = config.add_placeholder_dir(dir) {
+            report.config_errors.push(e);
         }
+        report.config_errors.append(&mut config.errors);
     }
     let mut logsources = LogsourceMap::default();
     for (name, text) in builtin::CONFIG {

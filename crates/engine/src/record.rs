@@ -36,21 +36,6 @@ fn span(s: &str, start: usize) -> (u32, u32) {
     (start as u32, s.len() as u32)
 }
 
-/// Appends the lowercase form of `s` to `out` without allocating.
-#[inline]
-pub fn push_lower(out: &mut String, s: &str) {
-    if s.is_ascii() {
-        let start = out.len();
-        out.push_str(s);
-        // SAFETY-free: ASCII lowercasing keeps UTF-8 valid.
-        out[start..].make_ascii_lowercase();
-    } else {
-        for c in s.chars() {
-            out.extend(c.to_lowercase());
-        }
-    }
-}
-
 impl RecordView {
     /// Empties the view for a new record of a rule set with `fields` interned fields.
     pub fn clear(&mut self, fields: usize) {
@@ -80,7 +65,7 @@ impl RecordView {
         let r0 = self.raw.len();
         self.raw.push_str(value);
         let l0 = self.lower.len();
-        push_lower(&mut self.lower, value);
+        scanner_rules::matcher::push_lowercase(&mut self.lower, value);
         let leaf = Leaf {
             path: span(&self.paths, p0),
             raw: span(&self.raw, r0),

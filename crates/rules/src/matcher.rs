@@ -359,13 +359,26 @@ fn parse_mods(names: &[&str]) -> Result<Mods, String> {
     Ok(m)
 }
 
-/// Lowercases `s` character by character, exactly as record views lowercase values
-/// (so a needle and a value agree even where context-dependent rules would differ).
-pub fn lowercase(s: &str) -> String {
+/// Appends `s` lowercased character by character to `out`, without allocating: the one
+/// definition of lowercase for record values (the engine's record view) and for needles
+/// (here), so the two always agree (the prefilter depends on it), even where
+/// context-dependent rules such as Greek final sigma would differ.
+pub fn push_lowercase(out: &mut String, s: &str) {
     if s.is_ascii() {
-        return s.to_ascii_lowercase();
+        let start = out.len();
+        out.push_str(s);
+        // ASCII lowercasing keeps UTF-8 valid.
+        out[start..].make_ascii_lowercase();
+    } else {
+        out.extend(s.chars().flat_map(char::to_lowercase));
     }
-    s.chars().flat_map(char::to_lowercase).collect()
+}
+
+/// `s` lowercased as [`push_lowercase`] does.
+pub fn lowercase(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    push_lowercase(&mut out, s);
+    out
 }
 
 /// A YAML scalar as Sigma text (numbers and booleans compare as text); `None` is `null`.

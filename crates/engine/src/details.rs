@@ -31,7 +31,8 @@ enum Part {
     Lit(String),
     /// A field, and the name data mappings know it by (its path's last segment).
     Field(FieldId, String),
-    DataIndex(usize),
+    /// `%Data[n]%`, and the name data mappings know it by.
+    DataIndex(usize, String),
 }
 
 /// A compiled Details template.
@@ -66,7 +67,7 @@ impl Template {
                 .and_then(|n| n.strip_suffix(']'))
                 .and_then(|n| n.parse::<usize>().ok());
             parts.push(match data_index {
-                Some(n) => Part::DataIndex(n),
+                Some(n) => Part::DataIndex(n, format!("Data[{n}]")),
                 None => {
                     let path = fields.path_of(name);
                     let leaf = path.rsplit('.').next().unwrap_or(name).to_string();
@@ -83,49 +84,74 @@ impl Template {
 
     /// Renders the template for a record into `out`, whitespace collapsed, `-` when
     /// nothing is left. `data` is the id of the unnamed `Data` field, `map` the
-    /// record's field data mappings; every value shown is added to `shown`.
+    /// record's field data mappings; `shown` is refilled with every value shown.
     pub fn render(
         &self,
         view: &RecordView,
         data: FieldId,
         map: &RecordMap,
         out: &mut String,
-        shown: &mut Vec<String>,
+        shown: &mut Shown,
     ) {
-        let mut text = String::new();
+        shown.clear();
         for p in &self.parts {
             match p {
-                Part::Lit(s) => text.push_str(s),
+                Part::Lit(s) => shown.text.push_str(s),
                 Part::Field(f, name) => {
                     let mut vals = view.values(*f).map(|v| v.raw);
                     match (vals.next(), vals.next()) {
-                        (None, _) => text.push_str(MISSING),
-                        (Some(v), None) => {
-                            push_value(&detail_value(name, v, map), &mut text, shown)
-                        }
+                        (None, _) => shown.text.push_str(MISSING),
+                        (Some(v), None) => shown.push_shown(&detail_value(name, v, map)),
                         (Some(a), Some(b)) => {
                             let all: Vec<Cow<str>> = [a, b]
                                 .into_iter()
                                 .chain(vals)
                                 .map(|v| detail_value(name, v, map))
                                 .collect();
-                            push_value(&all.join(" "), &mut text, shown)
+                            shown.push_shown(&all.join(" "))
                         }
                     }
                 }
-                Part::DataIndex(n) => match view.values(data).nth(n.saturating_sub(1)) {
-                    Some(v) if *n > 0 => {
-                        let name = format!("Data[{n}]");
-                        push_value(&detail_value(&name, v.raw, map), &mut text, shown)
-                    }
-                    _ => text.push_str(MISSING),
+                Part::DataIndex(n, name) => match view.values(data).nth(n.saturating_sub(1)) {
+                    Some(v) if *n > 0 => shown.push_shown(&detail_value(name, v.raw, map)),
+                    _ => shown.text.push_str(MISSING),
                 },
             }
         }
-        push_collapsed(&text, out);
-        if out.is_empty() {
+        let start = out.len();
+        push_collapsed(&shown.text, out);
+        if out.len() == start {
             out.push('-');
         }
+    }
+}
+
+/// The text a Details template rendered before its whitespace was collapsed, and the
+/// values it showed (which ExtraFieldInfo leaves out). Reused from record to record.
+#[derive(Debug, Default)]
+pub struct Shown {
+    text: String,
+    values: Vec<(u32, u32)>,
+}
+
+impl Shown {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.values.clear();
+    }
+
+    /// Appends a value with its whitespace collapsed and records it as shown.
+    pub fn push_shown(&mut self, v: &str) {
+        let start = self.text.len();
+        push_collapsed(v, &mut self.text);
+        self.values.push((start as u32, self.text.len() as u32));
+    }
+
+    /// Whether `exact` is a value shown (a trailing comma of the shown value ignored).
+    pub fn contains(&self, exact: &str) -> bool {
+        self.values
+            .iter()
+            .any(|&(a, b)| self.text[a as usize..b as usize].trim_end_matches(',') == exact)
     }
 }
 
@@ -149,13 +175,6 @@ fn is_dropped_control(c: char) -> bool {
     c.is_control() && !matches!(c, '\t' | '\r' | '\n')
 }
 
-/// Appends a value with its whitespace collapsed and records it as shown.
-fn push_value(v: &str, out: &mut String, shown: &mut Vec<String>) {
-    let start = out.len();
-    push_collapsed(v, out);
-    shown.push(out[start..].to_string());
-}
-
 /// Appends `v` with every run of whitespace turned into one space, trimmed.
 pub fn push_collapsed(v: &str, out: &mut String) {
     for (i, w) in v.split_whitespace().enumerate() {
@@ -166,8 +185,9 @@ pub fn push_collapsed(v: &str, out: &mut String) {
     }
 }
 
-/// `v` with every run of whitespace turned into one space, trimmed.
-pub fn collapse(v: &str) -> Cow<'_, str> {
+/// Whether collapsing `v`'s whitespace (as [`push_collapsed`]) changes it; when it
+/// does, the collapsed form is appended to `out`.
+pub fn collapse_into(v: &str, out: &mut String) -> bool {
     let clean = !v.starts_with(char::is_whitespace)
         && !v.ends_with(char::is_whitespace)
         && !v
@@ -175,13 +195,10 @@ pub fn collapse(v: &str) -> Cow<'_, str> {
             .windows(2)
             .any(|w| w[0] == b' ' && w[1] == b' ')
         && !v.chars().any(|c| c.is_whitespace() && c != ' ');
-    if clean {
-        Cow::Borrowed(v)
-    } else {
-        let mut s = String::with_capacity(v.len());
-        push_collapsed(v, &mut s);
-        Cow::Owned(s)
+    if !clean {
+        push_collapsed(v, out);
     }
+    !clean
 }
 
 /// The form Hayabusa's EVTX parser gives a typed value that the `evtx` crate renders
@@ -227,110 +244,30 @@ fn is_filetime_7(s: &str) -> bool {
         })
 }
 
-/// `v` with control characters other than tab, CR and LF as spaces, runs of spaces
-/// as one and no spaces at either end; tabs and line breaks are kept.
-fn squeeze_spaces(v: &str) -> String {
-    let mut s = String::with_capacity(v.len());
+/// Appends `v` with control characters other than tab, CR and LF as spaces, runs of
+/// spaces as one and no spaces at either end; tabs and line breaks are kept.
+pub fn squeeze_spaces_into(v: &str, out: &mut String) {
+    // Most values are printable ASCII with single inner spaces: copied as they are.
+    let b = v.as_bytes();
+    let plain = b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+        && b.iter().all(|&c| (0x20..0x7f).contains(&c))
+        && !b.windows(2).any(|w| w == b"  ");
+    if plain {
+        out.push_str(v);
+        return;
+    }
+    let start = out.len();
     for c in v.chars() {
         let c = if is_dropped_control(c) { ' ' } else { c };
-        if c == ' ' && (s.is_empty() || s.ends_with(' ')) {
+        if c == ' ' && (out.len() == start || out.ends_with(' ')) {
             continue;
         }
-        s.push(c);
+        out.push(c);
     }
-    if s.ends_with(' ') {
-        s.pop();
+    if out.len() > start && out.ends_with(' ') {
+        out.pop();
     }
-    s
-}
-
-/// One `name: value` entry of the all-fields list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldEntry {
-    /// The leaf's name, numbered when repeated (`Data[1]`).
-    pub key: String,
-    /// The value as displayed: whitespace collapsed.
-    pub value: String,
-    /// The value with runs of spaces squeezed but tabs and line breaks kept: what
-    /// ExtraFieldInfo compares with the values Details shows.
-    pub exact: String,
-}
-
-/// The event-data leaves of a record as distinct `name: value` entries (System
-/// excluded), sorted as the text `name: value` sorts (so `Unused2` comes before
-/// `Unused`). The key is the leaf's name; the unnamed `Data` elements are numbered
-/// `Data[1]`, `Data[2]`, … even when there is one, and so are the values of any other
-/// repeated name. Values are shown in their legacy typed form, with the data mapping
-/// applied and control characters as spaces.
-pub fn all_fields(view: &RecordView, map: &RecordMap) -> Vec<FieldEntry> {
-    let leaves: Vec<(&str, &str)> = view
-        .leaves()
-        .filter(|(p, _)| !p.starts_with("Event.System.") && p.starts_with("Event."))
-        .collect();
-    let mut seen: Vec<(&str, usize)> = Vec::new();
-    let mut out: Vec<(String, FieldEntry)> = Vec::with_capacity(leaves.len());
-    for (i, (p, v)) in leaves.iter().enumerate() {
-        let name = p.rsplit('.').next().unwrap_or(p);
-        let count = match seen.iter_mut().find(|(q, _)| q == p) {
-            Some((_, n)) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                seen.push((p, 1));
-                1
-            }
-        };
-        let repeated = *p == "Event.EventData.Data"
-            || count > 1
-            || leaves[i + 1..].iter().any(|(q, _)| q == p);
-        let key = if repeated {
-            format!("{name}[{count}]")
-        } else {
-            name.to_string()
-        };
-        let typed = legacy_form(v);
-        let mapped = map.apply(&key, &typed);
-        let exact = squeeze_spaces(&mapped);
-        let value = collapse(&exact).into_owned();
-        out.push((format!("{key}: {exact}"), FieldEntry { key, value, exact }));
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out.dedup_by(|a, b| a.0 == b.0);
-    out.into_iter().map(|(_, e)| e).collect()
-}
-
-/// Joins entries as `name: value ¦ …`, or `-` when there are none.
-pub fn join_fields(fields: &[FieldEntry]) -> String {
-    if fields.is_empty() {
-        return "-".into();
-    }
-    let mut s = String::new();
-    for (i, e) in fields.iter().enumerate() {
-        if i > 0 {
-            s.push_str(SEP);
-        }
-        s.push_str(&e.key);
-        s.push(':');
-        if !e.value.is_empty() {
-            s.push(' ');
-            s.push_str(&e.value);
-        }
-    }
-    s
-}
-
-/// ExtraFieldInfo: the entries of `all` whose value is not among the values Details
-/// shows, joined, or `-` when none is left. The test is by value, whatever the field,
-/// and on the value with its spaces squeezed but its tabs and line breaks kept: a
-/// value with doubled spaces is left out when Details shows it, a multi-line value
-/// stays even when Details shows it on one line.
-pub fn extra_fields(all: Vec<FieldEntry>, shown: &[String]) -> String {
-    let rest: Vec<FieldEntry> = all
-        .into_iter()
-        .filter(|e| !shown.iter().any(|s| s.trim_end_matches(',') == e.exact))
-        .collect();
-    join_fields(&rest)
 }
 
 #[cfg(test)]
@@ -353,9 +290,14 @@ mod tests {
         map: &RecordMap,
     ) -> (String, Vec<String>) {
         let mut out = String::new();
-        let mut shown = Vec::new();
+        let mut shown = Shown::default();
         tpl.render(v, data, map, &mut out, &mut shown);
-        (out, shown)
+        let values = shown
+            .values
+            .iter()
+            .map(|&(a, b)| shown.text[a as usize..b as usize].to_string())
+            .collect();
+        (out, values)
     }
 
     #[test]
@@ -392,7 +334,7 @@ mod tests {
     }
 
     #[test]
-    fn control_characters_are_dropped_in_details_and_spaced_in_all_fields() {
+    fn control_characters_are_dropped_in_details() {
         let mut t = FieldTable::new();
         let tpl = Template::compile("Cmd: %Cmd%", &mut t);
         let data = t.intern("Data");
@@ -401,8 +343,6 @@ mod tests {
             r#"{"Event":{"System":{"EventID":1},"EventData":{"Cmd":"a\u009d b","P":"\u0094\u0002-"}}}"#,
         );
         assert_eq!(render(&tpl, &v, data, &RecordMap::default()).0, "Cmd: a b");
-        let all = all_fields(&v, &RecordMap::default());
-        assert_eq!(join_fields(&all), "Cmd: a b ¦ P: -");
     }
 
     #[test]
@@ -435,104 +375,6 @@ mod tests {
         assert_eq!(
             render(&tpl, &v, data, &RecordMap::default()).0,
             "PGUID: 365ABB72-7ACC-5CC4-0000-0010B2470300"
-        );
-    }
-
-    #[test]
-    fn all_fields_number_unnamed_data_and_repeated_names() {
-        let t = FieldTable::new();
-        let v = view(
-            &t,
-            r#"{"Event":{"System":{"EventID":1},"EventData":{"Data":"only","Name":"n","Empty":""},"UserData":{"X":{"Item":["b","a"]}}}}"#,
-        );
-        let all = all_fields(&v, &RecordMap::default());
-        assert_eq!(
-            join_fields(&all),
-            "Data[1]: only ¦ Empty: ¦ Item[1]: b ¦ Item[2]: a ¦ Name: n"
-        );
-    }
-
-    #[test]
-    fn data_mapping_applies_to_details_and_all_fields_by_field_name() {
-        let m = DataMapping::parse(
-            "Channel: Security\nEventID: 4688\nRewriteFieldData:\n  TokenElevationType:\n    - '%%1936': 'FULL_TOKEN'\nHexToDecimal:\n  - 'NewProcessId'\n  - 'ProcessId'\n",
-        )
-        .unwrap();
-        let fm = FieldMap::new(&[m]);
-        let mut t = FieldTable::new();
-        let tpl = Template::compile("PID: %NewProcessId% ¦ Tok: %TokenElevationType%", &mut t);
-        let data = t.intern("Data");
-        let v = view(
-            &t,
-            r#"{"Event":{"System":{"EventID":4688,"Channel":"Security"},"EventData":{"NewProcessId":"0x7e4","ProcessId":"0x1e8","TokenElevationType":"%%1936","SubjectLogonId":"0x3e7"}}}"#,
-        );
-        let map = fm.for_record("Security", "4688", "");
-        let (out, shown) = render(&tpl, &v, data, &map);
-        assert_eq!(out, "PID: 2020 ¦ Tok: FULL_TOKEN");
-        let extra = extra_fields(all_fields(&v, &map), &shown);
-        assert_eq!(extra, "ProcessId: 488 ¦ SubjectLogonId: 0x3e7");
-        let (plain, _) = render(&tpl, &v, data, &RecordMap::default());
-        assert_eq!(plain, "PID: 0x7e4 ¦ Tok: %%1936");
-    }
-
-    fn entry(key: &str, exact: &str) -> FieldEntry {
-        FieldEntry {
-            key: key.into(),
-            value: collapse(exact).into_owned(),
-            exact: exact.into(),
-        }
-    }
-
-    #[test]
-    fn extra_fields_drop_every_entry_whose_value_details_shows() {
-        let all = vec![
-            entry("A", "SYSTEM"),
-            entry("B", "SYSTEM"),
-            entry("C", ""),
-            entry("D", "x"),
-        ];
-        assert_eq!(extra_fields(all.clone(), &["SYSTEM".into()]), "C: ¦ D: x");
-        assert_eq!(
-            extra_fields(all.clone(), &["SYSTEM".into(), "".into()]),
-            "D: x"
-        );
-        assert_eq!(
-            extra_fields(all, &["SYSTEM".into(), "".into(), "x".into()]),
-            "-"
-        );
-    }
-
-    #[test]
-    fn a_multi_line_value_stays_in_extra_fields_but_shows_on_one_line() {
-        let mut t = FieldTable::new();
-        let tpl = Template::compile("Script: %ScriptBlockText%", &mut t);
-        let cmd = Template::compile("Cmd: %Cmd%", &mut t);
-        let data = t.intern("Data");
-        let v = view(
-            &t,
-            r#"{"Event":{"System":{"EventID":4104},"EventData":{"ScriptBlockText":"a\r\n  b","Path":"a b","Cmd":"x  y"}}}"#,
-        );
-        let (out, shown) = render(&tpl, &v, data, &RecordMap::default());
-        assert_eq!(out, "Script: a b");
-        let extra = extra_fields(all_fields(&v, &RecordMap::default()), &shown);
-        assert_eq!(extra, "Cmd: x y ¦ ScriptBlockText: a b");
-        let (out, shown) = render(&cmd, &v, data, &RecordMap::default());
-        assert_eq!(out, "Cmd: x y");
-        let extra = extra_fields(all_fields(&v, &RecordMap::default()), &shown);
-        assert_eq!(extra, "Path: a b ¦ ScriptBlockText: a b");
-    }
-
-    #[test]
-    fn all_fields_sort_as_text_and_drop_duplicates() {
-        let t = FieldTable::new();
-        let v = view(
-            &t,
-            r#"{"Event":{"System":{"EventID":1},"EventData":{"Unused":"","Unused2":"","AdditionalInfo":"-","AdditionalInfo2":""},"UserData":{"A":{"K":"v"},"B":{"K":"v"}}}}"#,
-        );
-        let all = all_fields(&v, &RecordMap::default());
-        assert_eq!(
-            join_fields(&all),
-            "AdditionalInfo2: ¦ AdditionalInfo: - ¦ K: v ¦ Unused2: ¦ Unused:"
         );
     }
 }

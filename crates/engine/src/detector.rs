@@ -3,8 +3,9 @@
 //! inputs.
 
 use crate::correlate::CorrelationHit;
-use crate::details::{self, Template, SEP};
+use crate::details::{Shown, Template, SEP};
 use crate::detect_info::{DetectInfo, Origin};
+use crate::field_list::FieldList;
 use crate::field_map::FieldMap;
 use crate::record::RecordView;
 use crate::time;
@@ -39,6 +40,22 @@ pub struct Matches {
     pub recovered: bool,
     /// Reused buffers of the prefilter.
     scratch: Scratch,
+    /// Reused buffers of the Details, ExtraFieldInfo and AllFieldInfo columns.
+    render: RenderScratch,
+}
+
+/// Per-worker rendering buffers. The field list is built once per record, however many
+/// rules the record matches.
+#[derive(Debug, Default)]
+struct RenderScratch {
+    /// Records seen by `detect`; stamps `fields`.
+    record: u64,
+    /// The record `fields` was built for (0: none).
+    fields_for: u64,
+    fields: FieldList,
+    shown: Shown,
+    out: String,
+    key: String,
 }
 
 /// Per-worker prefilter buffers: which rules were admitted for the current record.
@@ -238,6 +255,7 @@ impl<'a> Detector<'a> {
         }
         let ch = view.first_lower(CHANNEL).unwrap_or("");
         let eid = view.first(EVENT_ID).unwrap_or("");
+        m.render.record += 1;
         if m.stats.is_some() {
             return self.detect_timed(view, ch, eid, file, record_id, m);
         }
@@ -344,15 +362,7 @@ impl<'a> Detector<'a> {
         if !self.set.emits[r as usize] {
             return;
         }
-        let (details, extra) = self.render(r, view);
-        let all_fields = self.all_fields.then(|| {
-            let map = self.field_map.for_record(
-                view.first(CHANNEL).unwrap_or(""),
-                view.first(EVENT_ID).unwrap_or(""),
-                view.first(self.out.provider).unwrap_or(""),
-            );
-            details::join_fields(&details::all_fields(view, &map)).into()
-        });
+        let (details, extra, all_fields) = self.render(r, view, &mut m.render);
         m.rows.push(DetectInfo {
             time,
             rule: r,
@@ -363,38 +373,60 @@ impl<'a> Detector<'a> {
             channel: view.first(CHANNEL).unwrap_or("-").into(),
             event_id: view.first(EVENT_ID).unwrap_or("-").into(),
             provider: view.first(self.out.provider).unwrap_or("-").into(),
-            details: details.into(),
-            extra: extra.map(Into::into),
+            details,
+            extra,
             all_fields,
         });
     }
 
-    fn render(&self, r: u32, view: &RecordView) -> (String, Option<String>) {
+    /// Details, and ExtraFieldInfo and AllFieldInfo when the profile prints them.
+    fn render(
+        &self,
+        r: u32,
+        view: &RecordView,
+        b: &mut RenderScratch,
+    ) -> (Box<str>, Option<Box<str>>, Option<Box<str>>) {
         let provider = view.first(self.out.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("");
+        let map =
+            self.field_map
+                .for_record(view.first_lower(CHANNEL).unwrap_or(""), event_id, provider);
         let template = self.rule_details[r as usize].as_ref().or_else(|| {
-            let key = format!("{}_{}", provider.replace('\'', ""), event_id);
-            self.default_details.get(&key)
+            b.key.clear();
+            b.key.extend(provider.chars().filter(|&c| c != '\''));
+            b.key.push('_');
+            b.key.push_str(event_id);
+            self.default_details.get(b.key.as_str())
         });
-        let map = self
-            .field_map
-            .for_record(view.first(CHANNEL).unwrap_or(""), event_id, provider);
-        match template {
+        let need_fields = self.all_fields || template.is_none() || self.extra;
+        if need_fields && b.fields_for != b.record {
+            b.fields.fill(view, &map);
+            b.fields_for = b.record;
+        }
+        b.out.clear();
+        let (details, extra): (Box<str>, _) = match template {
             Some(t) => {
-                let mut out = String::new();
-                let mut shown = Vec::new();
-                t.render(view, self.out.data, &map, &mut out, &mut shown);
-                let extra = self
-                    .extra
-                    .then(|| details::extra_fields(details::all_fields(view, &map), &shown));
-                (out, extra)
+                t.render(view, self.out.data, &map, &mut b.out, &mut b.shown);
+                let details = b.out.as_str().into();
+                let extra = self.extra.then(|| {
+                    b.out.clear();
+                    b.fields.write_extra(&b.shown, &mut b.out);
+                    b.out.as_str().into()
+                });
+                (details, extra)
             }
             // Every field is in Details: ExtraFieldInfo has nothing left to add.
-            None => (
-                details::join_fields(&details::all_fields(view, &map)),
-                self.extra.then(|| "-".to_string()),
-            ),
-        }
+            None => {
+                b.fields.write_all(&mut b.out);
+                (b.out.as_str().into(), self.extra.then(|| "-".into()))
+            }
+        };
+        let all_fields = self.all_fields.then(|| {
+            b.out.clear();
+            b.fields.write_all(&mut b.out);
+            b.out.as_str().into()
+        });
+        (details, extra, all_fields)
     }
 }
 

@@ -30,7 +30,8 @@ struct EventRules {
 /// Every mapping of a rule set, by (lowercase channel, EventID).
 #[derive(Debug, Clone, Default)]
 pub struct FieldMap {
-    by_event: FxHashMap<(String, String), Vec<EventRules>>,
+    /// Lowercase channel → EventID → rules (nested, so a lookup borrows its keys).
+    by_event: FxHashMap<String, FxHashMap<String, Vec<EventRules>>>,
 }
 
 /// The mappings that apply to one record (possibly none).
@@ -43,7 +44,8 @@ pub struct RecordMap<'a> {
 impl FieldMap {
     /// Compiles the mappings read from a config folder.
     pub fn new(mappings: &[DataMapping]) -> FieldMap {
-        let mut by_event: FxHashMap<(String, String), Vec<EventRules>> = FxHashMap::default();
+        let mut by_event: FxHashMap<String, FxHashMap<String, Vec<EventRules>>> =
+            FxHashMap::default();
         for m in mappings {
             let mut fields: FxHashMap<String, FieldRule> = FxHashMap::default();
             for (name, pairs) in &m.rewrite {
@@ -57,7 +59,9 @@ impl FieldMap {
                 fields.entry(name.to_lowercase()).or_default().hex = true;
             }
             by_event
-                .entry((m.channel.to_lowercase(), m.event_id.trim().to_string()))
+                .entry(m.channel.to_lowercase())
+                .or_default()
+                .entry(m.event_id.trim().to_string())
                 .or_default()
                 .push(EventRules {
                     provider: m.provider.clone(),
@@ -82,8 +86,14 @@ impl FieldMap {
         if self.by_event.is_empty() {
             return RecordMap::default();
         }
-        let key = (channel.to_lowercase(), event_id.to_string());
-        match self.by_event.get(&key) {
+        let owned;
+        let channel = if channel.chars().any(char::is_uppercase) {
+            owned = channel.to_lowercase();
+            &owned
+        } else {
+            channel
+        };
+        match self.by_event.get(channel).and_then(|e| e.get(event_id)) {
             Some(rules) => RecordMap { rules, provider },
             None => RecordMap::default(),
         }
@@ -97,14 +107,27 @@ impl<'a> RecordMap<'a> {
         if self.rules.is_empty() {
             return out;
         }
-        let lower = name.to_lowercase();
+        // Field names are short ASCII: lowercased on the stack.
+        let mut buf = [0u8; 64];
+        let owned;
+        let lower = match buf.get_mut(..name.len()) {
+            Some(b) if name.is_ascii() => {
+                b.copy_from_slice(name.as_bytes());
+                b.make_ascii_lowercase();
+                std::str::from_utf8(b).unwrap_or(name)
+            }
+            _ => {
+                owned = name.to_lowercase();
+                &owned
+            }
+        };
         for r in self.rules {
             if let Some(p) = &r.provider {
                 if !p.eq_ignore_ascii_case(self.provider) {
                     continue;
                 }
             }
-            let Some(rule) = r.fields.get(&lower) else {
+            let Some(rule) = r.fields.get(lower) else {
                 continue;
             };
             if !rule.rewrite.is_empty() {

@@ -26,6 +26,7 @@ pub mod correlate;
 pub mod details;
 pub mod detect_info;
 pub mod detector;
+pub mod field_list;
 pub mod field_map;
 pub mod flatten;
 pub mod input;

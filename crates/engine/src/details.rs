@@ -273,9 +273,7 @@ pub fn squeeze_spaces_into(v: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field_map::FieldMap;
     use crate::flatten::Flattener;
-    use scanner_rules::config::DataMapping;
 
     fn view(t: &FieldTable, json: &str) -> RecordView {
         let mut v = RecordView::default();

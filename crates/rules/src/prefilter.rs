@@ -48,8 +48,10 @@ fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
 }
 
 fn test_requirement(t: &FieldTest) -> Option<Requirement> {
-    let Target::Field(f) = t.target else {
-        return None;
+    // A keyword search's needles must occur in some value: scanned over all of them.
+    let f = match t.target {
+        Target::Field(f) => f,
+        Target::Keywords => ALL_VALUES,
     };
     // Channel and EventID hold for every record of a bucket: useless as a filter.
     if t.negate || f == CHANNEL || f == EVENT_ID {
@@ -200,7 +202,8 @@ mod tests {
             "title: a\nid: a\ndetection:\n  sel:\n    EventID: 1\n    Image|endswith: '\\WHOAMI.exe'\n    CommandLine|contains: x\n  condition: sel\n---\n\
              title: b\nid: b\ndetection:\n  s1:\n    Image|endswith: ['\\a.exe', '\\b.exe']\n  s2:\n    CommandLine|contains: zz\n  condition: s1 or s2\n---\n\
              title: c\nid: c\ndetection:\n  s1:\n    Image|endswith: '\\a.exe'\n  s2:\n    CommandLine|re: x+\n  condition: s1 or s2\n---\n\
-             title: d\nid: d\ndetection:\n  s1:\n    Image|endswith: '\\a.exe'\n  condition: not s1\n",
+             title: d\nid: d\ndetection:\n  s1:\n    Image|endswith: '\\a.exe'\n  condition: not s1\n---\n\
+             title: e\nid: e\ndetection:\n  s1:\n    Image|endswith: '\\a.exe'\n  kw:\n    - 'Perfc.DAT'\n  condition: s1 or kw\n",
         );
         assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
         let by = |id: &str| set.rules.iter().find(|r| r.meta.id == id).unwrap();
@@ -217,5 +220,10 @@ mod tests {
             "a regex branch has no needle"
         );
         assert!(requirement(by("d")).is_none(), "a negation has no needle");
+        let e = requirement(by("e")).unwrap();
+        assert!(
+            e.contains(&(ALL_VALUES, "perfc.dat".into())),
+            "a keyword's needle is looked for in every value: {e:?}"
+        );
     }
 }

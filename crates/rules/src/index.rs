@@ -55,32 +55,28 @@ impl RuleIndex {
             .for_each(|b| b.prefilter = Some(Prefilter::build(&b.rules, rules)));
     }
 
-    fn get(&self, ch: &str, eid: &str) -> Option<&Bucket> {
-        self.map.get(ch).and_then(|m| m.get(eid))
-    }
-
     /// The buckets a record with this (lowercase) channel and EventID may match: up to
     /// four disjoint ones (exact pair, channel only, EventID only, unconstrained).
     #[inline]
     pub fn candidates(&self, channel: &str, event_id: &str) -> [Option<&Bucket>; 4] {
-        [
-            if channel.is_empty() || event_id.is_empty() {
-                None
-            } else {
-                self.get(channel, event_id)
-            },
-            if channel.is_empty() {
-                None
-            } else {
-                self.get(channel, "")
-            },
-            if event_id.is_empty() {
-                None
-            } else {
-                self.get("", event_id)
-            },
-            self.get("", ""),
-        ]
+        fn in_channel<'a>(
+            m: Option<&'a FxHashMap<Box<str>, Bucket>>,
+            event_id: &str,
+        ) -> [Option<&'a Bucket>; 2] {
+            match m {
+                Some(m) if event_id.is_empty() => [None, m.get("")],
+                Some(m) => [m.get(event_id), m.get("")],
+                None => [None, None],
+            }
+        }
+        // Two lookups of the channel (its own and the wildcard), then the EventIDs.
+        let [exact, channel_any] = if channel.is_empty() {
+            [None, None]
+        } else {
+            in_channel(self.map.get(channel), event_id)
+        };
+        let [eid_any, any] = in_channel(self.map.get(""), event_id);
+        [exact, channel_any, eid_any, any]
     }
 
     /// Whether some rule may match a record of this channel (lowercase): a rule

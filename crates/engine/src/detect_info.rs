@@ -2,6 +2,7 @@
 
 use compact_str::CompactString;
 use jiff::Timestamp;
+use std::cmp::Ordering;
 
 /// Where a detection's record came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,5 +61,70 @@ impl DetectInfo {
                 (self.time, u32::MAX, u64::MAX, self.correlation, self.rule)
             }
         }
+    }
+
+    /// The timeline's order: [`Self::sort_key`], then every other field, so that rows
+    /// with equal keys (records without an EventRecordID, correlations with the same
+    /// window start, carved copies of live records) still come in one order whether they
+    /// were sorted in memory or merged from spilled runs. Rows equal under it print alike.
+    pub fn timeline_cmp(&self, other: &Self) -> Ordering {
+        self.sort_key()
+            .cmp(&other.sort_key())
+            .then_with(|| self.tie_key().cmp(&other.tie_key()))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn tie_key(
+        &self,
+    ) -> (
+        &str,
+        &str,
+        &str,
+        &str,
+        &str,
+        &str,
+        Option<&str>,
+        Option<&str>,
+        bool,
+    ) {
+        let files = match &self.origin {
+            Origin::Record { .. } => "",
+            Origin::Correlation { files } => files,
+        };
+        (
+            files,
+            &self.computer,
+            &self.channel,
+            &self.event_id,
+            &self.provider,
+            &self.details,
+            self.extra.as_deref(),
+            self.all_fields.as_deref(),
+            self.recovered,
+        )
+    }
+
+    /// About how many bytes the row holds: the struct and the strings it owns.
+    pub fn approx_bytes(&self) -> usize {
+        fn heap(s: &CompactString) -> usize {
+            if s.is_heap_allocated() {
+                s.capacity()
+            } else {
+                0
+            }
+        }
+        let files = match &self.origin {
+            Origin::Record { .. } => 0,
+            Origin::Correlation { files } => files.len(),
+        };
+        std::mem::size_of::<Self>()
+            + heap(&self.computer)
+            + heap(&self.channel)
+            + heap(&self.event_id)
+            + heap(&self.provider)
+            + self.details.len()
+            + self.extra.as_ref().map_or(0, |s| s.len())
+            + self.all_fields.as_ref().map_or(0, |s| s.len())
+            + files
     }
 }

@@ -34,6 +34,7 @@ pub mod json_timeline;
 pub mod progress;
 pub mod record;
 pub mod record_filter;
+pub mod row_codec;
 pub mod rule_stats;
 pub mod scan;
 pub mod source;

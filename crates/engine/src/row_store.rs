@@ -1,0 +1,337 @@
+//! Where a scan's workers put their rows: in memory up to a bound, past it in sorted
+//! runs on disk. Rows arrive in batches; when the rows held pass half the bound, the
+//! batch is swapped out under the lock, then sorted and written as a run without it (so
+//! other workers keep filling the next batch meanwhile, and the two stay under the
+//! bound). [`RowStore::finish`] sorts what is left and hands everything over as one
+//! ordered stream ([`SortedRows`]).
+
+use crate::detect_info::DetectInfo;
+use crate::run_file::{RunFile, RunReader};
+use crate::sorted_rows::SortedRows;
+use jiff::Timestamp;
+use rayon::prelude::*;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+/// The most runs read at once; past it, runs are first merged into longer ones (which
+/// bounds open files and read buffers).
+const FAN_IN: usize = 64;
+/// The most a worker gathers before handing its rows over.
+const WORKER_BATCH: usize = 1 << 20;
+
+#[derive(Default)]
+struct Batch {
+    rows: Vec<DetectInfo>,
+    /// Approximate bytes of `rows` ([`DetectInfo::approx_bytes`]).
+    bytes: usize,
+    /// Rows pushed in all, spilled or not.
+    total: u64,
+    range: Option<(Timestamp, Timestamp)>,
+}
+
+#[derive(Default)]
+struct Spilled {
+    runs: Vec<RunFile>,
+    /// The first spill that failed; the scan's rows are then incomplete.
+    error: Option<io::Error>,
+}
+
+/// A scan's rows, held in memory up to a bound and spilled to disk past it.
+pub struct RowStore {
+    /// A batch is spilled once its rows hold more than this many bytes.
+    spill_at: usize,
+    dir: PathBuf,
+    batch: Mutex<Batch>,
+    spilled: Mutex<Spilled>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn widen(range: &mut Option<(Timestamp, Timestamp)>, with: Option<(Timestamp, Timestamp)>) {
+    if let Some((lo, hi)) = with {
+        *range = Some(match *range {
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+            None => (lo, hi),
+        });
+    }
+}
+
+impl RowStore {
+    /// A store keeping about `limit` bytes of rows in memory (`None`: no limit, nothing
+    /// is spilled), spilling to files in `dir`.
+    pub fn new(limit: Option<usize>, dir: PathBuf) -> RowStore {
+        RowStore {
+            spill_at: limit.map_or(usize::MAX, |l| l / 2),
+            dir,
+            batch: Mutex::default(),
+            spilled: Mutex::default(),
+        }
+    }
+
+    /// How many bytes of rows a worker should gather before [`Self::push`]ing them.
+    pub fn worker_batch(&self) -> usize {
+        (self.spill_at / 8).clamp(1, WORKER_BATCH)
+    }
+
+    /// Takes `rows` (about `bytes` in all), leaving the vector empty.
+    pub fn push(&self, rows: &mut Vec<DetectInfo>, bytes: usize) {
+        if rows.is_empty() {
+            return;
+        }
+        let mut range = None;
+        for r in rows.iter() {
+            widen(&mut range, Some((r.time, r.time)));
+        }
+        let full = {
+            let mut b = lock(&self.batch);
+            b.total += rows.len() as u64;
+            widen(&mut b.range, range);
+            b.rows.append(rows);
+            b.bytes += bytes;
+            if b.bytes > self.spill_at {
+                b.bytes = 0;
+                let room = b.rows.len();
+                Some(std::mem::replace(&mut b.rows, Vec::with_capacity(room)))
+            } else {
+                None
+            }
+        };
+        if let Some(batch) = full {
+            self.spill(batch);
+        }
+    }
+
+    /// Sorts `batch` and writes it as a run (outside the batch's lock).
+    fn spill(&self, mut batch: Vec<DetectInfo>) {
+        if lock(&self.spilled).error.is_some() {
+            // The result is an error already: the rows are not needed.
+            return;
+        }
+        batch.sort_unstable_by(DetectInfo::timeline_cmp);
+        let run = RunFile::write_slice(&self.dir, &batch);
+        drop(batch);
+        let mut s = lock(&self.spilled);
+        match run {
+            Ok(run) => s.runs.push(run),
+            Err(e) => {
+                s.error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Every row, in timeline order. A failed spill, or a failure to merge or open the
+    /// runs, is the stream's first (and only) item.
+    pub fn finish(self) -> SortedRows {
+        let batch = self.batch.into_inner().unwrap_or_else(|e| e.into_inner());
+        let spilled = self.spilled.into_inner().unwrap_or_else(|e| e.into_inner());
+        let Batch {
+            mut rows,
+            total,
+            range,
+            ..
+        } = batch;
+        if let Some(e) = spilled.error {
+            return SortedRows::failed(e, total, range);
+        }
+        let mut runs = spilled.runs;
+        let written = runs.len();
+        if runs.is_empty() {
+            rows.par_sort_unstable_by(DetectInfo::timeline_cmp);
+            return SortedRows::new(rows, Vec::new(), total, range);
+        }
+        let opened = narrow(&self.dir, &mut runs).and_then(|()| {
+            runs.into_iter()
+                .map(RunFile::open)
+                .collect::<io::Result<Vec<RunReader>>>()
+        });
+        match opened {
+            Ok(readers) => {
+                rows.par_sort_unstable_by(DetectInfo::timeline_cmp);
+                SortedRows::new(rows, readers, total, range).spilled(written)
+            }
+            Err(e) => SortedRows::failed(e, total, range),
+        }
+    }
+}
+
+/// Merges runs into longer ones until at most [`FAN_IN`] are left.
+fn narrow(dir: &std::path::Path, runs: &mut Vec<RunFile>) -> io::Result<()> {
+    while runs.len() > FAN_IN {
+        let group = runs
+            .drain(..FAN_IN)
+            .map(RunFile::open)
+            .collect::<io::Result<Vec<RunReader>>>()?;
+        let len = group.len() as u64;
+        let merged = RunFile::write(dir, SortedRows::new(Vec::new(), group, len, None))?;
+        runs.push(merged);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect_info::Origin;
+
+    fn row(i: u64) -> DetectInfo {
+        DetectInfo {
+            // Many equal times and keys, so that the order within ties is tested too.
+            time: Timestamp::new((i % 7) as i64, 0).unwrap(),
+            rule: (i % 3) as u32,
+            correlation: i % 11 == 0,
+            recovered: i % 5 == 0,
+            origin: if i % 13 == 0 {
+                Origin::Correlation {
+                    files: format!("f{}", i % 2).into(),
+                }
+            } else {
+                Origin::Record {
+                    file: (i % 2) as u32,
+                    record_id: i % 4,
+                }
+            },
+            computer: format!("host-{}", i % 3).into(),
+            channel: "Security".into(),
+            event_id: "4624".into(),
+            provider: "-".into(),
+            details: format!("n: {i}").into(),
+            extra: (i % 2 == 0).then(|| format!("e{i}").into()),
+            all_fields: None,
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("scanner-row-store-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn files_in(d: &std::path::Path) -> usize {
+        std::fs::read_dir(d).unwrap().count()
+    }
+
+    /// Pushes rows 0..n in batches of 3 (from two threads) into a store.
+    fn fill(store: &RowStore, n: u64) {
+        std::thread::scope(|s| {
+            for half in 0..2 {
+                s.spawn(move || {
+                    let mut batch = Vec::new();
+                    for i in (half..n).step_by(2) {
+                        batch.push(row(i));
+                        if batch.len() == 3 {
+                            let bytes = batch.iter().map(DetectInfo::approx_bytes).sum();
+                            store.push(&mut batch, bytes);
+                        }
+                    }
+                    let bytes = batch.iter().map(DetectInfo::approx_bytes).sum();
+                    store.push(&mut batch, bytes);
+                });
+            }
+        });
+    }
+
+    fn debug(rows: &[DetectInfo]) -> Vec<String> {
+        rows.iter().map(|r| format!("{r:?}")).collect()
+    }
+
+    #[test]
+    fn spilled_and_in_memory_give_the_same_order() {
+        let dir = scratch("order");
+        let n = 2000;
+        let memory = RowStore::new(None, dir.clone());
+        fill(&memory, n);
+        let memory = memory.finish();
+        assert_eq!(memory.spilled_runs(), 0);
+        assert_eq!(memory.len(), n);
+        let expected = memory.into_vec().unwrap();
+
+        // A tiny bound: many runs, merged in several rounds (more than FAN_IN).
+        let spilled = RowStore::new(Some(1), dir.clone());
+        fill(&spilled, n);
+        assert!(files_in(&dir) > FAN_IN, "{}", files_in(&dir));
+        let spilled = spilled.finish();
+        assert!(spilled.spilled_runs() > FAN_IN);
+        assert!(files_in(&dir) > 1 && files_in(&dir) <= FAN_IN);
+        assert_eq!(spilled.len(), n);
+        let range = spilled.time_range();
+        let got = spilled.into_vec().unwrap();
+        assert_eq!(debug(&got), debug(&expected));
+        assert!(got.windows(2).all(|w| w[0].timeline_cmp(&w[1]).is_le()));
+        assert_eq!(
+            range,
+            Some((Timestamp::new(0, 0).unwrap(), Timestamp::new(6, 0).unwrap()))
+        );
+        assert_eq!(files_in(&dir), 0, "runs removed after the merge");
+
+        // A medium bound: a few runs and an in-memory remainder.
+        let some = RowStore::new(Some(64 * 1024), dir.clone());
+        fill(&some, n);
+        let some = some.finish();
+        assert!(some.spilled_runs() >= 1);
+        assert_eq!(debug(&some.into_vec().unwrap()), debug(&expected));
+        assert_eq!(files_in(&dir), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_damaged_run_is_an_error_naming_its_file_and_files_are_removed() {
+        let dir = scratch("damaged");
+        let store = RowStore::new(Some(1), dir.clone());
+        fill(&store, 300);
+        let mut rows = store.finish();
+        let victim = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+            .unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&victim)
+            .unwrap();
+        f.set_len(f.metadata().unwrap().len() / 2).unwrap();
+        drop(f);
+        let mut seen = 0;
+        let err = loop {
+            match rows.next() {
+                Some(Ok(_)) => seen += 1,
+                Some(Err(e)) => break e,
+                None => panic!("no error after {seen} rows"),
+            }
+        };
+        assert!(seen < 300);
+        let msg = err.to_string();
+        assert!(msg.contains(&victim.display().to_string()), "{msg}");
+        assert!(rows.next().is_none(), "the stream ends at the error");
+        assert_eq!(files_in(&dir), 0, "runs removed after the error");
+        drop(rows);
+
+        // Dropped unread: the files go too.
+        let store = RowStore::new(Some(1), dir.clone());
+        fill(&store, 50);
+        let rows = store.finish();
+        assert!(files_in(&dir) > 0);
+        drop(rows);
+        assert_eq!(files_in(&dir), 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_spill_that_cannot_be_written_is_the_only_item() {
+        let dir = scratch("unwritable").join("missing");
+        let store = RowStore::new(Some(1), dir.clone());
+        fill(&store, 20);
+        let mut rows = store.finish();
+        assert_eq!(rows.len(), 20);
+        let err = rows.next().unwrap().unwrap_err();
+        assert!(
+            err.to_string().contains(&dir.display().to_string()),
+            "{err}"
+        );
+        assert!(rows.next().is_none());
+    }
+}

@@ -1,0 +1,177 @@
+//! The timeline's rows in order, one at a time: the rows kept in memory, merged with
+//! any runs spilled to disk (a k-way merge on [`DetectInfo::timeline_cmp`]). The order
+//! is the same whatever was spilled; only one row per run is held at a time.
+
+use crate::detect_info::DetectInfo;
+use crate::run_file::RunReader;
+use jiff::Timestamp;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::io;
+
+/// The next row of one source, ordered so that the heap's top is the earliest row.
+struct Head {
+    row: DetectInfo,
+    source: usize,
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .row
+            .timeline_cmp(&self.row)
+            .then_with(|| other.source.cmp(&self.source))
+    }
+}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Head {}
+
+/// A scan's rows in timeline order. An `Err` item (a spilled run that cannot be written
+/// or read back) ends the stream: what came before it is not the whole timeline.
+#[derive(Default)]
+pub struct SortedRows {
+    /// Rows never spilled, sorted.
+    memory: std::vec::IntoIter<DetectInfo>,
+    /// Spilled runs; source `runs.len()` is `memory`.
+    runs: Vec<RunReader>,
+    heap: BinaryHeap<Head>,
+    primed: bool,
+    /// An error met before the first row, given as the first item.
+    error: Option<io::Error>,
+    done: bool,
+    len: u64,
+    range: Option<(Timestamp, Timestamp)>,
+    spilled: usize,
+}
+
+impl SortedRows {
+    /// `memory` (sorted) merged with `runs`; `len` rows in all, first and last time `range`.
+    pub(crate) fn new(
+        memory: Vec<DetectInfo>,
+        runs: Vec<RunReader>,
+        len: u64,
+        range: Option<(Timestamp, Timestamp)>,
+    ) -> SortedRows {
+        SortedRows {
+            memory: memory.into_iter(),
+            runs,
+            len,
+            range,
+            ..SortedRows::default()
+        }
+    }
+
+    /// Notes that `runs` runs were spilled during the scan (the merge reads fewer when
+    /// they were merged into longer ones first).
+    pub(crate) fn spilled(mut self, runs: usize) -> Self {
+        self.spilled = runs;
+        self
+    }
+
+    /// A stream whose only item is `e`.
+    pub(crate) fn failed(e: io::Error, len: u64, range: Option<(Timestamp, Timestamp)>) -> Self {
+        SortedRows {
+            error: Some(e),
+            len,
+            range,
+            ..SortedRows::default()
+        }
+    }
+
+    /// Rows in the stream (before any are taken).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the stream holds no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first and last row's time; `None` without rows.
+    pub fn time_range(&self) -> Option<(Timestamp, Timestamp)> {
+        self.range
+    }
+
+    /// How many sorted runs were spilled to disk during the scan (0: every row was
+    /// sorted in memory).
+    pub fn spilled_runs(&self) -> usize {
+        self.spilled
+    }
+
+    /// Every row, in order, in one vector.
+    pub fn into_vec(self) -> io::Result<Vec<DetectInfo>> {
+        if self.runs.is_empty() && self.error.is_none() && !self.primed {
+            return Ok(self.memory.collect());
+        }
+        self.collect()
+    }
+
+    fn pull(&mut self, source: usize) -> Option<io::Result<DetectInfo>> {
+        match self.runs.get_mut(source) {
+            Some(run) => run.next_row(),
+            None => self.memory.next().map(Ok),
+        }
+    }
+
+    /// Takes the next row of `source` into the heap.
+    fn refill(&mut self, source: usize) -> io::Result<()> {
+        if let Some(r) = self.pull(source) {
+            self.heap.push(Head { row: r?, source });
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: io::Error) -> Option<io::Result<DetectInfo>> {
+        self.done = true;
+        self.heap.clear();
+        // Closing the runs now removes their files at once.
+        self.runs.clear();
+        Some(Err(e))
+    }
+}
+
+impl Iterator for SortedRows {
+    type Item = io::Result<DetectInfo>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if let Some(e) = self.error.take() {
+            return self.fail(e);
+        }
+        if self.runs.is_empty() {
+            return self.memory.next().map(Ok);
+        }
+        if !self.primed {
+            self.primed = true;
+            for source in 0..=self.runs.len() {
+                if let Err(e) = self.refill(source) {
+                    return self.fail(e);
+                }
+            }
+        }
+        let Some(Head { row, source }) = self.heap.pop() else {
+            self.done = true;
+            self.runs.clear();
+            return None;
+        };
+        if let Err(e) = self.refill(source) {
+            return self.fail(e);
+        }
+        Some(Ok(row))
+    }
+}

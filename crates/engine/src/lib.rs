@@ -7,7 +7,10 @@
 //! YAML: the CLI wires it up, the rules crate compiles rules.
 //!
 //! Data flows one way: file → records → matches → `DetectInfo` → writer. Records are
-//! streamed: no file's records are ever collected, only its detections.
+//! streamed: no file's records are ever collected, only its detections, and those only
+//! up to a memory bound ([`Scanner::set_sort_memory`]): past it they are sorted in runs
+//! spilled to temporary files and merged back as the timeline is written
+//! ([`Scanner::scan_sorted`]).
 //!
 //! ```no_run
 //! use scanner_engine::{Scanner, input::InputKind};
@@ -70,6 +73,7 @@ pub struct Scanner {
     filter: Option<record_filter::RecordFilter>,
     progress: Option<std::sync::Arc<progress::Progress>>,
     recover_records: bool,
+    sort_memory: Option<usize>,
 }
 
 impl Scanner {
@@ -87,6 +91,7 @@ impl Scanner {
             filter: None,
             progress: None,
             recover_records: false,
+            sort_memory: None,
         }
     }
 
@@ -131,13 +136,38 @@ impl Scanner {
         self.progress = Some(p);
     }
 
+    /// Holds about `bytes` of detections in memory for sorting (`None`, the default: no
+    /// bound); past it, [`Self::scan_sorted`] spills sorted runs to temporary files
+    /// (in [`std::env::temp_dir`]), removed once read or dropped.
+    pub fn set_sort_memory(&mut self, bytes: Option<usize>) {
+        self.sort_memory = bytes;
+    }
+
     /// The rule set.
     pub fn rules(&self) -> &RuleSet {
         &self.set
     }
 
-    /// Scans files.
+    /// Scans files; every row is collected in memory (see [`Self::scan_sorted`]). Should
+    /// spilled rows not read back, the error is among the result's errors.
     pub fn scan(&self, files: &[InputFile], kind: InputKind) -> ScanResult {
+        let r = self.scan_sorted(files, kind);
+        let mut errors = r.errors;
+        let rows = r.rows.into_vec().unwrap_or_else(|e| {
+            errors.push(e.to_string());
+            Vec::new()
+        });
+        ScanResult {
+            rows,
+            stats: r.stats,
+            errors,
+            rule_stats: r.rule_stats,
+        }
+    }
+
+    /// Scans files; the rows come as a stream in timeline order, held in memory only up
+    /// to the bound of [`Self::set_sort_memory`].
+    pub fn scan_sorted(&self, files: &[InputFile], kind: InputKind) -> ScanResult<SortedRows> {
         let det = Detector::new(&self.set, self.prepared.clone(), self.extra)
             .with_field_data_mapping(self.field_data_mapping)
             .with_rule_stats(self.rule_stats)
@@ -151,6 +181,7 @@ impl Scanner {
                 kind,
                 progress: self.progress.clone(),
                 recover_records: self.recover_records,
+                sort_memory: self.sort_memory,
             },
         )
     }

@@ -128,8 +128,8 @@ impl RuleStats {
 
 /// Writes a scan's rule statistics as TSV, slowest rules (by total time) first. The scan
 /// must have run with statistics on ([`crate::Scanner::enable_rule_stats`]).
-pub fn write_tsv(
-    result: &crate::ScanResult,
+pub fn write_tsv<R>(
+    result: &crate::ScanResult<R>,
     set: &RuleSet,
     out: &mut impl Write,
 ) -> std::io::Result<()> {

@@ -1,6 +1,7 @@
 //! The scan: input files in parallel (large EVTX files chunk-parallel), each record
 //! flattened into a per-worker [`RecordView`] and tested by the [`Detector`]; rows
-//! are gathered, correlations evaluated, and the timeline sorted by time.
+//! go to a [`RowStore`] (which spills sorted runs to disk past its memory bound),
+//! correlations are evaluated, and the timeline comes out sorted by time.
 
 use crate::correlate;
 use crate::detect_info::DetectInfo;
@@ -8,6 +9,8 @@ use crate::detector::{Detector, Matches};
 use crate::flatten::Flattener;
 use crate::input::{InputFile, InputKind};
 use crate::record::RecordView;
+use crate::row_store::RowStore;
+use crate::sorted_rows::SortedRows;
 use crate::source;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +26,9 @@ pub struct ScanOptions {
     pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
     /// Also scan records carved from slack space and damaged chunks (EVTX only).
     pub recover_records: bool,
+    /// About how many bytes of rows to hold in memory for sorting; past it, sorted runs
+    /// are spilled to temporary files. `None`: no bound.
+    pub sort_memory: Option<usize>,
 }
 
 /// Counts for the summary.
@@ -40,11 +46,12 @@ pub struct ScanStats {
     pub elapsed: Duration,
 }
 
-/// What a scan produced.
+/// What a scan produced: the rows as one vector ([`crate::Scanner::scan`]) or as a
+/// stream that may come from disk ([`crate::Scanner::scan_sorted`]).
 #[derive(Debug, Default)]
-pub struct ScanResult {
-    /// Timeline rows, sorted by time.
-    pub rows: Vec<DetectInfo>,
+pub struct ScanResult<R = Vec<DetectInfo>> {
+    /// Timeline rows, sorted by time ([`DetectInfo::timeline_cmp`]).
+    pub rows: R,
     /// Counts.
     pub stats: ScanStats,
     /// Problems met (file, chunk or record, and the reason); the scan went on.
@@ -53,33 +60,66 @@ pub struct ScanResult {
     pub rule_stats: Option<crate::rule_stats::RuleStats>,
 }
 
-/// Per-worker buffers, reused for every record; rows are handed to the shared sink
-/// when the worker is done (once per file or chunk run, not per record).
+/// Per-worker buffers, reused for every record. Rows are handed to the store whenever
+/// the worker holds [`RowStore::worker_batch`] bytes of them, and when it is done;
+/// correlation hits and statistics go to the shared sink when it is done (once per
+/// file or chunk run, not per record).
 struct Worker<'s> {
     flat: Flattener,
     view: RecordView,
     found: Matches,
+    /// Rows of `found` already counted in `bytes`.
+    counted: usize,
+    bytes: usize,
     sink: &'s Mutex<Matches>,
+    store: &'s RowStore,
 }
 
 impl<'s> Worker<'s> {
-    fn new(sink: &'s Mutex<Matches>, det: &Detector<'_>) -> Self {
+    fn new(sink: &'s Mutex<Matches>, store: &'s RowStore, det: &Detector<'_>) -> Self {
         Worker {
             flat: Flattener::default(),
             view: RecordView::default(),
             found: det.matches(),
+            counted: 0,
+            bytes: 0,
             sink,
+            store,
         }
+    }
+
+    /// After a record: hands the rows over once they hold enough bytes.
+    #[inline]
+    fn tested(&mut self) {
+        let rows = &self.found.rows;
+        if rows.len() == self.counted {
+            return;
+        }
+        self.bytes += rows[self.counted..]
+            .iter()
+            .map(DetectInfo::approx_bytes)
+            .sum::<usize>();
+        self.counted = rows.len();
+        if self.bytes >= self.store.worker_batch() {
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        self.store.push(&mut self.found.rows, self.bytes);
+        self.counted = 0;
+        self.bytes = 0;
     }
 }
 
 impl Drop for Worker<'_> {
     fn drop(&mut self) {
-        if self.found.rows.is_empty() && self.found.hits.is_empty() && self.found.stats.is_none() {
+        self.tested();
+        self.hand_over();
+        if self.found.hits.is_empty() && self.found.stats.is_none() {
             return;
         }
         let mut s = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        s.rows.append(&mut self.found.rows);
         s.hits.append(&mut self.found.hits);
         if let Some(mine) = self.found.stats.take() {
             match &mut s.stats {
@@ -91,9 +131,10 @@ impl Drop for Worker<'_> {
 }
 
 /// Scans `files` with `det`.
-pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanResult {
+pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanResult<SortedRows> {
     let start = Instant::now();
     let sink = Mutex::new(Matches::default());
+    let store = RowStore::new(opts.sort_memory, std::env::temp_dir());
     let errors = Mutex::new(Vec::new());
     let records = AtomicU64::new(0);
     let table = &det.rules().fields;
@@ -114,11 +155,12 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     &f.path,
                     f.size,
                     opts.recover_records,
-                    || Worker::new(&sink, det),
+                    || Worker::new(&sink, &store, det),
                     |w, rec| match w.flat.fill(rec.json, table, &mut w.view) {
                         Ok(()) => {
                             w.found.recovered = rec.recovered;
-                            det.detect(&w.view, fi, rec.record_id, &mut w.found)
+                            det.detect(&w.view, fi, rec.record_id, &mut w.found);
+                            w.tested();
                         }
                         // Carved records are often garbage: not an input error.
                         Err(_) if rec.recovered => {}
@@ -134,12 +176,15 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 n.records
             }
             InputKind::Json => {
-                let mut w = Worker::new(&sink, det);
+                let mut w = Worker::new(&sink, &store, det);
                 source::json(
                     &f.path,
                     &mut w,
                     |w, v| match w.flat.fill_value(v, table, &mut w.view) {
-                        Ok(()) => det.detect(&w.view, fi, None, &mut w.found),
+                        Ok(()) => {
+                            det.detect(&w.view, fi, None, &mut w.found);
+                            w.tested();
+                        }
                         Err(e) => report(format!("{}: event: {e}", f.path.display())),
                     },
                     report,
@@ -164,10 +209,11 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     });
 
     let found = sink.into_inner().unwrap_or_else(|e| e.into_inner());
-    let mut rows = found.rows;
     let name = |i: u32| files[i as usize].path.display().to_string();
-    rows.extend(correlate::evaluate(det.rules(), found.hits, &name));
-    rows.par_sort_unstable_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    let mut correlated = correlate::evaluate(det.rules(), found.hits, &name);
+    let bytes = correlated.iter().map(DetectInfo::approx_bytes).sum();
+    store.push(&mut correlated, bytes);
+    let rows = store.finish();
     let mut errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
     errors.sort();
     ScanResult {

@@ -165,6 +165,9 @@ pub struct JsonTimelineArgs {
     pub jsonl: bool,
 }
 
+/// `--sort-memory` when not given, in MiB.
+pub const DEFAULT_SORT_MEMORY: f64 = 512.0;
+
 /// `csv-timeline` and `json-timeline` options.
 #[derive(Args, Debug)]
 pub struct TimelineArgs {
@@ -200,6 +203,15 @@ pub struct TimelineArgs {
     /// copies of live ones, or garbage (dropped).
     #[arg(short = 'x', long = "recover-records")]
     pub recover_records: bool,
+    /// Memory for sorting detections, in MiB: past it, sorted runs are spilled to
+    /// temporary files (in TMPDIR) and merged as the timeline is written, so memory stays
+    /// bounded however many records match. Fractions allowed; 0 spills every batch.
+    #[arg(
+        long = "sort-memory",
+        value_name = "MiB",
+        default_value_t = DEFAULT_SORT_MEMORY
+    )]
+    pub sort_memory: f64,
     /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,
     /// or to rule it out when debugging).
     #[arg(long = "no-prefilter", hide = true)]

@@ -2,10 +2,11 @@
 //! first to the last detection cut into equal slices, each a column of block
 //! characters as tall as its count (scaled to the busiest slice).
 
-use crate::summary::histogram;
+use crate::histogram::Histogram;
 use scanner_engine::time::TimeFormat;
-use scanner_engine::DetectInfo;
-use scanner_rules::RuleSet;
+
+/// Slices (terminal columns) of the chart.
+pub const WIDTH: usize = 100;
 
 const BLOCKS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
@@ -46,17 +47,24 @@ fn duration(secs: f64) -> String {
     }
 }
 
-/// The whole `-T` display, or a note when there are too few detections to draw.
-pub fn render(set: &RuleSet, rows: &[DetectInfo], time: &TimeFormat, width: usize) -> String {
-    if rows.len() < 2 {
+/// The whole `-T` display of `detections` counted in `histogram` (of [`WIDTH`] slices),
+/// or a note when there are too few detections to draw.
+pub fn render(histogram: Option<&Histogram>, detections: usize, time: &TimeFormat) -> String {
+    if detections < 2 {
         return "Detection frequency timeline: fewer than 2 detections, nothing to draw.\n".into();
     }
-    let Some((first, w, counts)) = histogram(set, rows, width) else {
+    let Some(Histogram {
+        first,
+        last,
+        width: w,
+        counts,
+    }) = histogram
+    else {
         return String::new();
     };
+    let (first, last, w) = (*first, *last, *w);
     let totals: Vec<usize> = counts.iter().map(|c| c.iter().sum()).collect();
     let max = totals.iter().copied().max().unwrap_or(0);
-    let last = rows.iter().map(|r| r.time).max().unwrap_or(first);
     let mut o = format!(
         "Detection frequency timeline ({} slices of {} each; tallest = {} detections):\n",
         counts.len(),

@@ -7,6 +7,7 @@ mod cpu_profile;
 mod evtx_cmd;
 mod filters;
 mod freq_timeline;
+mod histogram;
 mod output;
 mod progress_bar;
 mod report_html;
@@ -30,7 +31,7 @@ fn main() {
     alloc::configure();
     let cli = args::Cli::parse();
     let code = match &cli.command {
-        args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv),
+        args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv, cli.debug),
         args::Command::JsonTimeline(a) => timeline_cmd::run(
             &a.timeline,
             if a.jsonl {
@@ -38,6 +39,7 @@ fn main() {
             } else {
                 timeline_cmd::Format::Json
             },
+            cli.debug,
         ),
         args::Command::ListProfiles => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),

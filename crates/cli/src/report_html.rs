@@ -2,14 +2,14 @@
 //! inline (styles, the chart as SVG, a few lines of script to hide or show a level),
 //! so it opens offline and loads nothing from anywhere.
 
-use crate::summary::{group, histogram, Summary};
+use crate::histogram::Histogram;
+use crate::summary::{group, Summary};
 use scanner_engine::time::TimeFormat;
-use scanner_engine::DetectInfo;
-use scanner_rules::{Level, RuleSet};
+use scanner_rules::Level;
 use std::fmt::Write as _;
 
 /// Slices of the detection-frequency chart.
-const SLICES: usize = 80;
+pub const SLICES: usize = 80;
 
 const COLOURS: [&str; 5] = ["#8e9aaf", "#4caf50", "#f2c14e", "#f28c28", "#d7263d"];
 
@@ -30,10 +30,17 @@ pub fn esc(s: &str) -> String {
 }
 
 /// The chart: stacked bars per slice, one colour per level, with axes and labels.
-fn chart(set: &RuleSet, rows: &[DetectInfo], time: &TimeFormat) -> String {
-    let Some((first, width, counts)) = histogram(set, rows, SLICES) else {
+fn chart(histogram: Option<&Histogram>, time: &TimeFormat) -> String {
+    let Some(Histogram {
+        first,
+        last,
+        width,
+        counts,
+    }) = histogram
+    else {
         return "<p class=\"empty\">No detections: nothing to chart.</p>".into();
     };
+    let (first, last, width) = (*first, *last, *width);
     let (w, h, left, bottom, top) = (960.0, 300.0, 50.0, 40.0, 10.0);
     let plot_w = w - left - 10.0;
     let plot_h = h - bottom - top;
@@ -85,7 +92,6 @@ fn chart(set: &RuleSet, rows: &[DetectInfo], time: &TimeFormat) -> String {
             );
         }
     }
-    let last = rows.iter().map(|r| r.time).max().unwrap_or(first);
     let _ = write!(
         s,
         "<line class=\"axisline\" x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\"/><text class=\"axis\" x=\"{left}\" y=\"{:.1}\">{}</text><text class=\"axis\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text></svg>",
@@ -121,11 +127,10 @@ fn table(title: &str, head: &str, items: &[(String, usize)]) -> String {
     s
 }
 
-/// The whole page.
+/// The whole page; `histogram` has [`SLICES`] slices (`None`: no detections).
 pub fn render(
     summary: &Summary,
-    set: &RuleSet,
-    rows: &[DetectInfo],
+    histogram: Option<&Histogram>,
     time: &TimeFormat,
     command: &str,
 ) -> String {
@@ -171,7 +176,7 @@ pub fn render(
         );
     }
     body.push_str("</div>");
-    body.push_str(&chart(set, rows, time));
+    body.push_str(&chart(histogram, time));
     body.push_str("</section>");
     for l in Level::ALL.iter().rev() {
         let s = &summary.levels[*l as usize];

@@ -1,6 +1,8 @@
-//! The results summary: what a scan found, counted once from the timeline rows and
-//! shown on the terminal (coloured when standard error is one) and in the HTML report.
+//! The results summary: what a scan found, counted row by row as the timeline is
+//! written ([`Tally`]) and shown on the terminal (coloured when standard error is one)
+//! and in the HTML report.
 
+use jiff::Timestamp;
 use scanner_engine::detect_info::Origin;
 use scanner_engine::input::InputFile;
 use scanner_engine::time::TimeFormat;
@@ -64,15 +66,7 @@ pub fn level_of(set: &RuleSet, r: &DetectInfo) -> Level {
     }
 }
 
-fn title_of<'a>(set: &'a RuleSet, r: &DetectInfo) -> &'a str {
-    if r.correlation {
-        &set.correlations[r.rule as usize].meta.title
-    } else {
-        &set.rules[r.rule as usize].meta.title
-    }
-}
-
-fn top(counts: HashMap<String, usize>) -> Vec<(String, usize)> {
+fn top(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<(String, usize)> {
     let mut v: Vec<(String, usize)> = counts.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v.truncate(TOP);
@@ -105,48 +99,134 @@ pub fn group_errors(files: &[InputFile], errors: &[String]) -> Vec<(String, Vec<
     groups
 }
 
-impl Summary {
-    /// Counts `rows` (sorted by time).
-    pub fn new(set: &RuleSet, rows: &[DetectInfo], time: &TimeFormat) -> Summary {
-        let mut s = Summary::default();
-        let mut hit_records: HashSet<(u32, u64)> = HashSet::new();
-        let mut rules: HashSet<(bool, u32)> = HashSet::new();
-        let mut per_level_rules: [HashSet<(bool, u32)>; 5] = Default::default();
-        let mut alerts: [HashMap<String, usize>; 5] = Default::default();
-        let mut dates: [HashMap<String, usize>; 5] = Default::default();
-        let mut computers: [HashMap<String, usize>; 5] = Default::default();
-        let mut all_dates: HashMap<String, usize> = HashMap::new();
-        for r in rows {
-            let l = level_of(set, r) as usize;
-            if let Origin::Record { file, record_id } = r.origin {
-                hit_records.insert((file, record_id));
-            }
-            rules.insert((r.correlation, r.rule));
-            per_level_rules[l].insert((r.correlation, r.rule));
-            s.levels[l].total += 1;
-            *alerts[l].entry(title_of(set, r).to_string()).or_default() += 1;
-            let d = time.date(r.time);
-            *all_dates.entry(d.clone()).or_default() += 1;
-            *dates[l].entry(d).or_default() += 1;
-            for c in r.computer.split(scanner_engine::details::SEP) {
-                *computers[l].entry(c.to_string()).or_default() += 1;
-            }
+/// Counts one row of `counts[level]` under `key`, allocating the key only when new.
+fn bump(map: &mut HashMap<String, [usize; 5]>, key: &str, level: usize) {
+    match map.get_mut(key) {
+        Some(c) => c[level] += 1,
+        None => {
+            let mut c = [0; 5];
+            c[level] = 1;
+            map.insert(key.to_string(), c);
         }
-        for l in 0..5 {
-            s.levels[l].unique = per_level_rules[l].len();
-            s.levels[l].top_alerts = top(std::mem::take(&mut alerts[l]));
-            s.levels[l].top_dates = top(std::mem::take(&mut dates[l]));
-            s.levels[l].top_computers = top(std::mem::take(&mut computers[l]));
+    }
+}
+
+/// The top entries of one level of per-level counts.
+fn top_of(map: &HashMap<String, [usize; 5]>, level: usize) -> Vec<(String, usize)> {
+    top(map
+        .iter()
+        .filter(|(_, c)| c[level] > 0)
+        .map(|(k, c)| (k.clone(), c[level])))
+}
+
+/// The summary's counts, taken one row at a time as the timeline is written (rows in
+/// timeline order, after `-X`). It holds counts per rule, date and computer, and the
+/// (file, EventRecordID) of each record with a detection: a few bytes per such record,
+/// not the rows.
+pub struct Tally<'a> {
+    set: &'a RuleSet,
+    time: &'a TimeFormat,
+    detections: usize,
+    /// Detections per rule, and per correlation.
+    rules: Vec<usize>,
+    correlations: Vec<usize>,
+    dates: HashMap<String, [usize; 5]>,
+    computers: HashMap<String, [usize; 5]>,
+    hit_records: HashSet<(u32, u64)>,
+    /// The last record counted: its rows are neighbours in timeline order.
+    last_record: Option<(u32, u64)>,
+    first: Option<Timestamp>,
+    last: Option<Timestamp>,
+}
+
+impl<'a> Tally<'a> {
+    /// Empty counts for rows of `set`, dated in `time`'s zone.
+    pub fn new(set: &'a RuleSet, time: &'a TimeFormat) -> Tally<'a> {
+        Tally {
+            set,
+            time,
+            detections: 0,
+            rules: vec![0; set.rules.len()],
+            correlations: vec![0; set.correlations.len()],
+            dates: HashMap::new(),
+            computers: HashMap::new(),
+            hit_records: HashSet::new(),
+            last_record: None,
+            first: None,
+            last: None,
         }
-        s.top_dates = top(all_dates);
-        s.events_with_hits = hit_records.len() as u64;
-        s.detections = rows.len();
-        s.unique = rules.len();
-        s.first = rows.iter().map(|r| r.time).min().map(|t| time.format(t));
-        s.last = rows.iter().map(|r| r.time).max().map(|t| time.format(t));
-        s
     }
 
+    /// Counts `r`.
+    pub fn add(&mut self, r: &DetectInfo) {
+        let l = level_of(self.set, r) as usize;
+        self.detections += 1;
+        let per_rule = if r.correlation {
+            &mut self.correlations
+        } else {
+            &mut self.rules
+        };
+        if let Some(n) = per_rule.get_mut(r.rule as usize) {
+            *n += 1;
+        }
+        if let Origin::Record { file, record_id } = r.origin {
+            if self.last_record != Some((file, record_id)) {
+                self.last_record = Some((file, record_id));
+                self.hit_records.insert((file, record_id));
+            }
+        }
+        bump(&mut self.dates, &self.time.date(r.time), l);
+        for c in r.computer.split(scanner_engine::details::SEP) {
+            bump(&mut self.computers, c, l);
+        }
+        self.first = Some(self.first.map_or(r.time, |t| t.min(r.time)));
+        self.last = Some(self.last.map_or(r.time, |t| t.max(r.time)));
+    }
+
+    /// Detections counted so far.
+    pub fn detections(&self) -> usize {
+        self.detections
+    }
+
+    /// The summary of the rows counted.
+    pub fn finish(self) -> Summary {
+        let mut s = Summary::default();
+        let mut alerts: [HashMap<String, usize>; 5] = Default::default();
+        let fired = self
+            .rules
+            .iter()
+            .zip(self.set.rules.iter().map(|r| &r.meta))
+            .chain(
+                self.correlations
+                    .iter()
+                    .zip(self.set.correlations.iter().map(|c| &c.meta)),
+            )
+            .filter(|(n, _)| **n > 0);
+        for (&n, meta) in fired {
+            let l = meta.level as usize;
+            s.unique += 1;
+            s.levels[l].unique += 1;
+            s.levels[l].total += n;
+            *alerts[l].entry(meta.title.to_string()).or_default() += n;
+        }
+        for (l, alerts) in alerts.into_iter().enumerate() {
+            s.levels[l].top_alerts = top(alerts);
+            s.levels[l].top_dates = top_of(&self.dates, l);
+            s.levels[l].top_computers = top_of(&self.computers, l);
+        }
+        s.top_dates = top(self
+            .dates
+            .into_iter()
+            .map(|(d, c)| (d, c.iter().sum::<usize>())));
+        s.events_with_hits = self.hit_records.len() as u64;
+        s.detections = self.detections;
+        s.first = self.first.map(|t| self.time.format(t));
+        s.last = self.last.map(|t| self.time.format(t));
+        s
+    }
+}
+
+impl Summary {
     /// The summary as terminal text; `colour` adds ANSI colours per level.
     pub fn render(&self, colour: bool) -> String {
         let paint = |l: Level, text: &str| -> String {
@@ -322,28 +402,6 @@ pub fn group(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-/// Detection counts per level over time: `buckets` equal slices from the first to the
-/// last detection. Returns the first time, the slice length in seconds, and per slice
-/// the counts indexed by `Level as usize`.
-pub fn histogram(
-    set: &RuleSet,
-    rows: &[DetectInfo],
-    buckets: usize,
-) -> Option<(jiff::Timestamp, f64, Vec<[usize; 5]>)> {
-    let first = rows.iter().map(|r| r.time).min()?;
-    let last = rows.iter().map(|r| r.time).max()?;
-    let span = (last.as_millisecond() - first.as_millisecond()).max(1) as f64 / 1000.0;
-    let buckets = buckets.max(1);
-    let width = span / buckets as f64;
-    let mut counts = vec![[0usize; 5]; buckets];
-    for r in rows {
-        let at = (r.time.as_millisecond() - first.as_millisecond()) as f64 / 1000.0;
-        let i = ((at / width) as usize).min(buckets - 1);
-        counts[i][level_of(set, r) as usize] += 1;
-    }
-    Some((first, width, counts))
 }
 
 #[cfg(test)]

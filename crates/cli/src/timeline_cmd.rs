@@ -2,15 +2,16 @@
 
 use crate::args::TimelineArgs;
 use crate::exit;
+use crate::histogram::Histogram;
 use crate::output::{check_target, write_atomically};
 use crate::progress_bar::ProgressBar;
 use crate::rules_cmd::{load_rules, print_report};
-use crate::summary::{group_errors, Summary};
+use crate::summary::{group_errors, level_of, Tally};
 use scanner_engine::input::{self, InputKind};
 use scanner_engine::progress::Progress;
 use scanner_engine::time::{TimeFormat, TimeStyle};
 use scanner_engine::timeline::Style;
-use scanner_engine::{channel_filter, json_timeline, Profile, Scanner, TimelineWriter};
+use scanner_engine::{channel_filter, json_timeline, DetectInfo, Profile, Scanner, TimelineWriter};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Instant;
@@ -35,9 +36,9 @@ pub fn list_profiles() -> i32 {
     exit::OK
 }
 
-/// Runs the command; returns the exit code.
-pub fn run(a: &TimelineArgs, format: Format) -> i32 {
-    match run_inner(a, format) {
+/// Runs the command; returns the exit code. `debug` reports how detections were sorted.
+pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
+    match run_inner(a, format, debug) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
@@ -70,7 +71,17 @@ fn time_format(a: &TimelineArgs) -> TimeFormat {
     base.with_style(style)
 }
 
-fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
+/// `--sort-memory MiB` in bytes.
+fn sort_memory(mib: f64) -> Result<usize, String> {
+    if !(mib >= 0.0 && mib.is_finite()) {
+        return Err(format!(
+            "--sort-memory {mib}: give a number of MiB, 0 or more"
+        ));
+    }
+    Ok((mib * 1048576.0).min(usize::MAX as f64) as usize)
+}
+
+fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, String> {
     let started = Instant::now();
     if a.dirs.is_empty() && a.files.is_empty() {
         return Err("nothing to scan: give -d DIR or -f FILE".into());
@@ -147,7 +158,8 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
         )
     });
     scanner.set_recover_records(a.recover_records);
-    let mut result = scanner.scan(&files, kind);
+    scanner.set_sort_memory(Some(sort_memory(a.sort_memory)?));
+    let mut result = scanner.scan_sorted(&files, kind);
     if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
         p.finish(path)?;
     }
@@ -160,15 +172,48 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
         no_abbreviations: a.no_abbreviations,
         remove_duplicates: a.remove_duplicates,
     };
-    let mut writer = TimelineWriter::new(scanner.rules(), &files, time.clone(), profile)
+    let set = scanner.rules();
+    let writer = TimelineWriter::new(set, &files, time.clone(), profile)
         .with_style(style)
         .with_recovered_column(a.recover_records);
-    writer.remove_duplicates(&mut result.rows);
+    // One pass over the sorted rows (merged from disk if they were spilled): each row
+    // written is counted for the summary and the charts as it goes by.
+    let rows = std::mem::take(&mut result.rows);
+    if debug {
+        eprintln!(
+            "sort: {} detections; {} sorted runs spilled to {}",
+            rows.len(),
+            rows.spilled_runs(),
+            std::env::temp_dir().display()
+        );
+    }
+    let chart = |slices| rows.time_range().map(|(f, l)| Histogram::new(f, l, slices));
+    let mut report_chart = a
+        .html_report
+        .is_some()
+        .then(|| chart(crate::report_html::SLICES))
+        .flatten();
+    let mut terminal_chart = (a.visualize_timeline && !a.quiet)
+        .then(|| chart(crate::freq_timeline::WIDTH))
+        .flatten();
+    let mut tally = Tally::new(set, &time);
+    let on_row = |r: &DetectInfo| {
+        tally.add(r);
+        if report_chart.is_some() || terminal_chart.is_some() {
+            let level = level_of(set, r);
+            for h in [&mut report_chart, &mut terminal_chart]
+                .into_iter()
+                .flatten()
+            {
+                h.add(r.time, level);
+            }
+        }
+    };
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {
-            Format::Csv => writer.write(out, &result.rows),
-            Format::Json => json_timeline::write(&writer, out, &result.rows, false),
-            Format::JsonLines => json_timeline::write(&writer, out, &result.rows, true),
+            Format::Csv => writer.write(out, rows, on_row),
+            Format::Json => json_timeline::write(&writer, out, rows, false, on_row),
+            Format::JsonLines => json_timeline::write(&writer, out, rows, true, on_row),
         }
     };
     match &a.output {
@@ -191,26 +236,22 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
         .chain(&result.errors)
         .cloned()
         .collect();
-    let mut summary = Summary::new(scanner.rules(), &result.rows, &time);
+    let detections = tally.detections();
+    let mut summary = tally.finish();
     summary.stats = result.stats.clone();
     summary.skipped_files = skipped;
     summary.errors = group_errors(&files, &errors);
     if let Some(path) = &a.html_report {
         summary.elapsed = started.elapsed();
         let command: Vec<String> = std::env::args().collect();
-        let page = crate::report_html::render(
-            &summary,
-            scanner.rules(),
-            &result.rows,
-            &time,
-            &command.join(" "),
-        );
+        let page =
+            crate::report_html::render(&summary, report_chart.as_ref(), &time, &command.join(" "));
         write_atomically(path, |f| f.write_all(page.as_bytes()))?;
     }
     if a.visualize_timeline && !a.quiet {
         eprint!(
             "\n{}",
-            crate::freq_timeline::render(scanner.rules(), &result.rows, &time, 100)
+            crate::freq_timeline::render(terminal_chart.as_ref(), detections, &time)
         );
     }
     summary.elapsed = started.elapsed();
@@ -223,7 +264,7 @@ fn run_inner(a: &TimelineArgs, format: Format) -> Result<i32, String> {
                 "scanned {} files, {} records; {} detections; {} input errors",
                 result.stats.files,
                 result.stats.records,
-                result.rows.len(),
+                detections,
                 errors.len()
             );
         } else {

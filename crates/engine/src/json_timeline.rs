@@ -123,21 +123,28 @@ pub fn row_json(names: &[(&str, Column)], cells: &[String], indent: Option<&str>
     out
 }
 
-/// Writes the rows as a JSON array, or as JSON Lines when `lines`; returns the number
-/// of rows written.
-pub fn write<W: Write>(
+/// Writes the rows (a stream in timeline order, see [`TimelineWriter::for_each_row`])
+/// as a JSON array, or as JSON Lines when `lines`, calling `on_row` with each row
+/// written (after `-X`); returns the number of rows written.
+pub fn write<W, I>(
     tw: &TimelineWriter<'_>,
     out: W,
-    rows: &[DetectInfo],
+    rows: I,
     lines: bool,
-) -> std::io::Result<usize> {
+    mut on_row: impl FnMut(&DetectInfo),
+) -> std::io::Result<usize>
+where
+    W: Write,
+    I: IntoIterator<Item = std::io::Result<DetectInfo>>,
+{
     let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
     let names = tw.named_columns();
     if !lines {
         w.write_all(b"[")?;
     }
     let mut first = true;
-    let n = tw.for_each_row(rows, |_, cells| -> std::io::Result<()> {
+    let n = tw.for_each_row(rows, |r, cells| -> std::io::Result<()> {
+        on_row(r);
         if lines {
             w.write_all(row_json(names, cells, None).as_bytes())?;
             w.write_all(b"\n")

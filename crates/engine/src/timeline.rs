@@ -525,21 +525,29 @@ impl<'a> TimelineWriter<'a> {
         }
     }
 
-    /// Calls `f` with each row's index and cells, in the profile's column order; items
-    /// of multi-item cells are joined with ` ¦ ` (the CSV writer applies `-M`/`-S`).
-    /// With `-X`, a row whose cells (EvtxFile aside) equal those of an earlier row
-    /// with the same timestamp is skipped. Returns the number of rows passed to `f`.
-    pub fn for_each_row<E>(
+    /// Calls `f` with each row and its cells, in the profile's column order; items of
+    /// multi-item cells are joined with ` ¦ ` (the CSV writer applies `-M`/`-S`). Rows
+    /// come in timeline order, as a stream ([`crate::SortedRows`], or any rows mapped to
+    /// `Ok`); an `Err` row ends the pass with that error. With `-X`, a row whose cells
+    /// (EvtxFile aside) equal those of an earlier row with the same timestamp is
+    /// skipped: such rows are neighbours in timeline order, so only the current
+    /// timestamp's rows are remembered. Returns the number of rows passed to `f`.
+    pub fn for_each_row<I, E>(
         &self,
-        rows: &[DetectInfo],
-        mut f: impl FnMut(usize, &[String]) -> Result<(), E>,
-    ) -> Result<usize, E> {
+        rows: I,
+        mut f: impl FnMut(&DetectInfo, &[String]) -> Result<(), E>,
+    ) -> Result<usize, E>
+    where
+        I: IntoIterator<Item = std::io::Result<DetectInfo>>,
+        E: From<std::io::Error>,
+    {
         let cols: Vec<Column> = self.columns.iter().map(|(_, c)| *c).collect();
         let mut cells: Vec<String> = Vec::with_capacity(cols.len());
         let mut seen: HashSet<Vec<String>> = HashSet::new();
         let mut group_time = None;
         let mut written = 0;
-        for (i, r) in rows.iter().enumerate() {
+        for r in rows {
+            let r = &r?;
             cells.clear();
             cells.extend(cols.iter().map(|&c| self.cell(c, r)));
             if self.style.remove_duplicates {
@@ -557,40 +565,35 @@ impl<'a> TimelineWriter<'a> {
                     continue;
                 }
             }
-            f(i, &cells)?;
+            f(r, &cells)?;
             written += 1;
         }
         Ok(written)
     }
 
-    /// Drops the rows `-X` leaves out (see [`Self::for_each_row`]), so that what is
-    /// counted and what is written agree; then the style no longer needs to.
-    pub fn remove_duplicates(&mut self, rows: &mut Vec<DetectInfo>) {
-        if !self.style.remove_duplicates {
-            return;
-        }
-        let mut keep = vec![false; rows.len()];
-        let _ = self.for_each_row(rows, |i, _| -> Result<(), ()> {
-            keep[i] = true;
-            Ok(())
-        });
-        let mut k = keep.into_iter();
-        rows.retain(|_| k.next().unwrap_or(false));
-        self.style.remove_duplicates = false;
-    }
-
-    /// Writes the header and every row to `out` (wrapped in one `BufWriter`); returns
-    /// the number of rows written.
-    pub fn write<W: Write>(&self, out: W, rows: &[DetectInfo]) -> std::io::Result<usize> {
+    /// Writes the header and every row to `out` (wrapped in one `BufWriter`), calling
+    /// `on_row` with each row written (after `-X`), for counts taken in the same pass;
+    /// returns the number of rows written.
+    pub fn write<W, I>(
+        &self,
+        out: W,
+        rows: I,
+        mut on_row: impl FnMut(&DetectInfo),
+    ) -> std::io::Result<usize>
+    where
+        W: Write,
+        I: IntoIterator<Item = std::io::Result<DetectInfo>>,
+    {
         let mut w = csv::WriterBuilder::new()
             .quote_style(csv::QuoteStyle::NonNumeric)
             .from_writer(std::io::BufWriter::with_capacity(1 << 16, out));
         let named = &self.columns[..];
         w.write_record(named.iter().map(|(n, _)| *n))?;
         let sep = self.style.separator();
-        let n = self.for_each_row(rows, |_, cells| {
+        let n = self.for_each_row(rows, |r, cells| -> std::io::Result<()> {
+            on_row(r);
             if sep == SEP {
-                w.write_record(cells)
+                w.write_record(cells)?;
             } else {
                 w.write_record(named.iter().zip(cells).map(|((_, c), v)| {
                     if c.is_multi() || *c == Column::RuleAuthor {
@@ -598,8 +601,9 @@ impl<'a> TimelineWriter<'a> {
                     } else {
                         v.as_bytes().to_vec()
                     }
-                }))
+                }))?;
             }
+            Ok(())
         })?;
         w.flush()?;
         let inner = w

@@ -1,0 +1,245 @@
+//! `--sort-memory`: with a bound small enough that every batch of detections is spilled
+//! to disk as a sorted run and merged back, the timeline, the JSON timeline, the summary,
+//! `-T` and `-H` are byte for byte those of a scan sorted in memory; the runs' temporary
+//! files are gone after the run, and a run that cannot be written is a fatal error that
+//! leaves no output behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("scanner-spill-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+/// Runs the scanner with `tmp` as its temporary folder.
+fn scanner(tmp: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scanner"))
+        .args(args)
+        .current_dir(root())
+        .env("TZ", "UTC")
+        .env("TMPDIR", tmp)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run scanner")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn left_in(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Standard error without the lines that hold timings, the spill report or the memory
+/// statistics (`--debug`, at the end).
+fn steady(stderr: &[u8]) -> String {
+    let t = text(stderr);
+    let end = ["\nsubproc ", "\nmimalloc: ", "\nallocator: ", "\npeak RSS"]
+        .iter()
+        .filter_map(|m| t.find(m))
+        .min()
+        .unwrap_or(t.len());
+    t[..end]
+        .lines()
+        .filter(|l| {
+            !l.starts_with("Scan: ")
+                && !l.starts_with("rules loaded in")
+                && !l.starts_with("sort: ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The run's spill report (`--debug`): how many runs were spilled.
+fn runs_spilled(stderr: &[u8]) -> usize {
+    let t = text(stderr);
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("sort: "))
+        .unwrap_or_else(|| panic!("no spill report in:\n{t}"));
+    line.split("; ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("bad spill report: {line}"))
+}
+
+/// One scan with the given bound: (stdout, stderr without timings, HTML report without
+/// its command line, runs spilled).
+fn run(tmp: &Path, out: &Path, memory: &str, args: &[&str]) -> (Vec<u8>, String, String, usize) {
+    let html = out.join(format!("report-{memory}.html"));
+    let mut all = args.to_vec();
+    let html_arg = html.display().to_string();
+    all.extend_from_slice(&["--sort-memory", memory, "--debug", "-K", "-C", "-T", "-H"]);
+    all.push(&html_arg);
+    let o = scanner(tmp, &all);
+    assert_eq!(o.status.code(), Some(0), "{all:?}: {}", text(&o.stderr));
+    let page = std::fs::read_to_string(&html).expect("report");
+    let page = match (page.find("<code>"), page.find("</code>")) {
+        (Some(a), Some(b)) => format!("{}{}", &page[..a], &page[b..]),
+        _ => page,
+    };
+    (o.stdout, steady(&o.stderr), page, runs_spilled(&o.stderr))
+}
+
+fn same_spilled_or_not(name: &str, args: &[&str]) -> Vec<u8> {
+    let tmp = scratch(&format!("{name}-tmp"));
+    let out = scratch(&format!("{name}-out"));
+    let (csv, summary, page, runs) = run(&tmp, &out, "512", args);
+    assert_eq!(
+        runs, 0,
+        "{args:?}: the default bound holds the fixtures in memory"
+    );
+    assert!(summary.contains("Results Summary"), "{summary}");
+    assert!(
+        summary.contains("Detection frequency timeline"),
+        "{summary}"
+    );
+    for memory in ["0", "0.002"] {
+        let (csv2, summary2, page2, runs2) = run(&tmp, &out, memory, args);
+        assert!(runs2 > 1, "{args:?} --sort-memory {memory}: {runs2} runs");
+        assert!(
+            csv == csv2,
+            "{args:?} --sort-memory {memory}: timelines differ"
+        );
+        assert_eq!(summary, summary2, "{args:?} --sort-memory {memory}");
+        assert!(
+            page == page2,
+            "{args:?} --sort-memory {memory}: reports differ"
+        );
+        assert_eq!(left_in(&tmp), Vec::<String>::new(), "temporary files left");
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    let _ = std::fs::remove_dir_all(&out);
+    csv
+}
+
+#[test]
+fn spilled_csv_and_summary_equal_the_in_memory_ones() {
+    let _ = same_spilled_or_not(
+        "csv-demo",
+        &[
+            "csv-timeline",
+            "-J",
+            "-d",
+            "testdata/demo",
+            "-p",
+            "super-verbose",
+        ],
+    );
+    let _ = same_spilled_or_not(
+        "csv-evtx",
+        &[
+            "csv-timeline",
+            "-d",
+            "testdata/evtx",
+            "-p",
+            "all-field-info-verbose",
+            "-M",
+        ],
+    );
+    // -X drops duplicates (here: every row of a second copy of the input) from the
+    // merged stream as it did from the rows sorted in memory.
+    let twice = scratch("twice");
+    for n in ["a.jsonl", "b.jsonl"] {
+        std::fs::copy(root().join("testdata/demo/attack.jsonl"), twice.join(n)).unwrap();
+    }
+    let d = twice.display().to_string();
+    let all = same_spilled_or_not("csv-both", &["csv-timeline", "-J", "-d", &d]);
+    let kept = same_spilled_or_not("csv-dedup", &["csv-timeline", "-J", "-d", &d, "-X"]);
+    let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count();
+    assert_eq!(lines(&all) - 1, 2 * (lines(&kept) - 1));
+    let _ = std::fs::remove_dir_all(&twice);
+}
+
+#[test]
+fn spilled_json_equals_the_in_memory_one() {
+    let _ = same_spilled_or_not(
+        "json",
+        &[
+            "json-timeline",
+            "-J",
+            "-d",
+            "testdata/demo",
+            "-p",
+            "verbose",
+        ],
+    );
+    let _ = same_spilled_or_not(
+        "jsonl",
+        &[
+            "json-timeline",
+            "-d",
+            "testdata/evtx",
+            "-L",
+            "-p",
+            "all-field-info",
+            "-x",
+        ],
+    );
+}
+
+/// Spilling into a folder that cannot hold files is fatal: exit 1, the error names the
+/// folder, and neither the timeline nor its temporary file is left.
+#[test]
+fn a_spill_that_cannot_be_written_fails_the_run_and_writes_nothing() {
+    let out = scratch("unwritable");
+    let tmp = out.join("no-such-folder");
+    let target = out.join("timeline.csv");
+    let o = scanner(
+        &tmp,
+        &[
+            "csv-timeline",
+            "-J",
+            "-d",
+            "testdata/demo",
+            "--sort-memory",
+            "0",
+            "-o",
+            &target.display().to_string(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&tmp.display().to_string()) && err.contains("sorted detections"),
+        "{err}"
+    );
+    assert_eq!(left_in(&out), Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_bad_bound_is_refused() {
+    let tmp = scratch("bad-bound");
+    for bad in ["-1", "NaN", "lots"] {
+        let o = scanner(
+            &tmp,
+            &[
+                "csv-timeline",
+                "-J",
+                "-d",
+                "testdata/demo",
+                "-q",
+                "--sort-memory",
+                bad,
+            ],
+        );
+        assert_ne!(o.status.code(), Some(0), "--sort-memory {bad}");
+        assert!(o.stdout.is_empty());
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}

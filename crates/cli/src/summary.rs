@@ -137,6 +137,8 @@ pub struct Tally<'a> {
     last_record: Option<(u32, u64)>,
     first: Option<Timestamp>,
     last: Option<Timestamp>,
+    /// The last row's time and its date: the rows of one record share them.
+    date: Option<(Timestamp, String)>,
 }
 
 impl<'a> Tally<'a> {
@@ -154,6 +156,7 @@ impl<'a> Tally<'a> {
             last_record: None,
             first: None,
             last: None,
+            date: None,
         }
     }
 
@@ -175,7 +178,11 @@ impl<'a> Tally<'a> {
                 self.hit_records.insert((file, record_id));
             }
         }
-        bump(&mut self.dates, &self.time.date(r.time), l);
+        let date = match &self.date {
+            Some((t, d)) if *t == r.time => d,
+            _ => &self.date.insert((r.time, self.time.date(r.time))).1,
+        };
+        bump(&mut self.dates, date, l);
         for c in r.computer.split(scanner_engine::details::SEP) {
             bump(&mut self.computers, c, l);
         }

@@ -322,7 +322,8 @@ mod tests {
 
     #[test]
     fn a_spill_that_cannot_be_written_is_the_only_item() {
-        let dir = scratch("unwritable").join("missing");
+        let root = scratch("unwritable");
+        let dir = root.join("missing");
         let store = RowStore::new(Some(1), dir.clone());
         fill(&store, 20);
         let mut rows = store.finish();
@@ -333,5 +334,6 @@ mod tests {
             "{err}"
         );
         assert!(rows.next().is_none());
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

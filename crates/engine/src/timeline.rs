@@ -354,6 +354,20 @@ fn split_tags(tags: &[compact_str::CompactString], set: &RuleSet) -> Tags {
     }
 }
 
+/// What the cells of one pass over the rows remember: the provider abbreviations
+/// and channel abbreviations computed so far, and the last timestamp formatted (a record's rows share it).
+#[derive(Default)]
+struct Memo {
+    providers: std::collections::HashMap<Box<str>, String>,
+    channels: std::collections::HashMap<Box<str>, String>,
+    time: Option<(jiff::Timestamp, String)>,
+}
+
+/// A rule date as written (`2023/01/02`), with dashes (`2023-01-02`).
+fn push_date(date: &str, out: &mut String) {
+    out.extend(date.chars().map(|c| if c == '/' { '-' } else { c }));
+}
+
 /// Renders rows into cells in a profile's columns; writes them as CSV.
 pub struct TimelineWriter<'a> {
     set: &'a RuleSet,
@@ -437,15 +451,16 @@ impl<'a> TimelineWriter<'a> {
         }
     }
 
-    fn abbrev_channel(&self, ch: &str) -> String {
+    fn abbrev_channel<'s>(&'s self, ch: &'s str) -> &'s str {
         if self.style.no_abbreviations {
-            ch.to_string()
+            ch
         } else {
-            self.set.config.channel_abbrev(ch).to_string()
+            self.set.config.channel_abbrev(ch)
         }
     }
 
-    fn cell(&self, c: Column, r: &DetectInfo) -> String {
+    /// Appends the cell of column `c` for row `r` to `out`.
+    fn cell_into(&self, c: Column, r: &DetectInfo, memo: &mut Memo, out: &mut String) {
         let meta = self.meta(r);
         let tags = if r.correlation {
             &self.corr_tags[r.rule as usize]
@@ -453,75 +468,99 @@ impl<'a> TimelineWriter<'a> {
             &self.rule_tags[r.rule as usize]
         };
         match c {
-            Column::Timestamp => self.time.format(r.time),
-            Column::TimestampDesc => "hayabusa".to_string(),
-            Column::RuleTitle => meta.title.to_string(),
-            Column::Level => if self.style.no_abbreviations {
+            Column::Timestamp => {
+                if memo.time.as_ref().map(|(t, _)| *t) != Some(r.time) {
+                    memo.time = Some((r.time, self.time.format(r.time)));
+                }
+                if let Some((_, text)) = &memo.time {
+                    out.push_str(text);
+                }
+            }
+            Column::TimestampDesc => out.push_str("hayabusa"),
+            Column::RuleTitle => out.push_str(&meta.title),
+            Column::Level => out.push_str(if self.style.no_abbreviations {
                 meta.level.name()
             } else {
                 meta.level.abbrev()
-            }
-            .to_string(),
-            Column::Computer => r.computer.to_string(),
+            }),
+            Column::Computer => out.push_str(&r.computer),
             Column::Channel => {
                 if r.correlation {
-                    r.channel
-                        .split(SEP)
-                        .map(|c| self.abbrev_channel(c))
-                        .collect::<Vec<_>>()
-                        .join(SEP)
+                    for (i, ch) in r.channel.split(SEP).enumerate() {
+                        if i > 0 {
+                            out.push_str(SEP);
+                        }
+                        out.push_str(self.abbrev_channel(ch));
+                    }
                 } else {
-                    self.abbrev_channel(&r.channel)
+                    let abbrev = memo
+                        .channels
+                        .entry(r.channel.as_str().into())
+                        .or_insert_with(|| self.abbrev_channel(&r.channel).into());
+                    out.push_str(abbrev);
                 }
             }
-            Column::EventID => r.event_id.to_string(),
+            Column::EventID => out.push_str(&r.event_id),
             Column::RuleAuthor => {
                 if self.style.multiline || self.style.tab_separator {
-                    meta.author
+                    let authors = meta
+                        .author
                         .split([',', '/', ';'])
                         .map(str::trim)
-                        .filter(|a| !a.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(SEP)
+                        .filter(|a| !a.is_empty());
+                    for (i, a) in authors.enumerate() {
+                        if i > 0 {
+                            out.push_str(SEP);
+                        }
+                        out.push_str(a);
+                    }
                 } else {
-                    meta.author.to_string()
+                    out.push_str(&meta.author);
                 }
             }
-            Column::RuleModifiedDate => meta.modified.replace('/', "-"),
-            Column::Status => {
-                if meta.status.is_empty() {
-                    "-".to_string()
-                } else {
-                    meta.status.to_string()
+            Column::RuleModifiedDate => push_date(&meta.modified, out),
+            Column::Status => out.push_str(if meta.status.is_empty() {
+                "-"
+            } else {
+                &meta.status
+            }),
+            Column::MitreTactics => out.push_str(&tags.tactics),
+            Column::MitreTags => out.push_str(&tags.techniques),
+            Column::OtherTags => out.push_str(&tags.other),
+            Column::RecordID => {
+                if let Origin::Record { record_id, .. } = r.origin {
+                    use std::fmt::Write as _;
+                    let _ = write!(out, "{record_id}");
                 }
             }
-            Column::MitreTactics => tags.tactics.clone(),
-            Column::MitreTags => tags.techniques.clone(),
-            Column::OtherTags => tags.other.clone(),
-            Column::RecordID => match r.origin {
-                Origin::Record { record_id, .. } => record_id.to_string(),
-                Origin::Correlation { .. } => String::new(),
-            },
-            Column::Details => r.details.to_string(),
-            Column::ExtraFieldInfo => r.extra.as_deref().unwrap_or("-").to_string(),
-            Column::AllFieldInfo => r.all_fields.as_deref().unwrap_or("-").to_string(),
+            Column::Details => out.push_str(&r.details),
+            Column::ExtraFieldInfo => out.push_str(r.extra.as_deref().unwrap_or("-")),
+            Column::AllFieldInfo => out.push_str(r.all_fields.as_deref().unwrap_or("-")),
             Column::Provider => {
                 if self.style.no_abbreviations {
-                    r.provider.to_string()
+                    out.push_str(&r.provider);
                 } else {
-                    self.set.config.provider_abbrev(&r.provider)
+                    let abbrev = memo
+                        .providers
+                        .entry(r.provider.as_str().into())
+                        .or_insert_with(|| self.set.config.provider_abbrev(&r.provider));
+                    out.push_str(abbrev);
                 }
             }
-            Column::RuleCreationDate => meta.date.replace('/', "-"),
-            Column::RuleFile => meta.file_name.to_string(),
-            Column::RuleID => meta.id.to_string(),
+            Column::RuleCreationDate => push_date(&meta.date, out),
+            Column::RuleFile => out.push_str(&meta.file_name),
+            Column::RuleID => out.push_str(&meta.id),
             Column::EvtxFile => match &r.origin {
                 Origin::Record { file, .. } => {
-                    self.files[*file as usize].path.display().to_string()
+                    let path = &self.files[*file as usize].path;
+                    match path.to_str() {
+                        Some(p) => out.push_str(p),
+                        None => out.push_str(&path.display().to_string()),
+                    }
                 }
-                Origin::Correlation { files } => files.to_string(),
+                Origin::Correlation { files } => out.push_str(files),
             },
-            Column::RecoveredRecord => if r.recovered { "Y" } else { "" }.to_string(),
+            Column::RecoveredRecord => out.push_str(if r.recovered { "Y" } else { "" }),
         }
     }
 
@@ -542,14 +581,17 @@ impl<'a> TimelineWriter<'a> {
         E: From<std::io::Error>,
     {
         let cols: Vec<Column> = self.columns.iter().map(|(_, c)| *c).collect();
-        let mut cells: Vec<String> = Vec::with_capacity(cols.len());
+        let mut cells: Vec<String> = vec![String::new(); cols.len()];
+        let mut memo = Memo::default();
         let mut seen: HashSet<Vec<String>> = HashSet::new();
         let mut group_time = None;
         let mut written = 0;
         for r in rows {
             let r = &r?;
-            cells.clear();
-            cells.extend(cols.iter().map(|&c| self.cell(c, r)));
+            for (&c, cell) in cols.iter().zip(cells.iter_mut()) {
+                cell.clear();
+                self.cell_into(c, r, &mut memo, cell);
+            }
             if self.style.remove_duplicates {
                 if group_time != Some(r.time) {
                     group_time = Some(r.time);

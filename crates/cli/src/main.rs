@@ -8,6 +8,7 @@ mod evtx_cmd;
 mod filters;
 mod freq_timeline;
 mod histogram;
+mod interrupt;
 mod output;
 mod progress_bar;
 mod report_html;
@@ -29,6 +30,7 @@ use clap::Parser;
 
 fn main() {
     alloc::configure();
+    interrupt::install();
     let cli = args::Cli::parse();
     let code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv, cli.debug),

@@ -29,14 +29,17 @@ pub fn write_atomically<T>(
 ) -> Result<T, String> {
     let tmp = temp_path(target);
     let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
+        // Remembered, so that a run stopped by a signal removes it (`interrupt`).
+        let mut file = scanner_engine::temp_files::create(&tmp, false)?;
         let value = f(&mut file)?;
         file.sync_all()?;
         std::fs::rename(&tmp, target)?;
         Ok(value)
     })();
-    result.map_err(|e: std::io::Error| {
+    let result = result.map_err(|e: std::io::Error| {
         let _ = std::fs::remove_file(&tmp);
         format!("cannot write {}: {e}", target.display())
-    })
+    });
+    scanner_engine::temp_files::forget(&tmp);
+    result
 }

@@ -44,6 +44,7 @@ pub mod run_file;
 pub mod scan;
 pub mod sorted_rows;
 pub mod source;
+pub mod temp_files;
 pub mod time;
 pub mod timeline;
 

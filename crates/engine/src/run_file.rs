@@ -4,7 +4,7 @@
 
 use crate::detect_info::DetectInfo;
 use crate::row_codec;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,7 +32,7 @@ impl RunFile {
         for _ in 0..64 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("scanner-sort-{pid}-{n}.run"));
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
+            match crate::temp_files::create(&path, true) {
                 Ok(f) => return Ok((RunFile { path, rows: 0 }, f)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => {
@@ -115,6 +115,7 @@ impl RunFile {
 impl Drop for RunFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+        crate::temp_files::forget(&self.path);
     }
 }
 

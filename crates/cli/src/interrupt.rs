@@ -1,0 +1,41 @@
+//! Ctrl-C and termination signals: the temporary files of the run (spilled detections,
+//! outputs not yet renamed into place) are removed, and the process exits with 128 +
+//! the signal's number (130 for Ctrl-C), leaving no partial output behind.
+//!
+//! The signals are blocked in every thread and taken by one thread with `sigwait`, so
+//! the clean-up runs as ordinary code, not inside a signal handler.
+
+/// Starts the signal thread; call first thing in `main`, before any other thread.
+#[cfg(unix)]
+pub fn install() {
+    // SAFETY: the sigset is initialised by sigemptyset before use, and
+    // pthread_sigmask/sigwait only read it; no Rust invariant is involved.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        let waiter = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                let mut sig = 0;
+                if libc::sigwait(&set, &mut sig) == 0 {
+                    let n = scanner_engine::temp_files::remove_all_and_hold();
+                    eprintln!("\ninterrupted (signal {sig}); {n} temporary file(s) removed");
+                    std::process::exit(128 + sig);
+                }
+            });
+        if waiter.is_err() {
+            // Nobody would take the signals: let them act as they normally do.
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Elsewhere signals act as they normally do.
+#[cfg(not(unix))]
+pub fn install() {}

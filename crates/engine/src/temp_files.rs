@@ -1,0 +1,89 @@
+//! The temporary files this process has made and not yet removed (spilled runs of
+//! detections, outputs being written), so that a run stopped by a signal can remove
+//! them before it exits instead of leaving them behind.
+//!
+//! Files are created and forgotten under one lock, and [`remove_all_and_hold`] keeps
+//! that lock until the process exits: no file can appear after the clean-up.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live() -> MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Creates `path` for reading and writing (failing if it exists when `new`, truncating
+/// it otherwise) and remembers it until [`forget`].
+pub fn create(path: &Path, new: bool) -> io::Result<File> {
+    let mut live = live();
+    let mut o = OpenOptions::new();
+    o.read(true).write(true);
+    if new {
+        o.create_new(true);
+    } else {
+        o.create(true).truncate(true);
+    }
+    let f = o.open(path)?;
+    live.push(path.to_path_buf());
+    Ok(f)
+}
+
+/// Stops remembering `path` (it was removed, or renamed into place).
+pub fn forget(path: &Path) {
+    let mut live = live();
+    if let Some(i) = live.iter().rposition(|p| p == path) {
+        live.swap_remove(i);
+    }
+}
+
+/// Removes every remembered file and returns how many were removed; the lock stays
+/// taken, so the caller must exit the process next.
+pub fn remove_all_and_hold() -> usize {
+    let live = live();
+    let removed = live
+        .iter()
+        .filter(|p| std::fs::remove_file(p).is_ok())
+        .count();
+    std::mem::forget(live);
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remembered(p: &Path) -> bool {
+        live().iter().any(|q| q == p)
+    }
+
+    #[test]
+    fn created_files_are_remembered_until_forgotten() {
+        let d = std::env::temp_dir().join(format!("scanner-temp-files-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("a.tmp");
+        let _f = create(&p, true).unwrap();
+        assert!(remembered(&p));
+        assert!(
+            create(&p, true).is_err(),
+            "create_new refuses an existing file"
+        );
+        forget(&p);
+        assert!(
+            !remembered(&p),
+            "forgotten once, though a failed create was tried"
+        );
+        let _g = create(&p, false).unwrap();
+        assert!(
+            remembered(&p),
+            "an existing file can be truncated and remembered"
+        );
+        std::fs::remove_file(&p).unwrap();
+        forget(&p);
+        assert!(!remembered(&p));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

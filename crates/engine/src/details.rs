@@ -245,8 +245,10 @@ fn is_filetime_7(s: &str) -> bool {
 }
 
 /// Appends `v` with control characters other than tab, CR and LF as spaces, runs of
-/// spaces as one and no spaces at either end; tabs and line breaks are kept.
-pub fn squeeze_spaces_into(v: &str, out: &mut String) {
+/// spaces as one and no spaces at either end; tabs and line breaks are kept. Returns
+/// whether `v` was copied as it was: printable ASCII, no space to squeeze, and so no
+/// whitespace other than single inner spaces.
+pub fn squeeze_spaces_into(v: &str, out: &mut String) -> bool {
     // Most values are printable ASCII with single inner spaces: copied as they are.
     let b = v.as_bytes();
     let plain = b.first() != Some(&b' ')
@@ -255,7 +257,7 @@ pub fn squeeze_spaces_into(v: &str, out: &mut String) {
         && !b.windows(2).any(|w| w == b"  ");
     if plain {
         out.push_str(v);
-        return;
+        return true;
     }
     let start = out.len();
     for c in v.chars() {
@@ -268,6 +270,7 @@ pub fn squeeze_spaces_into(v: &str, out: &mut String) {
     if out.len() > start && out.ends_with(' ') {
         out.pop();
     }
+    false
 }
 
 #[cfg(test)]

@@ -32,6 +32,19 @@ pub struct FieldList {
     scratch: String,
 }
 
+/// A path's length and last eight bytes: paths that differ mostly differ here, so
+/// repeated names are found without comparing whole paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PathKey(usize, u64);
+
+impl PathKey {
+    fn of(p: &str) -> PathKey {
+        let b = p.as_bytes();
+        let tail = &b[b.len().saturating_sub(8)..];
+        PathKey(b.len(), tail.iter().fold(0, |h, &x| h << 8 | u64::from(x)))
+    }
+}
+
 fn at(text: &str, s: Span) -> &str {
     &text[s.0 as usize..s.1 as usize]
 }
@@ -57,16 +70,18 @@ impl FieldList {
     pub fn fill(&mut self, view: &RecordView, map: &RecordMap) {
         self.text.clear();
         self.entries.clear();
-        let leaves: Vec<(&str, &str)> = view
+        let leaves: Vec<(PathKey, &str, &str)> = view
             .leaves()
             .filter(|(p, _)| !p.starts_with("Event.System.") && p.starts_with("Event."))
+            .map(|(p, v)| (PathKey::of(p), p, v))
             .collect();
-        for (i, &(p, v)) in leaves.iter().enumerate() {
+        let same = |a: &(PathKey, &str, &str), k: PathKey, p: &str| a.0 == k && a.1 == p;
+        for (i, &(k, p, v)) in leaves.iter().enumerate() {
             let name = p.rsplit('.').next().unwrap_or(p);
-            let count = 1 + leaves[..i].iter().filter(|(q, _)| *q == p).count();
+            let count = 1 + leaves[..i].iter().filter(|q| same(q, k, p)).count();
             let repeated = p == "Event.EventData.Data"
                 || count > 1
-                || leaves[i + 1..].iter().any(|(q, _)| *q == p);
+                || leaves[i + 1..].iter().any(|q| same(q, k, p));
             let k0 = self.text.len();
             self.text.push_str(name);
             if repeated {
@@ -77,10 +92,11 @@ impl FieldList {
             let typed = legacy_form(v);
             let mapped = map.apply(at(&self.text, key), &typed);
             let e0 = self.text.len();
-            squeeze_spaces_into(&mapped, &mut self.text);
+            let plain = squeeze_spaces_into(&mapped, &mut self.text);
             let exact = (e0 as u32, self.text.len() as u32);
             self.scratch.clear();
-            let value = if collapse_into(at(&self.text, exact), &mut self.scratch) {
+            // A value copied as it was has no whitespace to collapse.
+            let value = if !plain && collapse_into(at(&self.text, exact), &mut self.scratch) {
                 let v0 = self.text.len();
                 self.text.push_str(&self.scratch);
                 (v0 as u32, self.text.len() as u32)

@@ -34,12 +34,11 @@ pub fn write_atomically<T>(
         let value = f(&mut file)?;
         file.sync_all()?;
         std::fs::rename(&tmp, target)?;
+        scanner_engine::temp_files::forget(&tmp);
         Ok(value)
     })();
-    let result = result.map_err(|e: std::io::Error| {
-        let _ = std::fs::remove_file(&tmp);
+    result.map_err(|e: std::io::Error| {
+        let _ = scanner_engine::temp_files::remove(&tmp);
         format!("cannot write {}: {e}", target.display())
-    });
-    scanner_engine::temp_files::forget(&tmp);
-    result
+    })
 }

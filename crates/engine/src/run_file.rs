@@ -114,8 +114,7 @@ impl RunFile {
 
 impl Drop for RunFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        crate::temp_files::forget(&self.path);
+        let _ = crate::temp_files::remove(&self.path);
     }
 }
 

@@ -2,7 +2,7 @@
 //! detections, outputs being written), so that a run stopped by a signal can remove
 //! them before it exits instead of leaving them behind.
 //!
-//! Files are created and forgotten under one lock, and [`remove_all_and_hold`] keeps
+//! Files are created, removed and forgotten under one lock, and [`remove_all_and_hold`] keeps
 //! that lock until the process exits: no file can appear after the clean-up.
 
 use std::fs::{File, OpenOptions};
@@ -32,9 +32,19 @@ pub fn create(path: &Path, new: bool) -> io::Result<File> {
     Ok(f)
 }
 
-/// Stops remembering `path` (it was removed, or renamed into place).
-pub fn forget(path: &Path) {
+/// Removes `path` and stops remembering it.
+pub fn remove(path: &Path) -> io::Result<()> {
     let mut live = live();
+    forget_in(&mut live, path);
+    std::fs::remove_file(path)
+}
+
+/// Stops remembering `path` (it was renamed into place).
+pub fn forget(path: &Path) {
+    forget_in(&mut live(), path);
+}
+
+fn forget_in(live: &mut Vec<PathBuf>, path: &Path) {
     if let Some(i) = live.iter().rposition(|p| p == path) {
         live.swap_remove(i);
     }
@@ -81,9 +91,9 @@ mod tests {
             remembered(&p),
             "an existing file can be truncated and remembered"
         );
-        std::fs::remove_file(&p).unwrap();
-        forget(&p);
+        remove(&p).unwrap();
         assert!(!remembered(&p));
+        assert!(!p.exists());
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -8,6 +8,7 @@ use crate::details::SEP;
 use crate::detect_info::{DetectInfo, Origin};
 use crate::input::InputFile;
 use crate::time::TimeFormat;
+use scanner_rules::fields::FxHashMap;
 use scanner_rules::{RuleMeta, RuleSet};
 use std::collections::HashSet;
 use std::io::Write;
@@ -354,12 +355,12 @@ fn split_tags(tags: &[compact_str::CompactString], set: &RuleSet) -> Tags {
     }
 }
 
-/// What the cells of one pass over the rows remember: the provider abbreviations
-/// and channel abbreviations computed so far, and the last timestamp formatted (a record's rows share it).
+/// What the cells of one pass over the rows remember: the provider and channel
+/// abbreviations met so far, and the last timestamp formatted (a record's rows share it).
 #[derive(Default)]
 struct Memo {
-    providers: std::collections::HashMap<Box<str>, String>,
-    channels: std::collections::HashMap<Box<str>, String>,
+    providers: FxHashMap<Box<str>, String>,
+    channels: FxHashMap<Box<str>, String>,
     time: Option<(jiff::Timestamp, String)>,
 }
 
@@ -451,12 +452,17 @@ impl<'a> TimelineWriter<'a> {
         }
     }
 
-    fn abbrev_channel<'s>(&'s self, ch: &'s str) -> &'s str {
+    /// Appends the channel as the timeline shows it, abbreviated once per distinct name.
+    fn push_channel(&self, ch: &str, memo: &mut Memo, out: &mut String) {
         if self.style.no_abbreviations {
-            ch
-        } else {
-            self.set.config.channel_abbrev(ch)
+            out.push_str(ch);
+            return;
         }
+        let abbrev = memo
+            .channels
+            .entry(ch.into())
+            .or_insert_with(|| self.set.config.channel_abbrev(ch).into());
+        out.push_str(abbrev);
     }
 
     /// Appends the cell of column `c` for row `r` to `out`.
@@ -490,14 +496,10 @@ impl<'a> TimelineWriter<'a> {
                         if i > 0 {
                             out.push_str(SEP);
                         }
-                        out.push_str(self.abbrev_channel(ch));
+                        self.push_channel(ch, memo, out);
                     }
                 } else {
-                    let abbrev = memo
-                        .channels
-                        .entry(r.channel.as_str().into())
-                        .or_insert_with(|| self.abbrev_channel(&r.channel).into());
-                    out.push_str(abbrev);
+                    self.push_channel(&r.channel, memo, out);
                 }
             }
             Column::EventID => out.push_str(&r.event_id),
@@ -552,11 +554,7 @@ impl<'a> TimelineWriter<'a> {
             Column::RuleID => out.push_str(&meta.id),
             Column::EvtxFile => match &r.origin {
                 Origin::Record { file, .. } => {
-                    let path = &self.files[*file as usize].path;
-                    match path.to_str() {
-                        Some(p) => out.push_str(p),
-                        None => out.push_str(&path.display().to_string()),
-                    }
+                    out.push_str(&self.files[*file as usize].path.to_string_lossy())
                 }
                 Origin::Correlation { files } => out.push_str(files),
             },

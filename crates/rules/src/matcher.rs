@@ -554,8 +554,11 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
         if needles[i].len() >= AUTOMATON_MIN_NEEDLES {
             let min_len = needles[i].iter().map(Vec::len).min().unwrap_or(0);
             // A contiguous NFA: a fraction of a DFA's memory, still one pass per value.
+            // Only whether a needle occurs matters, so leftmost-first semantics (same
+            // answer) are chosen: they let the crate skip ahead with its SIMD prefilter.
             let ac = AhoCorasick::builder()
                 .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
                 .build(&needles[i])
                 .map_err(|e| format!("needle automaton: {e}"))?;
             let list = needles[i]

@@ -9,7 +9,8 @@ use crate::field_list::FieldList;
 use crate::field_map::FieldMap;
 use crate::record::RecordView;
 use crate::time;
-use scanner_rules::{FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
+use scanner_rules::prefilter::ALL_VALUES;
+use scanner_rules::{Event, FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
 
 /// Fields the output reads, interned next to the rules' own.
 #[derive(Debug, Clone, Copy)]
@@ -93,21 +94,35 @@ impl Scratch {
             self.epoch = 1;
         }
         for fs in &p.fields {
-            let mut scan = |lower: &str| {
-                for hit in fs.automaton.find_overlapping_iter(lower) {
-                    for &r in &fs.owners[hit.pattern().as_usize()] {
-                        let m = &mut self.marks[r as usize];
-                        if *m != self.epoch {
-                            *m = self.epoch;
-                            self.admitted.push(r);
-                        }
+            let mut take = |pattern: usize| {
+                for &r in &fs.owners[pattern] {
+                    let m = &mut self.marks[r as usize];
+                    if *m != self.epoch {
+                        *m = self.epoch;
+                        self.admitted.push(r);
                     }
                 }
             };
-            if fs.field == scanner_rules::prefilter::ALL_VALUES {
-                scanner_rules::Event::all_values(view).for_each(|v| scan(v.lower));
+            if fs.field != ALL_VALUES {
+                for v in view.values(fs.field) {
+                    for hit in fs.automaton.find_overlapping_iter(v.lower) {
+                        take(hit.pattern().as_usize());
+                    }
+                }
+            } else if let Some(text) = view.joined(false) {
+                // One scan over the values joined end to end; a needle found across two
+                // values admits nothing.
+                for hit in fs.automaton.find_overlapping_iter(text) {
+                    if view.within_one_value(false, hit.start(), hit.end()) {
+                        take(hit.pattern().as_usize());
+                    }
+                }
             } else {
-                scanner_rules::Event::values(view, fs.field).for_each(|v| scan(v.lower));
+                for v in view.all_values() {
+                    for hit in fs.automaton.find_overlapping_iter(v.lower) {
+                        take(hit.pattern().as_usize());
+                    }
+                }
             }
         }
     }

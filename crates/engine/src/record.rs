@@ -180,6 +180,22 @@ impl Event for RecordView {
             .filter(|l| !l.alias)
             .map(|l| self.value(l))
     }
+
+    /// The `raw` and `lower` buffers hold every value end to end, in leaf order.
+    #[inline]
+    fn joined(&self, cased: bool) -> Option<&str> {
+        Some(if cased { &self.raw } else { &self.lower })
+    }
+
+    fn within_one_value(&self, cased: bool, start: usize, end: usize) -> bool {
+        let span = |l: &Leaf| if cased { l.raw } else { l.lower };
+        // Spans follow each other in leaf order (an alias repeats its leaf's span), so
+        // the first leaf ending after `start` is the one holding it.
+        let i = self.leaves.partition_point(|l| span(l).1 as usize <= start);
+        self.leaves
+            .get(i)
+            .is_some_and(|l| end <= span(l).1 as usize)
+    }
 }
 
 #[cfg(test)]

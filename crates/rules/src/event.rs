@@ -22,6 +22,22 @@ pub trait Event {
     /// Every value of the record's event data and system fields, for keyword search.
     fn all_values(&self) -> impl Iterator<Item = Value<'_>>;
 
+    /// Every value of [`Event::all_values`] laid end to end, in the same order: the
+    /// lowercase forms, or the values as written when `cased`. Lets a keyword search scan
+    /// a record once instead of value by value; `None` when the event does not keep its
+    /// values so (the search then goes value by value).
+    fn joined(&self, cased: bool) -> Option<&str> {
+        let _ = cased;
+        None
+    }
+
+    /// Whether bytes `start..end` of [`Event::joined`] lie within one value (a match
+    /// across two values is not a match).
+    fn within_one_value(&self, cased: bool, start: usize, end: usize) -> bool {
+        let _ = (cased, start, end);
+        false
+    }
+
     /// Whether the field is present with at least one value.
     fn has(&self, field: FieldId) -> bool {
         self.values(field).next().is_some()

@@ -134,6 +134,57 @@ impl ValueTest {
     }
 }
 
+/// Whether some value of `e` passes some test: the substring tests scan the record's
+/// values joined end to end once (a match must lie within one value), the others go
+/// value by value.
+fn keywords_match<E: Event>(tests: &[ValueTest], e: &E) -> bool {
+    tests.iter().any(|t| match t.joined_match(e) {
+        Some(hit) => hit,
+        None => e.all_values().any(|v| t.is_match(v)),
+    })
+}
+
+impl ValueTest {
+    /// A substring test run over [`Event::joined`], or `None` when this test (or the
+    /// event) does not allow it.
+    fn joined_match<E: Event>(&self, e: &E) -> Option<bool> {
+        match self {
+            ValueTest::Str {
+                kind: StrKind::Contains(n),
+                cased,
+            } if !n.is_empty() => {
+                let text = e.joined(*cased)?;
+                let mut at = 0;
+                while let Some(i) = text.get(at..).and_then(|t| t.find(&**n)) {
+                    let start = at + i;
+                    if e.within_one_value(*cased, start, start + n.len()) {
+                        return Some(true);
+                    }
+                    at = start + text[start..].chars().next().map_or(1, char::len_utf8);
+                }
+                Some(false)
+            }
+            ValueTest::Needles {
+                ac, cased, min_len, ..
+            } if *min_len > 0 => {
+                let text = e.joined(*cased)?;
+                // Needles are ordered shortest first, so the match reported at a position
+                // is the shortest one there: when it crosses into the next value, every
+                // longer needle at that position does too.
+                let mut at = 0;
+                while let Some(m) = ac.find(aho_corasick::Input::new(text).span(at..text.len())) {
+                    if e.within_one_value(*cased, m.start(), m.end()) {
+                        return Some(true);
+                    }
+                    at = m.start() + 1;
+                }
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// What a field test reads: one field, or every value of the record (keywords).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -225,6 +276,9 @@ impl FieldTest {
         let r = match &self.check {
             Check::Absent => self.values(e).next().is_none(),
             Check::Exists(want) => self.values(e).next().is_some() == *want,
+            Check::Any { tests, or_absent } if self.target == Target::Keywords => {
+                keywords_match(tests, e) || (*or_absent && e.all_values().next().is_none())
+            }
             Check::Any { tests, or_absent } => {
                 let mut seen = false;
                 let mut hit = false;
@@ -551,6 +605,9 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
         }
     }
     for i in 0..2 {
+        // Shortest first: with leftmost-first semantics, the match reported at a position
+        // is then the shortest needle there (which keyword search relies on).
+        needles[i].sort_by_key(Vec::len);
         if needles[i].len() >= AUTOMATON_MIN_NEEDLES {
             let min_len = needles[i].iter().map(Vec::len).min().unwrap_or(0);
             // A contiguous NFA: a fraction of a DFA's memory, still one pass per value.

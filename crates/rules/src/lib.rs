@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod affix;
 pub mod aggregation;
 pub mod builtin;
 pub mod cidr;

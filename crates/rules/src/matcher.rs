@@ -62,6 +62,8 @@ pub enum ValueTest {
         /// The needles themselves (for the rule-set prefilter).
         needles: Box<[Box<str>]>,
     },
+    /// Many `startswith` or `endswith` values: one set lookup per needle length.
+    Affixes(crate::affix::AffixSet),
     /// `re`: unanchored search on the raw value.
     Regex(Arc<crate::regex_cache::CompiledRegex>),
     /// `cidr`.
@@ -106,6 +108,7 @@ impl ValueTest {
                 let s = if *cased { v.raw } else { v.lower };
                 s.len() >= *min_len && ac.is_match(s)
             }
+            ValueTest::Affixes(a) => a.is_match(if a.cased { v.raw } else { v.lower }),
             ValueTest::Regex(re) => re.re.is_match(v.raw),
             ValueTest::Cidr(c) => c.contains(v.raw),
             ValueTest::Num(op, n) => match v.raw.trim().parse::<f64>() {
@@ -586,11 +589,14 @@ fn value_tests(
 }
 
 /// Replaces four or more case-insensitive (or four or more cased) substring tests by one
-/// Aho-Corasick automaton each.
-fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
+/// Aho-Corasick automaton each, and [`crate::affix::MIN_AFFIXES`] or more prefix (or
+/// suffix) tests of one casing by one set each.
+pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
     let mut out = Vec::with_capacity(tests.len());
     let mut needles: [Vec<Vec<u8>>; 2] = [Vec::new(), Vec::new()];
     let mut held: [Vec<ValueTest>; 2] = [Vec::new(), Vec::new()];
+    // Prefixes and suffixes, uncased and cased: [prefix, suffix] × [uncased, cased].
+    let mut affixes: [[Vec<ValueTest>; 2]; 2] = Default::default();
     for t in tests {
         match &t {
             ValueTest::Str {
@@ -601,7 +607,43 @@ fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
                 needles[i].push(n.as_bytes().to_vec());
                 held[i].push(t);
             }
+            ValueTest::Str {
+                kind: StrKind::Prefix(_) | StrKind::Suffix(_),
+                cased,
+            } => {
+                let suffix = matches!(
+                    t,
+                    ValueTest::Str {
+                        kind: StrKind::Suffix(_),
+                        ..
+                    }
+                );
+                affixes[usize::from(suffix)][usize::from(*cased)].push(t);
+            }
             _ => out.push(t),
+        }
+    }
+    for (suffix, by_case) in affixes.into_iter().enumerate() {
+        for (cased, tests) in by_case.into_iter().enumerate() {
+            if tests.len() < crate::affix::MIN_AFFIXES {
+                out.extend(tests);
+                continue;
+            }
+            let list = tests
+                .into_iter()
+                .filter_map(|t| match t {
+                    ValueTest::Str {
+                        kind: StrKind::Prefix(n) | StrKind::Suffix(n),
+                        ..
+                    } => Some(n),
+                    _ => None,
+                })
+                .collect();
+            out.push(ValueTest::Affixes(crate::affix::AffixSet::new(
+                list,
+                suffix == 1,
+                cased == 1,
+            )));
         }
     }
     for i in 0..2 {

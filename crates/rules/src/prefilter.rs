@@ -32,7 +32,8 @@ fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
             StrKind::Glob(re) => re.required.clone()?,
             StrKind::Any => return None,
         },
-        ValueTest::Needles { needles, .. } => needles
+        ValueTest::Needles { needles, .. }
+        | ValueTest::Affixes(crate::affix::AffixSet { needles, .. }) => needles
             .iter()
             .map(|n| lowercase(n).into_boxed_str())
             .collect(),

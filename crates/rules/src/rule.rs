@@ -313,12 +313,11 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
             {
                 return Ok(Selection::All(vec![matcher::compile_entry("", v, ctx)?]));
             }
-            Ok(Selection::Any(
-                items
-                    .iter()
-                    .map(|i| compile_selection(i, ctx))
-                    .collect::<Result<_, _>>()?,
-            ))
+            let items = items
+                .iter()
+                .map(|i| compile_selection(i, ctx))
+                .collect::<Result<_, _>>()?;
+            Ok(Selection::Any(merge_alternatives(items)?))
         }
         Yaml::Null => Err("an empty selection".into()),
         Yaml::Tagged(t) => compile_selection(&t.value, ctx),
@@ -326,6 +325,64 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
             "", scalar, ctx,
         )?])),
     }
+}
+
+/// A list item such as `- OriginalFileName|endswith: 'At.exe'` (one field, plain
+/// values) as its target, values and `or_absent`; any other item is handed back.
+fn into_single(s: Selection) -> Result<(Target, Vec<ValueTest>, bool), Selection> {
+    match s {
+        Selection::All(mut tests)
+            if tests.len() == 1
+                && !tests[0].negate
+                && matches!(tests[0].check, Check::Any { .. }) =>
+        {
+            match tests.pop() {
+                Some(FieldTest {
+                    target,
+                    check: Check::Any { tests, or_absent },
+                    ..
+                }) => Ok((target, tests, or_absent)),
+                other => Err(Selection::All(other.into_iter().collect())),
+            }
+        }
+        other => Err(other),
+    }
+}
+
+/// Merges the items of a selection list that each test one field with plain values
+/// (a list of one-entry maps on the same field) into one test of that field with all
+/// their values: the same OR, but one pass over the field's values, and long lists of
+/// affixes or substrings become one set or automaton.
+fn merge_alternatives(items: Vec<Selection>) -> Result<Vec<Selection>, String> {
+    let mut out = Vec::with_capacity(items.len());
+    // Per target: its values, whether an absent field passes, and how many items.
+    let mut groups: Vec<(Target, Vec<ValueTest>, bool, usize)> = Vec::new();
+    for item in items {
+        match into_single(item) {
+            Ok((target, values, or_absent)) => match groups.iter_mut().find(|g| g.0 == target) {
+                Some(g) => {
+                    g.1.extend(values);
+                    g.2 |= or_absent;
+                    g.3 += 1;
+                }
+                None => groups.push((target, values, or_absent, 1)),
+            },
+            Err(item) => out.push(item),
+        }
+    }
+    for (target, tests, or_absent, n) in groups {
+        let tests = if n > 1 {
+            matcher::merge_needles(tests)?
+        } else {
+            tests
+        };
+        out.push(Selection::All(vec![FieldTest {
+            target,
+            check: Check::Any { tests, or_absent },
+            negate: false,
+        }]));
+    }
+    Ok(out)
 }
 
 /// Compiles a rule's `detection` block.

@@ -14,6 +14,30 @@ pub struct Flattener {
     num: String,
 }
 
+/// Adds leaf `value` at `path` to `view`, unless it is a namespace declaration.
+pub(crate) fn leaf(view: &mut RecordView, table: &FieldTable, path: &str, value: &str) {
+    // Namespace declarations are not event data.
+    if path.ends_with(".xmlns") || path.ends_with("xmlns") {
+        return;
+    }
+    view.push(table, path, value);
+}
+
+/// Folds the key just appended to `path` (at `dot`; `base` is the length before its dot):
+/// `#text` holds the element's own value and adds no path segment; `#attributes` (the
+/// crate's default JSON shape) becomes `<Elem>_attributes`, the shape of separated
+/// attributes, so both read the same.
+pub(crate) fn fold_key(path: &mut String, base: usize, dot: usize) {
+    match &path[dot..] {
+        "#text" => path.truncate(base),
+        "#attributes" => {
+            path.truncate(base);
+            path.push_str("_attributes");
+        }
+        _ => {}
+    }
+}
+
 struct Node<'a> {
     view: &'a mut RecordView,
     table: &'a FieldTable,
@@ -43,12 +67,7 @@ impl<'de> Visitor<'de> for Key<'_> {
 
 impl Node<'_> {
     fn leaf(&mut self, v: &str) {
-        let p = self.path.as_str();
-        // Namespace declarations are not event data.
-        if p.ends_with(".xmlns") || p.ends_with("xmlns") {
-            return;
-        }
-        self.view.push(self.table, p, v);
+        leaf(self.view, self.table, self.path, v);
     }
 
     fn reborrow(&mut self) -> Node<'_> {
@@ -129,17 +148,7 @@ impl<'de> Visitor<'de> for Node<'_> {
                 self.path.truncate(base);
                 return Ok(());
             }
-            // `#text` holds the element's own value: it adds no path segment.
-            // `#attributes` (the crate's default JSON shape) becomes `<Elem>_attributes`,
-            // the shape of separated attributes, so both read the same.
-            match &self.path[dot..] {
-                "#text" => self.path.truncate(base),
-                "#attributes" => {
-                    self.path.truncate(base);
-                    self.path.push_str("_attributes");
-                }
-                _ => {}
-            }
+            fold_key(self.path, base, dot);
             map.next_value_seed(self.reborrow())?;
             self.path.truncate(base);
         }

@@ -45,8 +45,10 @@ pub mod scan;
 pub mod sorted_rows;
 pub mod source;
 pub mod temp_files;
+mod template;
 pub mod time;
 pub mod timeline;
+pub mod typed;
 
 pub use detect_info::DetectInfo;
 pub use record::RecordView;

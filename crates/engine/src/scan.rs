@@ -154,9 +154,12 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 let n = source::evtx(
                     &f.path,
                     f.size,
-                    opts.recover_records,
+                    source::EvtxRead {
+                        recover: opts.recover_records,
+                        typed: true,
+                    },
                     || Worker::new(&sink, &store, det),
-                    |w, rec| match w.flat.fill(rec.json, table, &mut w.view) {
+                    |w, rec| match rec.content.fill(&mut w.flat, table, &mut w.view) {
                         Ok(()) => {
                             w.found.recovered = rec.recovered;
                             det.detect(&w.view, fi, rec.record_id, &mut w.found);

@@ -1,23 +1,72 @@
 //! Record sources: EVTX files (through the `evtx` crate) and JSON event files. Each
 //! hands records one at a time to a callback; nothing collects a file's records.
 
+use crate::flatten::Flattener;
+use crate::record::RecordView;
+use crate::typed::TypedState;
 use evtx::err::ChunkError;
 use evtx::{EvtxChunkData, EvtxParser, ParserSettings};
 use rayon::prelude::*;
+use scanner_rules::FieldTable;
 use std::io::{BufRead, BufReader};
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// A record handed to the scan: its JSON text and, for EVTX, its header record id.
+/// A record handed to the scan: what fills its view and, for EVTX, its header record id.
 pub struct RawRecord<'a> {
-    /// JSON of the event (`{"Event":{…}}`).
-    pub json: &'a str,
+    /// The event: rendered JSON, or (EVTX, [`EvtxRead::typed`]) its typed values.
+    pub content: Content<'a>,
     /// The EVTX record header's id (None for JSON input).
     pub record_id: Option<u64>,
     /// Carved from slack space or a damaged chunk (`--recover-records`), not a live record.
     pub recovered: bool,
+}
+
+/// What a record's view is filled from.
+pub enum Content<'a> {
+    /// JSON of the event (`{"Event":{…}}`).
+    Json(&'a str),
+    /// The record's template and typed values, prepared by [`TypedState::prepare`].
+    Typed(&'a mut TypedState),
+}
+
+impl Content<'_> {
+    /// Clears `view` and fills it with the record's leaves; the same leaves either way.
+    /// Only JSON can fail (it does not parse).
+    pub fn fill(
+        self,
+        flat: &mut Flattener,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) -> Result<(), String> {
+        match self {
+            Content::Json(json) => flat.fill(json, table, view),
+            Content::Typed(typed) => {
+                typed.fill(table, view);
+                Ok(())
+            }
+        }
+    }
+
+    /// The JSON text, when the record was rendered.
+    pub fn json(&self) -> Option<&str> {
+        match self {
+            Content::Json(json) => Some(json),
+            Content::Typed(_) => None,
+        }
+    }
+}
+
+/// How to read an EVTX file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvtxRead {
+    /// Also hand carved records (marked `recovered`), always as JSON.
+    pub recover: bool,
+    /// Hand live records as typed values where [`TypedState`] covers them, rendering
+    /// only the others to JSON.
+    pub typed: bool,
 }
 
 /// Records an EVTX file gave.
@@ -73,19 +122,22 @@ pub fn settings_with(recover: bool) -> ParserSettings {
 
 /// Scans one EVTX file. `init` makes per-worker state, `f` handles a record with it.
 /// Errors (file, chunk or record) go to `err`; the rest of the file is still read.
-/// `recover` also hands carved records (marked `recovered`) to `f`.
+/// `read.recover` also hands carved records (marked `recovered`) to `f`; `read.typed`
+/// hands records the typed path covers without rendering them.
 ///
 /// Damage the `evtx` crate refuses but that leaves records readable is worked
 /// around: a chunk whose string table is damaged is read again without the table
 /// (names are then read where the records point), and is reported. A panic inside the
 /// parser ends only the chunk (or file) it happened in, and is reported.
-pub fn evtx<S, I, F, E>(path: &Path, size: u64, recover: bool, init: I, f: F, err: E) -> EvtxCounts
+pub fn evtx<S, I, F, E>(path: &Path, size: u64, read: EvtxRead, init: I, f: F, err: E) -> EvtxCounts
 where
     I: Fn() -> S + Sync + Send,
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
     E: Fn(String) + Sync + Send,
 {
-    let settings = Arc::new(settings_with(recover));
+    let settings = Arc::new(settings_with(read.recover));
+    // Each worker's state with its typed-path state.
+    let init = || (read.typed.then(TypedState::default), init());
     let mut parser = match EvtxParser::from_path(path) {
         Ok(p) => p.with_configuration((*settings).clone()),
         Err(e) => {
@@ -95,7 +147,9 @@ where
     };
     let records = AtomicU64::new(0);
     let recovered = AtomicU64::new(0);
-    let chunk = |state: &mut S, c: Result<EvtxChunkData, evtx::err::EvtxError>| {
+    let chunk = |state: &mut (Option<TypedState>, S),
+                 c: Result<EvtxChunkData, evtx::err::EvtxError>| {
+        let (typed, state) = (&mut state.0, &mut state.1);
         let data = match c {
             Ok(d) => d,
             Err(evtx::err::EvtxError::FailedToParseChunk { chunk_id, source })
@@ -120,7 +174,7 @@ where
         let number = data.number.unwrap_or(0);
         let (mut live, mut carved) = (0, 0);
         let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            chunk_records(path, data, &settings, &err, |rec| {
+            chunk_records(path, data, &settings, typed.as_mut(), &err, |rec| {
                 if rec.recovered {
                     carved += 1;
                 } else {
@@ -226,6 +280,7 @@ fn chunk_records<E, F>(
     path: &Path,
     mut data: EvtxChunkData,
     settings: &Arc<ParserSettings>,
+    mut typed: Option<&mut TypedState>,
     err: &E,
     mut f: F,
 ) where
@@ -268,14 +323,27 @@ fn chunk_records<E, F>(
             return;
         }
     };
+    if let Some(t) = typed.as_deref_mut() {
+        t.begin_chunk();
+    }
     for rec in chunk.iter() {
         match rec {
             Ok(r) => {
                 let id = r.event_record_id;
                 let recovered = r.recovered;
+                if let Some(t) = typed.as_deref_mut() {
+                    if t.prepare(&r) {
+                        f(RawRecord {
+                            content: Content::Typed(t),
+                            record_id: Some(id),
+                            recovered,
+                        });
+                        continue;
+                    }
+                }
                 match r.into_json() {
                     Ok(j) => f(RawRecord {
-                        json: &j.data,
+                        content: Content::Json(&j.data),
                         record_id: Some(id),
                         recovered,
                     }),

@@ -1,0 +1,125 @@
+//! The typed path's oracle: fills every record's view both ways, from its typed values
+//! ([`TypedState`]) and by flattening its JSON rendering, and compares the ordered
+//! (path, value) leaves. Prints per-path totals: records, typed, fell back to JSON,
+//! mismatches (with the first few shown).
+//!
+//!     cargo run --release -p scanner-engine --example typed_check -- PATH...
+
+use scanner_engine::flatten::Flattener;
+use scanner_engine::input::{self, InputKind};
+use scanner_engine::typed::TypedState;
+use scanner_engine::{source, RecordView};
+use scanner_rules::FieldTable;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Default)]
+struct Tally {
+    records: u64,
+    typed: u64,
+    fallback: u64,
+    mismatches: u64,
+    /// Typed, but the JSON path failed (rendering or flattening).
+    json_failed: u64,
+    shown: usize,
+}
+
+fn main() {
+    let mut all = Tally::default();
+    for arg in std::env::args().skip(1) {
+        let p = PathBuf::from(&arg);
+        let (files, _) = if p.is_dir() {
+            input::discover(&[p], &[], InputKind::Evtx)
+        } else {
+            input::discover(&[], &[p], InputKind::Evtx)
+        };
+        let mut t = Tally::default();
+        for f in &files {
+            check_file(&f.path, &mut t);
+        }
+        print_tally(&arg, files.len(), &t);
+        all.records += t.records;
+        all.typed += t.typed;
+        all.fallback += t.fallback;
+        all.mismatches += t.mismatches;
+        all.json_failed += t.json_failed;
+    }
+    print_tally("all", 0, &all);
+    if all.mismatches > 0 || all.json_failed > 0 {
+        std::process::exit(1);
+    }
+}
+
+fn print_tally(what: &str, files: usize, t: &Tally) {
+    let pct = |n: u64| 100.0 * n as f64 / t.records.max(1) as f64;
+    println!(
+        "{what}: {files} files, {} records, typed {} ({:.2}%), fallback {} ({:.2}%), mismatches {}, typed but JSON failed {}",
+        t.records,
+        t.typed,
+        pct(t.typed),
+        t.fallback,
+        pct(t.fallback),
+        t.mismatches,
+        t.json_failed
+    );
+}
+
+fn check_file(path: &Path, t: &mut Tally) {
+    let settings = Arc::new(source::settings());
+    let Ok(parser) = evtx::EvtxParser::from_path(path) else {
+        return;
+    };
+    let mut parser = parser.with_configuration((*settings).clone());
+    let table = FieldTable::new();
+    let mut state = TypedState::default();
+    let mut flat = Flattener::default();
+    let (mut typed, mut json) = (RecordView::default(), RecordView::default());
+    for c in parser.chunks() {
+        let Ok(mut data) = c else { continue };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let Ok(mut chunk) = data.parse(Arc::clone(&settings)) else {
+                return;
+            };
+            state.begin_chunk();
+            for r in chunk.iter().flatten() {
+                let id = r.event_record_id;
+                t.records += 1;
+                if !state.prepare(&r) {
+                    t.fallback += 1;
+                    continue;
+                }
+                t.typed += 1;
+                state.fill(&table, &mut typed);
+                let rendered = r.into_json().map_err(|e| e.to_string());
+                let flattened =
+                    rendered.and_then(|j| flat.fill(&j.data, &table, &mut json).map(|_| j.data));
+                let Ok(text) = flattened else {
+                    t.json_failed += 1;
+                    continue;
+                };
+                if !typed.leaves().eq(json.leaves()) {
+                    t.mismatches += 1;
+                    if t.shown < 5 {
+                        t.shown += 1;
+                        show(path, id, &text, &typed, &json);
+                    }
+                }
+            }
+        }));
+        if run.is_err() {
+            eprintln!("{}: panic in a chunk", path.display());
+            t.mismatches += 1;
+        }
+    }
+}
+
+fn show(path: &Path, id: u64, text: &str, typed: &RecordView, json: &RecordView) {
+    eprintln!("MISMATCH {} record {id}\n  json: {text}", path.display());
+    let a: Vec<_> = typed.leaves().collect();
+    let b: Vec<_> = json.leaves().collect();
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (a.get(i), b.get(i));
+        let mark = if x == y { " " } else { "!" };
+        eprintln!("  {mark} typed {x:?}\n  {mark} json  {y:?}");
+    }
+}

@@ -1,0 +1,917 @@
+//! The typed record path: a record's [`RecordView`] filled from its template definition
+//! and its typed substitution values (`EvtxRecord::template_instances`), without
+//! rendering JSON and flattening it again.
+//!
+//! It produces exactly the leaves that flattening the `evtx` crate's JSON rendering
+//! (with separated attributes, [`crate::source::settings`]) produces: the same paths
+//! (`#text` folded into its element, `<Elem>_attributes`, `_N` suffixes on repeated
+//! element names, `Data` keyed by its `Name` inside `EventData`/`UserData`, positional
+//! `Data` as a list), values as the crate writes them, elements that depend on a null
+//! value left out, optional empty substitutions dropped, `xmlns` skipped.
+//!
+//! It is not a renderer and covers only what it can reproduce exactly: one template
+//! instance per record, scalar values other than floats, templates that
+//! [`crate::template::parse`] reads. For anything else [`TypedState::prepare`] says no
+//! and the caller renders the record to JSON as before, so results never change.
+//! Templates are parsed once per chunk and definition offset, and kept in a per-worker
+//! cache; per record, nothing is allocated once the buffers are warm (besides the
+//! vector `template_instances` returns).
+
+use crate::flatten;
+use crate::record::RecordView;
+use crate::template::{self, NameKind, Names, Reader, TNode, Template};
+use evtx::EvtxRecord;
+use scanner_rules::fields::FxHashMap;
+use scanner_rules::FieldTable;
+use std::fmt::Write as _;
+
+const NONE: u32 = u32::MAX;
+/// A BinXML value not yet read as the nested instance it holds.
+const PENDING: u32 = u32::MAX - 1;
+/// Deepest nesting of instances in values the typed path follows.
+const MAX_NESTING: usize = 16;
+/// What the typed records of one chunk may be estimated to render (bytes, nodes) before
+/// the rest of the chunk takes the JSON path, so that typed records never stand in for
+/// records whose rendering would have spent the crate's per-chunk budget. Real chunks
+/// render at most a few hundred KB.
+const CHUNK_OUTPUT: usize = 8 << 20;
+const CHUNK_NODES: usize = 200_000;
+/// Names kept across chunks before the cache starts afresh.
+const MAX_NAMES: usize = 1 << 16;
+
+/// One substitution value, formatted, or the instance it holds.
+#[derive(Debug, Clone, Copy)]
+struct Val {
+    /// Range of [`Resolved::text`] (of the chunk while `nested` is [`PENDING`]).
+    span: (u32, u32),
+    /// NullType (or an empty BinXML value): leaves out elements that depend on it.
+    null: bool,
+    /// The nested instance (index into [`Resolved::insts`]), or [`NONE`].
+    nested: u32,
+}
+
+/// A template instance: its template and its values.
+#[derive(Debug, Clone, Copy)]
+struct Inst {
+    template: u32,
+    /// Range of [`Resolved::vals`].
+    vals: (u32, u32),
+}
+
+/// What a resolved node holds.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// A child element (index into [`Resolved::elems`]).
+    Elem(u32),
+    /// Text: a range of [`Resolved::text`].
+    Str(u32, u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RNode {
+    kind: Kind,
+    /// The next sibling of an element's content (attribute values are ranges).
+    next: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RElem {
+    name: u32,
+    /// Range of [`Resolved::attrs`].
+    attrs: (u32, u32),
+    first: u32,
+    has_elem: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RAttr {
+    name: u32,
+    /// Range of [`Resolved::nodes`].
+    nodes: (u32, u32),
+}
+
+/// One record's template instances with their values in place: the tree the crate's
+/// JSON walker would walk, as indices into reusable buffers.
+#[derive(Debug, Default)]
+struct Resolved {
+    insts: Vec<Inst>,
+    vals: Vec<Val>,
+    text: String,
+    elems: Vec<RElem>,
+    attrs: Vec<RAttr>,
+    nodes: Vec<RNode>,
+    /// Scratch for the duplicate `Data` name check.
+    names: Vec<String>,
+}
+
+/// The templates a worker has parsed: those of the current chunk, by definition offset.
+#[derive(Debug, Default)]
+struct Templates {
+    names: Names,
+    list: Vec<Option<Template>>,
+    by_offset: FxHashMap<u32, u32>,
+}
+
+impl Templates {
+    /// The index of the template defined at `def` in the chunk, parsed once per chunk.
+    fn lookup(&mut self, data: &[u8], def: u32) -> Option<u32> {
+        let i = match self.by_offset.get(&def) {
+            Some(&i) => i,
+            None => {
+                let t = template::parse(data, def, &mut self.names);
+                self.list.push(t);
+                let i = self.list.len() as u32 - 1;
+                self.by_offset.insert(def, i);
+                i
+            }
+        };
+        self.list[i as usize].is_some().then_some(i)
+    }
+
+    fn get(&self, i: u32) -> &Template {
+        self.list[i as usize].as_ref().expect("looked up")
+    }
+}
+
+/// Per-worker state of the typed path: the templates of the current chunk, the record
+/// being filled and the buffers for its leaves.
+#[derive(Debug, Default)]
+pub struct TypedState {
+    templates: Templates,
+    /// Estimated (bytes, nodes) the chunk's typed records stand for.
+    spent: (usize, usize),
+    rec: Resolved,
+    path: String,
+    leaf: String,
+    counts: Vec<(u32, u32)>,
+}
+
+impl TypedState {
+    /// Forgets the templates of the previous chunk: call before a chunk's records.
+    pub fn begin_chunk(&mut self) {
+        let t = &mut self.templates;
+        t.list.clear();
+        t.by_offset.clear();
+        if t.names.len() > MAX_NAMES {
+            t.names = Names::default();
+        }
+        self.spent = (0, 0);
+    }
+
+    /// Prepares `record` for [`Self::fill`]; `false` when the typed path does not cover
+    /// it (render it to JSON instead).
+    pub fn prepare(&mut self, record: &EvtxRecord<'_>) -> bool {
+        self.try_prepare(record).is_some()
+    }
+
+    fn try_prepare(&mut self, record: &EvtxRecord<'_>) -> Option<()> {
+        if record.recovered {
+            return None;
+        }
+        let data = record.chunk.data;
+        self.rec.clear();
+        let root = self.read_instance(
+            data,
+            record.binxml_offset as usize,
+            record.binxml_size as usize,
+            0,
+        )?;
+        let (mut bytes, mut nodes) = (self.spent.0 + 6 * record.binxml_size as usize, self.spent.1);
+        for inst in &self.rec.insts {
+            let t = self.templates.get(inst.template);
+            bytes += t.literal_bytes + 256;
+            nodes += t.node_count();
+        }
+        if bytes > CHUNK_OUTPUT || nodes > CHUNK_NODES {
+            return None;
+        }
+        let t = self.templates.get(self.rec.insts[root as usize].template);
+        self.rec.resolve(&self.templates, root, t.root)?;
+        self.spent = (bytes, nodes);
+        Some(())
+    }
+
+    /// Reads the template instance that the BinXML stream `data[start..start + len]` is
+    /// (with its nested instances), as the crate does; `None` for any other stream, or
+    /// values the typed path leaves to JSON.
+    fn read_instance(
+        &mut self,
+        data: &[u8],
+        start: usize,
+        len: usize,
+        depth: usize,
+    ) -> Option<u32> {
+        let end = start.checked_add(len)?;
+        let stream = data.get(start..end)?;
+        let at = match stream {
+            [0x0f, _, _, _, 0x0c, _, ..] => 5,
+            [0x0c, ..] => 1,
+            _ => return None,
+        };
+        let mut r = Reader {
+            data,
+            pos: start + at,
+        };
+        r.bytes(5)?; // unknown byte, template id
+        let def = r.u32()?;
+        if r.pos == def as usize {
+            r.bytes(20)?;
+            let size = r.u32()? as usize;
+            r.bytes(size)?;
+        }
+        let count = r.u32()? as usize;
+        let descriptors = r.bytes(count.checked_mul(4)?)?;
+        let template = self.templates.lookup(data, def)?;
+        let v0 = self.rec.vals.len() as u32;
+        for d in descriptors.chunks_exact(4) {
+            let size = u16::from_le_bytes([d[0], d[1]]) as usize;
+            let at = r.pos;
+            let bytes = r.bytes(size);
+            self.rec.push_value(d[2], bytes, at)?;
+        }
+        // After the instance, nothing or EOF; an instance that reads past the stream is
+        // accepted, as the crate does.
+        match data.get(r.pos..end) {
+            None | Some([]) | Some([0x00, ..]) => {}
+            Some(_) => return None,
+        }
+        let v1 = self.rec.vals.len() as u32;
+        let id = self.rec.insts.len() as u32;
+        self.rec.insts.push(Inst {
+            template,
+            vals: (v0, v1),
+        });
+        for v in v0..v1 {
+            let val = self.rec.vals[v as usize];
+            if val.nested != PENDING {
+                continue;
+            }
+            if depth + 1 >= MAX_NESTING {
+                return None;
+            }
+            let (s, e) = (val.span.0 as usize, val.span.1 as usize);
+            let nested = self.read_instance(data, s, e - s, depth + 1)?;
+            let val = &mut self.rec.vals[v as usize];
+            val.nested = nested;
+            val.span = (0, 0);
+        }
+        Some(id)
+    }
+
+    /// Clears `view` and fills it with the leaves of the record [`Self::prepare`] accepted.
+    pub fn fill(&mut self, table: &FieldTable, view: &mut RecordView) {
+        view.clear(table.len());
+        self.path.clear();
+        if self.rec.elems.is_empty() {
+            return;
+        }
+        let mut out = Emit {
+            names: &self.templates.names,
+            r: &self.rec,
+            path: &mut self.path,
+            leaf: &mut self.leaf,
+            counts: &mut self.counts,
+            table,
+            view,
+        };
+        out.root();
+    }
+}
+
+impl Resolved {
+    fn clear(&mut self) {
+        self.insts.clear();
+        self.vals.clear();
+        self.text.clear();
+        self.elems.clear();
+        self.attrs.clear();
+        self.nodes.clear();
+    }
+
+    /// Reads a value of type `ty` (its `size` bytes, `None` past the chunk, found at
+    /// `at`): formatted, or pending as a nested instance.
+    fn push_value(&mut self, ty: u8, bytes: Option<&[u8]>, at: usize) -> Option<()> {
+        let bytes = bytes?;
+        let val = if ty == 0x21 && !bytes.is_empty() {
+            Val {
+                span: (at as u32, (at + bytes.len()) as u32),
+                null: false,
+                nested: PENDING,
+            }
+        } else {
+            let start = self.text.len() as u32;
+            let null = format_raw(ty, bytes, &mut self.text)?;
+            Val {
+                span: (start, self.text.len() as u32),
+                null,
+                nested: NONE,
+            }
+        };
+        self.vals.push(val);
+        Some(())
+    }
+
+    /// Whether template element `e` of an instance with values `vals` is left out: its
+    /// dependency value is null.
+    fn left_out(&self, t: &Template, vals: (u32, u32), e: u32) -> bool {
+        let dep = t.elems[e as usize].dependency;
+        dep.and_then(|d| self.value(vals, d))
+            .is_some_and(|v| v.null)
+    }
+
+    fn value(&self, vals: (u32, u32), id: u16) -> Option<Val> {
+        let i = vals.0 as usize + id as usize;
+        (i < vals.1 as usize).then(|| self.vals[i])
+    }
+
+    /// A literal or scalar substitution node resolved: `Ok(None)` to leave it out,
+    /// `Err(nested instance)` for a substitution that holds one.
+    fn leaf_node(
+        &mut self,
+        t: &Template,
+        vals: (u32, u32),
+        node: TNode,
+    ) -> Result<Option<Kind>, u32> {
+        match node {
+            TNode::Text(i) => {
+                let start = self.text.len() as u32;
+                self.text.push_str(&t.texts[i as usize]);
+                Ok(Some(Kind::Str(start, self.text.len() as u32)))
+            }
+            TNode::Sub { id, optional } => {
+                let Some(v) = self.value(vals, id) else {
+                    return Ok(None);
+                };
+                if v.nested != NONE {
+                    return Err(v.nested);
+                }
+                let empty = v.span.0 == v.span.1;
+                Ok((!(optional && empty)).then_some(Kind::Str(v.span.0, v.span.1)))
+            }
+            TNode::Elem(_) => Ok(None),
+        }
+    }
+
+    /// Instantiates element `e` of instance `inst` and its subtree; `None` when the
+    /// instance needs what the typed path does not reproduce.
+    fn resolve(&mut self, ts: &Templates, inst: u32, e: u32) -> Option<u32> {
+        let Inst { template, vals } = self.insts[inst as usize];
+        let t = ts.get(template);
+        let te = t.elems[e as usize];
+        let a0 = self.attrs.len() as u32;
+        for a in t.attrs_of(&te) {
+            let n0 = self.nodes.len() as u32;
+            for &node in t.nodes(a.nodes) {
+                // An instance in an attribute: left to JSON.
+                if let Some(kind) = self.leaf_node(t, vals, node).ok()? {
+                    self.nodes.push(RNode { kind, next: NONE });
+                }
+            }
+            let n1 = self.nodes.len() as u32;
+            if n1 > n0 {
+                self.attrs.push(RAttr {
+                    name: a.name,
+                    nodes: (n0, n1),
+                });
+            }
+        }
+        let id = self.elems.len() as u32;
+        self.elems.push(RElem {
+            name: te.name,
+            attrs: (a0, self.attrs.len() as u32),
+            first: NONE,
+            has_elem: false,
+        });
+        let mut last = NONE;
+        for &node in t.nodes(te.children) {
+            let kind = match node {
+                TNode::Elem(c) if self.left_out(t, vals, c) => continue,
+                TNode::Elem(c) => Kind::Elem(self.resolve(ts, inst, c)?),
+                leaf => match self.leaf_node(t, vals, leaf) {
+                    Ok(Some(kind)) => kind,
+                    Ok(None) => continue,
+                    Err(nested) => {
+                        let root = ts.get(self.insts[nested as usize].template).root;
+                        Kind::Elem(self.resolve(ts, nested, root)?)
+                    }
+                },
+            };
+            let at = self.nodes.len() as u32;
+            self.nodes.push(RNode { kind, next: NONE });
+            match last {
+                NONE => self.elems[id as usize].first = at,
+                l => self.nodes[l as usize].next = at,
+            }
+            last = at;
+            if let Kind::Elem(_) = kind {
+                self.elems[id as usize].has_elem = true;
+            }
+        }
+        let container = ts.names.kind(te.name) == NameKind::Container;
+        if container && t.data_names_may_repeat && self.data_names_repeat(&ts.names, id) {
+            return None;
+        }
+        Some(id)
+    }
+
+    /// Whether two `Data` children of `e` have the same non-empty name text (the crate
+    /// then numbers them or lists them: left to JSON).
+    fn data_names_repeat(&mut self, names: &Names, e: u32) -> bool {
+        let mut seen = std::mem::take(&mut self.names);
+        seen.clear();
+        let mut repeat = false;
+        for c in self.children(e) {
+            let Kind::Elem(c) = c else { continue };
+            let Some(nodes) = self.data_name(names, c) else {
+                continue;
+            };
+            let mut s = String::new();
+            self.concat(self.range(nodes), &mut s);
+            if s.is_empty() {
+                continue;
+            }
+            if seen.contains(&s) {
+                repeat = true;
+                break;
+            }
+            seen.push(s);
+        }
+        self.names = seen;
+        repeat
+    }
+
+    /// The `Name` attribute's nodes of `Data` element `c` (the first attribute so named).
+    fn data_name(&self, names: &Names, c: u32) -> Option<(u32, u32)> {
+        let ce = &self.elems[c as usize];
+        if names.kind(ce.name) != NameKind::Data {
+            return None;
+        }
+        self.attrs[ce.attrs.0 as usize..ce.attrs.1 as usize]
+            .iter()
+            .find(|a| names.kind(a.name) == NameKind::Name)
+            .map(|a| a.nodes)
+    }
+
+    fn range(&self, r: (u32, u32)) -> impl Iterator<Item = Kind> + Clone + '_ {
+        self.nodes[r.0 as usize..r.1 as usize]
+            .iter()
+            .map(|n| n.kind)
+    }
+
+    /// The content of element `e`, in order.
+    fn children(&self, e: u32) -> Children<'_> {
+        Children {
+            nodes: &self.nodes,
+            at: self.elems[e as usize].first,
+        }
+    }
+
+    fn node_text(&self, k: Kind) -> &str {
+        match k {
+            Kind::Str(a, b) => &self.text[a as usize..b as usize],
+            Kind::Elem(_) => "",
+        }
+    }
+
+    /// The text of `nodes` (elements skipped), appended to `out`.
+    fn concat(&self, nodes: impl Iterator<Item = Kind>, out: &mut String) {
+        for k in nodes {
+            out.push_str(self.node_text(k));
+        }
+    }
+
+    /// Whether `nodes` hold any text.
+    fn has_text(&self, mut nodes: impl Iterator<Item = Kind>) -> bool {
+        nodes.any(|k| !self.node_text(k).is_empty())
+    }
+}
+
+/// The content nodes of an element.
+#[derive(Clone)]
+struct Children<'r> {
+    nodes: &'r [RNode],
+    at: u32,
+}
+
+impl Iterator for Children<'_> {
+    type Item = Kind;
+    fn next(&mut self) -> Option<Kind> {
+        let n = self.nodes.get(self.at as usize)?;
+        self.at = n.next;
+        Some(n.kind)
+    }
+}
+
+/// Writes the leaves of a resolved record into a view, as flattening its JSON would.
+struct Emit<'a> {
+    names: &'a Names,
+    r: &'a Resolved,
+    path: &'a mut String,
+    leaf: &'a mut String,
+    /// Element names seen in the objects being written, for `_N` suffixes.
+    counts: &'a mut Vec<(u32, u32)>,
+    table: &'a FieldTable,
+    view: &'a mut RecordView,
+}
+
+impl Emit<'_> {
+    /// `{"<Root>_attributes":{…},"<Root>":…}`.
+    fn root(&mut self) {
+        // The root is resolved first.
+        let name = self.r.elems[0].name;
+        self.separate_attrs(0, name, 0);
+        let base = self.key(name, 0, "");
+        self.value(0, false);
+        self.path.truncate(base);
+    }
+
+    /// Appends a key to the path as flattening does; returns the length to restore.
+    fn key(&mut self, name: u32, suffix: u32, tail: &str) -> usize {
+        let base = self.path.len();
+        if base > 0 {
+            self.path.push('.');
+        }
+        let dot = self.path.len();
+        self.path.push_str(&self.names.get(name).text);
+        if suffix > 0 {
+            let _ = write!(self.path, "_{suffix}");
+        }
+        self.path.push_str(tail);
+        flatten::fold_key(self.path, base, dot);
+        base
+    }
+
+    /// Like [`Self::key`] for a key given as text (a `Data` name).
+    fn text_key(&mut self, key: &str) -> usize {
+        let base = self.path.len();
+        if base > 0 {
+            self.path.push('.');
+        }
+        let dot = self.path.len();
+        self.path.push_str(key);
+        flatten::fold_key(self.path, base, dot);
+        base
+    }
+
+    /// One leaf: the text of `nodes`.
+    fn leaf_of(&mut self, nodes: impl Iterator<Item = Kind>) {
+        self.leaf.clear();
+        self.r.concat(nodes, self.leaf);
+        flatten::leaf(self.view, self.table, self.path, self.leaf);
+    }
+
+    /// `"<Elem>[_N]_attributes":{…}` when an attribute has text; whether it wrote it.
+    fn separate_attrs(&mut self, e: u32, name: u32, suffix: u32) -> bool {
+        let r = self.r;
+        let re = r.elems[e as usize];
+        let attrs = &r.attrs[re.attrs.0 as usize..re.attrs.1 as usize];
+        if !attrs.iter().any(|a| r.has_text(r.range(a.nodes))) {
+            return false;
+        }
+        let base = self.key(name, suffix, "_attributes");
+        for a in attrs {
+            if !r.has_text(r.range(a.nodes)) {
+                continue;
+            }
+            let b = self.key(a.name, 0, "");
+            self.leaf_of(r.range(a.nodes));
+            self.path.truncate(b);
+        }
+        self.path.truncate(base);
+        true
+    }
+
+    /// An element's value without its attributes: its text, or an object of its children.
+    fn value(&mut self, e: u32, container: bool) {
+        let r = self.r;
+        if !r.elems[e as usize].has_elem {
+            self.leaf_of(r.children(e));
+        } else {
+            self.body(e, container);
+        }
+    }
+
+    /// Whether any `Data` child of `e` has a `Name` with text (the named form).
+    fn named_data(&self, e: u32) -> bool {
+        let r = self.r;
+        r.children(e).any(|k| match k {
+            Kind::Elem(c) => r
+                .data_name(self.names, c)
+                .is_some_and(|n| r.has_text(r.range(n))),
+            Kind::Str(..) => false,
+        })
+    }
+
+    fn is_data(&self, c: u32) -> bool {
+        self.names.kind(self.r.elems[c as usize].name) == NameKind::Data
+    }
+
+    /// An element with child elements: its text (`#text`) then its children as members.
+    fn body(&mut self, e: u32, in_container: bool) {
+        let r = self.r;
+        let text_nodes = r.children(e).filter(|k| matches!(k, Kind::Str(..)));
+        if r.has_text(text_nodes.clone()) {
+            self.leaf_of(text_nodes);
+        }
+        let named = in_container && self.named_data(e);
+        let mut positional_done = false;
+        let counts_base = self.counts.len();
+        for k in r.children(e) {
+            let Kind::Elem(c) = k else { continue };
+            if in_container && self.is_data(c) {
+                if named {
+                    self.named_member(c);
+                } else if !positional_done {
+                    positional_done = true;
+                    self.positional_data(e);
+                }
+                continue;
+            }
+            self.member(c, counts_base);
+        }
+        self.counts.truncate(counts_base);
+    }
+
+    /// A named `Data` element: its value under its name.
+    fn named_member(&mut self, c: u32) {
+        let r = self.r;
+        let Some(nodes) = r.data_name(self.names, c) else {
+            return;
+        };
+        let mut key = std::mem::take(self.leaf);
+        key.clear();
+        r.concat(r.range(nodes), &mut key);
+        let base = (!key.is_empty()).then(|| self.text_key(&key));
+        *self.leaf = key;
+        if let Some(base) = base {
+            self.value(c, false);
+            self.path.truncate(base);
+        }
+    }
+
+    /// The `Data` children of `e` without names: their values under `Data`.
+    fn positional_data(&mut self, e: u32) {
+        let base = self.text_key("Data");
+        let r = self.r;
+        for k in r.children(e) {
+            if let Kind::Elem(c) = k {
+                if self.is_data(c) {
+                    self.value(c, false);
+                }
+            }
+        }
+        self.path.truncate(base);
+    }
+
+    /// A child element as a member: its attributes, then its value unless it has only
+    /// attributes.
+    fn member(&mut self, c: u32, counts_base: usize) {
+        let r = self.r;
+        let name = r.elems[c as usize].name;
+        let suffix = self.next_suffix(name, counts_base);
+        let wrote_attrs = self.separate_attrs(c, name, suffix);
+        let has_value = r.elems[c as usize].has_elem || r.has_text(r.children(c));
+        if has_value || !wrote_attrs {
+            let container = self.names.kind(name) == NameKind::Container;
+            let base = self.key(name, suffix, "");
+            self.value(c, container);
+            self.path.truncate(base);
+        }
+    }
+
+    /// 0 the first time `name` is a member of the current object, then 1, 2, …
+    fn next_suffix(&mut self, name: u32, base: usize) -> u32 {
+        let seen = &mut self.counts[base..];
+        if let Some(c) = seen.iter_mut().find(|c| c.0 == name) {
+            c.1 += 1;
+            return c.1 - 1;
+        }
+        self.counts.push((name, 1));
+        0
+    }
+}
+
+/// Appends the text the crate renders for a substitution value of type `ty` stored in
+/// `b` (unescaped); `Some(null)`, or `None` for a value the typed path leaves to JSON
+/// (floats, arrays, handles, sizes other than the type's, non-ASCII ANSI text).
+fn format_raw(ty: u8, b: &[u8], out: &mut String) -> Option<bool> {
+    let fixed = |n: usize| (b.len() == n).then_some(());
+    let le64 = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let le32 = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes"));
+    let le16 = |b: &[u8]| u16::from_le_bytes(b.try_into().expect("2 bytes"));
+    match ty {
+        0x00 => return Some(true),
+        0x21 if b.is_empty() => return Some(true),
+        0x01 => {
+            if b.len() % 2 != 0 {
+                return None;
+            }
+            template::decode_utf16(b, out)?;
+        }
+        0x02 => {
+            if !b.is_ascii() {
+                return None;
+            }
+            let text = b.iter().filter(|&&c| c != 0).map(|&c| c as char);
+            out.extend(text);
+        }
+        0x03 => push_num(out, fixed(1).map(|_| b[0] as i8)?),
+        0x04 => push_num(out, fixed(1).map(|_| b[0])?),
+        0x05 => push_num(out, fixed(2).map(|_| le16(b) as i16)?),
+        0x06 => push_num(out, fixed(2).map(|_| le16(b))?),
+        0x07 => push_num(out, fixed(4).map(|_| le32(b) as i32)?),
+        0x08 => push_num(out, fixed(4).map(|_| le32(b))?),
+        0x09 => push_num(out, fixed(8).map(|_| le64(b) as i64)?),
+        0x0a => push_num(out, fixed(8).map(|_| le64(b))?),
+        0x0d => match fixed(4).map(|_| le32(b) as i32)? {
+            0 => out.push_str("false"),
+            1 => out.push_str("true"),
+            n => push_num(out, n),
+        },
+        0x0e => {
+            for byte in b {
+                let _ = write!(out, "{byte:02X}");
+            }
+        }
+        0x0f => push_guid(out, b.try_into().ok()?),
+        0x10 if b.len() == 4 => push_hex(out, u64::from(le32(b))),
+        0x10 | 0x15 => push_hex(out, fixed(8).map(|_| le64(b))?),
+        0x14 => push_hex(out, u64::from(fixed(4).map(|_| le32(b))?)),
+        0x11 => push_filetime(out, fixed(8).map(|_| le64(b))?),
+        0x12 => push_systime(out, b.try_into().ok()?),
+        0x13 => {
+            fixed(8 + 4 * *b.get(1)? as usize)?;
+            push_sid(out, b);
+        }
+        _ => return None,
+    }
+    Some(false)
+}
+
+fn push_hex(out: &mut String, n: u64) {
+    let _ = write!(out, "0x{n:x}");
+}
+
+/// A SYSTEMTIME as the crate writes it: an invalid one as 1601-01-01.
+fn push_systime(out: &mut String, b: &[u8; 16]) {
+    let f: [u16; 8] = std::array::from_fn(|i| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]));
+    let [year, month, _, day, hour, minute, second, ms] = f;
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let valid = (1601..=30827).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=month_days).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 60
+        && ms < 1000;
+    if valid {
+        let f = [year % 10_000, month, day, hour, minute, second];
+        push_datetime(out, f, u32::from(ms) * 10_000);
+    } else {
+        push_datetime(out, [1601, 1, 1, 0, 0, 0], 0);
+    }
+}
+
+fn push_num(out: &mut String, n: impl std::fmt::Display) {
+    let _ = write!(out, "{n}");
+}
+
+/// `{d1-d2-d3-d4a-d4b}` in lowercase hex, the first three fields little-endian.
+fn push_guid(out: &mut String, g: &[u8; 16]) {
+    let le32 = u32::from_le_bytes([g[0], g[1], g[2], g[3]]);
+    let a = u16::from_le_bytes([g[4], g[5]]);
+    let b = u16::from_le_bytes([g[6], g[7]]);
+    let _ = write!(
+        out,
+        "{{{le32:08x}-{a:04x}-{b:04x}-{:02x}{:02x}-",
+        g[8], g[9]
+    );
+    for byte in &g[10..] {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out.push('}');
+}
+
+/// `S-R-A-S1-…`: revision, 48-bit big-endian authority, little-endian sub-authorities.
+fn push_sid(out: &mut String, b: &[u8]) {
+    if b.len() < 8 {
+        out.push_str("S-?");
+        return;
+    }
+    let authority = b[2..8].iter().fold(0u64, |a, &x| a << 8 | u64::from(x));
+    let _ = write!(out, "S-{}-{authority}", b[0]);
+    for sub in b[8..].chunks_exact(4).take(b[1] as usize) {
+        let _ = write!(
+            out,
+            "-{}",
+            u32::from_le_bytes([sub[0], sub[1], sub[2], sub[3]])
+        );
+    }
+}
+
+const TICKS_PER_SECOND: u64 = 10_000_000;
+const TICKS_PER_DAY: u64 = 86_400 * TICKS_PER_SECOND;
+
+/// A FILETIME as the crate writes it: seven fractional digits, years modulo 10000, and
+/// zeros past `i64::MAX`.
+fn push_filetime(out: &mut String, ft: u64) {
+    if ft > i64::MAX as u64 {
+        push_datetime(out, [0; 6], 0);
+        return;
+    }
+    let (days, ticks) = (ft / TICKS_PER_DAY, ft % TICKS_PER_DAY);
+    let (y, m, d) = date_of_day(days);
+    let secs = ticks / TICKS_PER_SECOND;
+    let f = [
+        (y % 10_000) as u16,
+        m,
+        d,
+        (secs / 3600) as u16,
+        (secs / 60 % 60) as u16,
+        (secs % 60) as u16,
+    ];
+    push_datetime(out, f, (ticks % TICKS_PER_SECOND) as u32);
+}
+
+/// The Gregorian (year, month, day) `days` after 1601-01-01.
+fn date_of_day(days: u64) -> (u64, u16, u16) {
+    // Count from 1600-03-01, so that leap days end each 400-year cycle's years.
+    let from_march = days + 306;
+    let (cycle, mut rest) = (from_march / 146_097, from_march % 146_097);
+    let centuries = (rest / 36_524).min(3);
+    rest -= centuries * 36_524;
+    let quads = rest / 1461;
+    rest -= quads * 1461;
+    let years = (rest / 365).min(3);
+    let day_of_year = rest - years * 365;
+    let year_from_march = 1600 + cycle * 400 + centuries * 100 + quads * 4 + years;
+    // Months from March: 31,30,31,30,31,31,30,31,30,31,31,29.
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let (month, year) = if month_index < 10 {
+        (month_index + 3, year_from_march)
+    } else {
+        (month_index - 9, year_from_march + 1)
+    };
+    (year, month as u16, day as u16)
+}
+
+fn push_datetime(out: &mut String, f: [u16; 6], ticks: u32) {
+    let _ = write!(
+        out,
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{ticks:07}Z",
+        f[0], f[1], f[2], f[3], f[4], f[5]
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filetimes_format_as_the_crate_does() {
+        let mut s = String::new();
+        push_filetime(&mut s, 0);
+        assert_eq!(s, "1601-01-01T00:00:00.0000000Z");
+        // Check days against jiff over a long range.
+        for days in (0..3_000_000u64)
+            .step_by(997)
+            .chain([59, 60, 365, 366, 146_096])
+        {
+            let ft = days * TICKS_PER_DAY + 12_345_678;
+            s.clear();
+            push_filetime(&mut s, ft);
+            let secs = (ft / TICKS_PER_SECOND) as i64 - 11_644_473_600;
+            let Ok(ts) = jiff::Timestamp::new(secs, 0) else {
+                continue;
+            };
+            let want = ts.strftime("%Y-%m-%dT%H:%M:%S").to_string();
+            assert_eq!(&s[..19], want, "days {days}");
+            assert_eq!(&s[19..], ".2345678Z");
+        }
+        s.clear();
+        push_filetime(&mut s, u64::MAX);
+        assert_eq!(s, "0000-00-00T00:00:00.0000000Z");
+    }
+
+    #[test]
+    fn guids_and_sids_format_as_the_crate_does() {
+        let mut s = String::new();
+        let g: [u8; 16] = std::array::from_fn(|i| i as u8 * 17);
+        push_guid(&mut s, &g);
+        let v = evtx::binxml::value_variant::BinXmlValue::GuidType(g);
+        assert_eq!(s, v.to_string());
+        s.clear();
+        push_sid(
+            &mut s,
+            &[1, 2, 0, 0, 0, 0, 0, 5, 32, 0, 0, 0, 0x20, 2, 0, 0],
+        );
+        assert_eq!(s, "S-1-5-32-544");
+    }
+}

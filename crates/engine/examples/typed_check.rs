@@ -3,7 +3,7 @@
 //! (path, value) leaves. Prints per-path totals: records, typed, fell back to JSON,
 //! mismatches (with the first few shown).
 //!
-//!     cargo run --release -p scanner-engine --example typed_check -- PATH...
+//!     cargo run --release -p scanner-engine --example typed_check -- [--show-fallback N] PATH...
 
 use scanner_engine::flatten::Flattener;
 use scanner_engine::input::{self, InputKind};
@@ -22,18 +22,29 @@ struct Tally {
     /// Typed, but the JSON path failed (rendering or flattening).
     json_failed: u64,
     shown: usize,
+    /// Fallback records still to print (their JSON).
+    show_fallback: usize,
 }
 
 fn main() {
     let mut all = Tally::default();
-    for arg in std::env::args().skip(1) {
+    let mut show_fallback = 0;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--show-fallback" {
+            show_fallback = args.next().and_then(|n| n.parse().ok()).unwrap_or(5);
+            continue;
+        }
         let p = PathBuf::from(&arg);
         let (files, _) = if p.is_dir() {
             input::discover(&[p], &[], InputKind::Evtx)
         } else {
             input::discover(&[], &[p], InputKind::Evtx)
         };
-        let mut t = Tally::default();
+        let mut t = Tally {
+            show_fallback,
+            ..Tally::default()
+        };
         for f in &files {
             check_file(&f.path, &mut t);
         }
@@ -86,6 +97,11 @@ fn check_file(path: &Path, t: &mut Tally) {
                 t.records += 1;
                 if !state.prepare(&r) {
                     t.fallback += 1;
+                    if t.show_fallback > 0 {
+                        t.show_fallback -= 1;
+                        let json = r.into_json().map(|j| j.data);
+                        eprintln!("FALLBACK {} record {id}: {json:?}", path.display());
+                    }
                     continue;
                 }
                 t.typed += 1;

@@ -48,6 +48,9 @@ struct Val {
     null: bool,
     /// The nested instance (index into [`Resolved::insts`]), or [`NONE`].
     nested: u32,
+    /// For a string array, its items (range of [`Resolved::items`]); `span` is then the
+    /// items joined with commas, as the crate writes an array it does not expand.
+    items: Option<(u32, u32)>,
 }
 
 /// A template instance: its template and its values.
@@ -65,6 +68,8 @@ enum Kind {
     Elem(u32),
     /// Text: a range of [`Resolved::text`].
     Str(u32, u32),
+    /// A string array value (index into [`Resolved::vals`]).
+    Arr(u32),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -100,6 +105,13 @@ struct Resolved {
     elems: Vec<RElem>,
     attrs: Vec<RAttr>,
     nodes: Vec<RNode>,
+    /// Text ranges of the items of string arrays.
+    items: Vec<(u32, u32)>,
+    /// Whether the crate numbers repeated `Data` names in this record: an instance's
+    /// template may repeat them, or an array repeated an element.
+    data_names: bool,
+    /// Whether a string array of several items was read (elements may repeat).
+    multi_arrays: bool,
     /// Scratch for the duplicate `Data` name check.
     names: Vec<String>,
 }
@@ -187,6 +199,9 @@ impl TypedState {
         }
         let t = self.templates.get(self.rec.insts[root as usize].template);
         self.rec.resolve(&self.templates, root, t.root)?;
+        if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
+            return None;
+        }
         self.spent = (bytes, nodes);
         Some(())
     }
@@ -237,6 +252,7 @@ impl TypedState {
         }
         let v1 = self.rec.vals.len() as u32;
         let id = self.rec.insts.len() as u32;
+        self.rec.data_names |= self.templates.get(template).data_names_may_repeat;
         self.rec.insts.push(Inst {
             template,
             vals: (v0, v1),
@@ -286,6 +302,9 @@ impl Resolved {
         self.elems.clear();
         self.attrs.clear();
         self.nodes.clear();
+        self.items.clear();
+        self.data_names = false;
+        self.multi_arrays = false;
     }
 
     /// Reads a value of type `ty` (its `size` bytes, `None` past the chunk, found at
@@ -297,7 +316,10 @@ impl Resolved {
                 span: (at as u32, (at + bytes.len()) as u32),
                 null: false,
                 nested: PENDING,
+                items: None,
             }
+        } else if ty == 0x81 {
+            self.string_array(bytes)?
         } else {
             let start = self.text.len() as u32;
             let null = format_raw(ty, bytes, &mut self.text)?;
@@ -305,10 +327,47 @@ impl Resolved {
                 span: (start, self.text.len() as u32),
                 null,
                 nested: NONE,
+                items: None,
             }
         };
         self.vals.push(val);
         Some(())
+    }
+
+    /// A string array: NUL-terminated UTF-16 strings back to back. One whose last
+    /// string lacks its NUL (the crate reads on past it) is left to JSON.
+    fn string_array(&mut self, bytes: &[u8]) -> Option<Val> {
+        let i0 = self.items.len() as u32;
+        if !bytes.is_empty() {
+            if bytes.len() % 2 != 0 || !bytes.ends_with(&[0, 0]) {
+                return None;
+            }
+            let mut from = 0;
+            for (i, u) in bytes.chunks_exact(2).enumerate() {
+                if u == [0, 0] {
+                    let start = self.text.len() as u32;
+                    template::decode_utf16(&bytes[from..i * 2], &mut self.text)?;
+                    self.items.push((start, self.text.len() as u32));
+                    from = i * 2 + 2;
+                }
+            }
+        }
+        let i1 = self.items.len() as u32;
+        self.multi_arrays |= i1 - i0 > 1;
+        let start = self.text.len() as u32;
+        for i in i0..i1 {
+            if i > i0 {
+                self.text.push(',');
+            }
+            let (a, b) = self.items[i as usize];
+            self.text.extend_from_within(a as usize..b as usize);
+        }
+        Some(Val {
+            span: (start, self.text.len() as u32),
+            null: false,
+            nested: NONE,
+            items: Some((i0, i1)),
+        })
     }
 
     /// Whether template element `e` of an instance with values `vals` is left out: its
@@ -345,8 +404,11 @@ impl Resolved {
                 if v.nested != NONE {
                     return Err(v.nested);
                 }
-                let empty = v.span.0 == v.span.1;
-                Ok((!(optional && empty)).then_some(Kind::Str(v.span.0, v.span.1)))
+                let (kind, empty) = match v.items {
+                    Some(items) => (Kind::Arr(vals.0 + id as u32), items.0 == items.1),
+                    None => (Kind::Str(v.span.0, v.span.1), v.span.0 == v.span.1),
+                };
+                Ok((!(optional && empty)).then_some(kind))
             }
             TNode::Elem(_) => Ok(None),
         }
@@ -386,7 +448,16 @@ impl Resolved {
         for &node in t.nodes(te.children) {
             let kind = match node {
                 TNode::Elem(c) if self.left_out(t, vals, c) => continue,
-                TNode::Elem(c) => Kind::Elem(self.resolve(ts, inst, c)?),
+                TNode::Elem(c) => {
+                    let child = self.resolve(ts, inst, c)?;
+                    if self.multi_arrays && self.first_array(child).is_some() {
+                        for copy in self.expand(child) {
+                            self.push_child(id, &mut last, Kind::Elem(copy));
+                        }
+                        continue;
+                    }
+                    Kind::Elem(child)
+                }
                 leaf => match self.leaf_node(t, vals, leaf) {
                     Ok(Some(kind)) => kind,
                     Ok(None) => continue,
@@ -396,48 +467,140 @@ impl Resolved {
                     }
                 },
             };
-            let at = self.nodes.len() as u32;
-            self.nodes.push(RNode { kind, next: NONE });
-            match last {
-                NONE => self.elems[id as usize].first = at,
-                l => self.nodes[l as usize].next = at,
-            }
-            last = at;
-            if let Kind::Elem(_) = kind {
-                self.elems[id as usize].has_elem = true;
-            }
-        }
-        let container = ts.names.kind(te.name) == NameKind::Container;
-        if container && t.data_names_may_repeat && self.data_names_repeat(&ts.names, id) {
-            return None;
+            self.push_child(id, &mut last, kind);
         }
         Some(id)
     }
 
-    /// Whether two `Data` children of `e` have the same non-empty name text (the crate
-    /// then numbers them or lists them: left to JSON).
-    fn data_names_repeat(&mut self, names: &Names, e: u32) -> bool {
+    /// Appends `kind` to the content of element `e`, whose last node is `last`.
+    fn push_child(&mut self, e: u32, last: &mut u32, kind: Kind) {
+        let at = self.nodes.len() as u32;
+        self.nodes.push(RNode { kind, next: NONE });
+        match *last {
+            NONE => self.elems[e as usize].first = at,
+            l => self.nodes[l as usize].next = at,
+        }
+        *last = at;
+        if let Kind::Elem(_) = kind {
+            self.elems[e as usize].has_elem = true;
+        }
+    }
+
+    /// Where the first array of more than one item is in element `e`: the index of a
+    /// content node, else of an attribute value node (content first, as the crate looks).
+    fn first_array(&self, e: u32) -> Option<u32> {
+        let is_multi = |n: &RNode| match n.kind {
+            Kind::Arr(v) => self.vals[v as usize].items.is_some_and(|(a, b)| b - a > 1),
+            _ => false,
+        };
+        let mut at = self.elems[e as usize].first;
+        while let Some(n) = self.nodes.get(at as usize) {
+            if is_multi(n) {
+                return Some(at);
+            }
+            at = n.next;
+        }
+        let (a0, a1) = self.elems[e as usize].attrs;
+        self.attrs[a0 as usize..a1 as usize]
+            .iter()
+            .find_map(|a| (a.nodes.0..a.nodes.1).find(|&i| is_multi(&self.nodes[i as usize])))
+    }
+
+    /// Element `e` repeated once per item of its first array of several (that node
+    /// replaced by the item, or left out for an empty one), and so on for the copies'
+    /// next arrays: the crate's array substitution.
+    fn expand(&mut self, e: u32) -> Vec<u32> {
+        let Some(at) = self.first_array(e) else {
+            return vec![e];
+        };
+        self.data_names = true;
+        let Kind::Arr(v) = self.nodes[at as usize].kind else {
+            unreachable!("first_array finds arrays")
+        };
+        let (i0, i1) = self.vals[v as usize].items.expect("an array");
+        let mut out = Vec::new();
+        for i in i0..i1 {
+            let (a, b) = self.items[i as usize];
+            let item = (a != b).then_some(Kind::Str(a, b));
+            let copy = self.copy_replacing(e, at, item);
+            out.extend(self.expand(copy));
+        }
+        out
+    }
+
+    /// A copy of element `e` (sharing its child elements) with node `at` replaced.
+    fn copy_replacing(&mut self, e: u32, at: u32, item: Option<Kind>) -> u32 {
+        let src = self.elems[e as usize];
+        let a0 = self.attrs.len() as u32;
+        for ai in src.attrs.0..src.attrs.1 {
+            let attr = self.attrs[ai as usize];
+            let n0 = self.nodes.len() as u32;
+            for ni in attr.nodes.0..attr.nodes.1 {
+                let kind = if ni == at {
+                    item
+                } else {
+                    Some(self.nodes[ni as usize].kind)
+                };
+                if let Some(kind) = kind {
+                    self.nodes.push(RNode { kind, next: NONE });
+                }
+            }
+            let n1 = self.nodes.len() as u32;
+            if n1 > n0 {
+                self.attrs.push(RAttr {
+                    name: attr.name,
+                    nodes: (n0, n1),
+                });
+            }
+        }
+        let id = self.elems.len() as u32;
+        self.elems.push(RElem {
+            attrs: (a0, self.attrs.len() as u32),
+            first: NONE,
+            ..src
+        });
+        let (mut from, mut last) = (src.first, NONE);
+        while let Some(&n) = self.nodes.get(from as usize) {
+            let kind = if from == at { item } else { Some(n.kind) };
+            if let Some(kind) = kind {
+                self.push_child(id, &mut last, kind);
+            }
+            from = n.next;
+        }
+        id
+    }
+
+    /// Whether two `Data` children of a container have the same non-empty name text
+    /// (the crate, numbering names, then numbers them or lists them: left to JSON).
+    fn data_names_repeat(&mut self, names: &Names) -> bool {
+        let containers = (0..self.elems.len() as u32)
+            .filter(|&e| names.kind(self.elems[e as usize].name) == NameKind::Container);
         let mut seen = std::mem::take(&mut self.names);
+        let repeat = containers
+            .into_iter()
+            .any(|e| self.container_names_repeat(names, e, &mut seen));
+        self.names = seen;
+        repeat
+    }
+
+    fn container_names_repeat(&self, names: &Names, e: u32, seen: &mut Vec<String>) -> bool {
         seen.clear();
-        let mut repeat = false;
         for c in self.children(e) {
             let Kind::Elem(c) = c else { continue };
             let Some(nodes) = self.data_name(names, c) else {
                 continue;
             };
-            let mut s = String::new();
-            self.concat(self.range(nodes), &mut s);
-            if s.is_empty() {
+            if !self.has_text(self.range(nodes)) {
                 continue;
             }
+            let mut s = String::new();
+            self.concat(self.range(nodes), &mut s);
             if seen.contains(&s) {
-                repeat = true;
-                break;
+                return true;
             }
             seen.push(s);
         }
-        self.names = seen;
-        repeat
+        false
     }
 
     /// The `Name` attribute's nodes of `Data` element `c` (the first attribute so named).
@@ -467,9 +630,21 @@ impl Resolved {
     }
 
     fn node_text(&self, k: Kind) -> &str {
+        let (a, b) = match k {
+            Kind::Str(a, b) => (a, b),
+            Kind::Arr(v) => self.vals[v as usize].span,
+            Kind::Elem(_) => return "",
+        };
+        &self.text[a as usize..b as usize]
+    }
+
+    /// Whether a node is content to the crate: text that is not empty, or an array with
+    /// an item (even an empty one).
+    fn is_content(&self, k: Kind) -> bool {
         match k {
-            Kind::Str(a, b) => &self.text[a as usize..b as usize],
-            Kind::Elem(_) => "",
+            Kind::Str(a, b) => a != b,
+            Kind::Arr(v) => self.vals[v as usize].items.is_some_and(|(a, b)| a != b),
+            Kind::Elem(_) => false,
         }
     }
 
@@ -480,9 +655,9 @@ impl Resolved {
         }
     }
 
-    /// Whether `nodes` hold any text.
+    /// Whether `nodes` hold any content.
     fn has_text(&self, mut nodes: impl Iterator<Item = Kind>) -> bool {
-        nodes.any(|k| !self.node_text(k).is_empty())
+        nodes.any(|k| self.is_content(k))
     }
 }
 
@@ -598,7 +773,7 @@ impl Emit<'_> {
             Kind::Elem(c) => r
                 .data_name(self.names, c)
                 .is_some_and(|n| r.has_text(r.range(n))),
-            Kind::Str(..) => false,
+            Kind::Str(..) | Kind::Arr(_) => false,
         })
     }
 
@@ -609,7 +784,7 @@ impl Emit<'_> {
     /// An element with child elements: its text (`#text`) then its children as members.
     fn body(&mut self, e: u32, in_container: bool) {
         let r = self.r;
-        let text_nodes = r.children(e).filter(|k| matches!(k, Kind::Str(..)));
+        let text_nodes = r.children(e).filter(|k| !matches!(k, Kind::Elem(_)));
         if r.has_text(text_nodes.clone()) {
             self.leaf_of(text_nodes);
         }
@@ -641,7 +816,7 @@ impl Emit<'_> {
         let mut key = std::mem::take(self.leaf);
         key.clear();
         r.concat(r.range(nodes), &mut key);
-        let base = (!key.is_empty()).then(|| self.text_key(&key));
+        let base = r.has_text(r.range(nodes)).then(|| self.text_key(&key));
         *self.leaf = key;
         if let Some(base) = base {
             self.value(c, false);

@@ -5,9 +5,11 @@
 //! - `--typed`: each record's typed substitution values (`template_instances()`), no
 //!   names, no rendering;
 //! - `--view`: what the scan now does before its rules: each record's view filled by the
-//!   typed path (JSON for the records it does not cover), with an empty field table.
+//!   typed path (JSON for the records it does not cover), with an empty field table;
+//! - `--json-view`: what the scan did before: each record rendered to JSON and its view
+//!   filled by flattening that.
 //!
-//!     cargo run --release -p scanner-engine --example parse_only -- PATH... [--threads N] [--typed|--view]
+//!     cargo run --release -p scanner-engine --example parse_only -- PATH... [--threads N] [--typed|--view|--json-view]
 
 use rayon::prelude::*;
 use scanner_engine::flatten::Flattener;
@@ -25,6 +27,7 @@ enum Mode {
     Json,
     Typed,
     View,
+    JsonView,
 }
 
 fn main() {
@@ -37,6 +40,7 @@ fn main() {
             "--threads" => threads = args.next().and_then(|t| t.parse().ok()).unwrap_or(0),
             "--typed" => mode = Mode::Typed,
             "--view" => mode = Mode::View,
+            "--json-view" => mode = Mode::JsonView,
             _ => paths.push(a.into()),
         }
     }
@@ -55,7 +59,8 @@ fn main() {
         let n = match mode {
             Mode::Json => json(f),
             Mode::Typed => typed_values(f),
-            Mode::View => view(f),
+            Mode::View => view(f, true),
+            Mode::JsonView => view(f, false),
         };
         records.fetch_add(n, Ordering::Relaxed);
     });
@@ -65,6 +70,7 @@ fn main() {
         Mode::Json => "parse only (JSON)",
         Mode::Typed => "parse only (typed values)",
         Mode::View => "parse only (typed view)",
+        Mode::JsonView => "parse only (JSON view)",
     };
     println!(
         "{name}: {} files ({:.1} MiB), {n} records in {secs:.2} s ({:.0} records/s, {:.1} MiB/s)",
@@ -88,12 +94,12 @@ fn json(f: &InputFile) -> u64 {
     n.records
 }
 
-/// Every record's view filled as the scan fills it.
-fn view(f: &InputFile) -> u64 {
+/// Every record's view filled as the scan fills it: `typed`, or all by JSON.
+fn view(f: &InputFile, typed: bool) -> u64 {
     let table = FieldTable::new();
     let read = EvtxRead {
         recover: false,
-        typed: true,
+        typed,
     };
     let init = || (Flattener::default(), RecordView::default());
     let each = |(flat, v): &mut (Flattener, RecordView), rec: source::RawRecord<'_>| {

@@ -28,6 +28,8 @@ struct Tally {
 
 fn main() {
     let mut all = Tally::default();
+    // One state for every file, as a scan's worker keeps its templates across files.
+    let mut state = TypedState::default();
     let mut show_fallback = 0;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -46,7 +48,7 @@ fn main() {
             ..Tally::default()
         };
         for f in &files {
-            check_file(&f.path, &mut t);
+            check_file(&f.path, &mut state, &mut t);
         }
         print_tally(&arg, files.len(), &t);
         all.records += t.records;
@@ -75,14 +77,13 @@ fn print_tally(what: &str, files: usize, t: &Tally) {
     );
 }
 
-fn check_file(path: &Path, t: &mut Tally) {
+fn check_file(path: &Path, state: &mut TypedState, t: &mut Tally) {
     let settings = Arc::new(source::settings());
     let Ok(parser) = evtx::EvtxParser::from_path(path) else {
         return;
     };
     let mut parser = parser.with_configuration((*settings).clone());
     let table = FieldTable::new();
-    let mut state = TypedState::default();
     let mut flat = Flattener::default();
     let (mut typed, mut json) = (RecordView::default(), RecordView::default());
     for c in parser.chunks() {

@@ -8,6 +8,7 @@ use evtx::err::ChunkError;
 use evtx::{EvtxChunkData, EvtxParser, ParserSettings};
 use rayon::prelude::*;
 use scanner_rules::FieldTable;
+use std::cell::RefCell;
 use std::io::{BufRead, BufReader};
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
@@ -136,8 +137,6 @@ where
     E: Fn(String) + Sync + Send,
 {
     let settings = Arc::new(settings_with(read.recover));
-    // Each worker's state with its typed-path state.
-    let init = || (read.typed.then(TypedState::default), init());
     let mut parser = match EvtxParser::from_path(path) {
         Ok(p) => p.with_configuration((*settings).clone()),
         Err(e) => {
@@ -147,9 +146,7 @@ where
     };
     let records = AtomicU64::new(0);
     let recovered = AtomicU64::new(0);
-    let chunk = |state: &mut (Option<TypedState>, S),
-                 c: Result<EvtxChunkData, evtx::err::EvtxError>| {
-        let (typed, state) = (&mut state.0, &mut state.1);
+    let chunk = |state: &mut S, c: Result<EvtxChunkData, evtx::err::EvtxError>| {
         let data = match c {
             Ok(d) => d,
             Err(evtx::err::EvtxError::FailedToParseChunk { chunk_id, source })
@@ -174,16 +171,19 @@ where
         let number = data.number.unwrap_or(0);
         let (mut live, mut carved) = (0, 0);
         let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            chunk_records(path, data, &settings, typed.as_mut(), &err, |rec| {
-                if rec.recovered {
-                    carved += 1;
-                } else {
-                    live += 1;
-                }
-                f(state, rec)
+            with_typed(read.typed, |typed| {
+                chunk_records(path, data, &settings, typed, &err, |rec| {
+                    if rec.recovered {
+                        carved += 1;
+                    } else {
+                        live += 1;
+                    }
+                    f(state, rec)
+                })
             })
         }));
         if let Err(p) = run {
+            forget_typed();
             err(format!(
                 "{}: chunk {number}: the EVTX parser failed (internal error: {}); \
                  the chunk's remaining records are skipped",
@@ -233,6 +233,33 @@ where
         records: records.into_inner(),
         recovered: recovered.into_inner(),
     }
+}
+
+thread_local! {
+    /// Each thread's typed-path state: its template cache serves every chunk and file
+    /// the thread reads.
+    static TYPED: RefCell<TypedState> = RefCell::default();
+}
+
+/// Runs `f` with this thread's typed-path state when `on` (a fresh one should it be in
+/// use already).
+fn with_typed<R>(on: bool, f: impl FnOnce(Option<&mut TypedState>) -> R) -> R {
+    if !on {
+        return f(None);
+    }
+    TYPED.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut t) => f(Some(&mut t)),
+        Err(_) => f(Some(&mut TypedState::default())),
+    })
+}
+
+/// Drops this thread's typed-path state (after a panic left it half updated).
+fn forget_typed() {
+    TYPED.with(|cell| {
+        if let Ok(mut t) = cell.try_borrow_mut() {
+            *t = TypedState::default();
+        }
+    });
 }
 
 /// Why the parser could not open `path`, in words: empty, not EVTX, too short, or

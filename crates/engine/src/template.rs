@@ -124,9 +124,62 @@ pub(crate) struct Template {
     pub(crate) data_names_may_repeat: bool,
     /// Literal bytes an instance renders at most (names and text), for budgeting.
     pub(crate) literal_bytes: usize,
+    /// The definition's bytes after its chain link (GUID, size, body). A definition
+    /// elsewhere (another offset, another chunk) parses the same when its bytes are these
+    /// but where names are referenced, and its names are the same.
+    source: Box<[u8]>,
+    /// The names referenced, in stream order.
+    refs: Vec<NameRef>,
+}
+
+/// Where a template references a name, and which.
+#[derive(Debug)]
+struct NameRef {
+    /// The reference's offset in `source`.
+    at: u32,
+    /// The name's stored bytes (length, characters, NUL); `None` when the name is
+    /// stored right after the reference (inline), in the body.
+    stored: Option<Box<[u8]>>,
 }
 
 impl Template {
+    /// The GUID and data size its definition starts with, which key templates.
+    pub(crate) fn key(&self) -> [u8; 20] {
+        self.source[..20].try_into().expect("a header")
+    }
+
+    /// Whether the definition at `offset` of chunk `data` is this one: the same bytes
+    /// but for name references (and the links of names stored inline), which name the
+    /// same names, stored inline where this one's are.
+    pub(crate) fn is_defined_at(&self, data: &[u8], offset: u32) -> bool {
+        let base = offset as usize + 4;
+        let Some(def) = data.get(base..base + self.source.len()) else {
+            return false;
+        };
+        let mut from = 0;
+        for r in &self.refs {
+            let at = r.at as usize;
+            if def[from..at] != self.source[from..at] {
+                return false;
+            }
+            let name = u32::from_le_bytes(def[at..at + 4].try_into().expect("4 bytes"));
+            let same = match &r.stored {
+                None => name as usize == base + at + 4,
+                Some(stored) => {
+                    let n = name as usize + NAME_LINK;
+                    name as usize != base + at + 4
+                        && data.get(n..n + stored.len()) == Some(&stored[..])
+                }
+            };
+            if !same {
+                return false;
+            }
+            // Skip the reference, and an inline name's link (next offset, hash).
+            from = at + 4 + if r.stored.is_none() { NAME_LINK } else { 0 };
+        }
+        def[from..] == self.source[from..]
+    }
+
     /// The nodes of a range.
     pub(crate) fn nodes(&self, range: (u32, u32)) -> &[TNode] {
         &self.nodes[range.0 as usize..range.1 as usize]
@@ -181,6 +234,16 @@ impl<'d> Reader<'d> {
 
 /// UTF-16LE code units up to the first NUL, decoded; `None` for unpaired surrogates.
 pub(crate) fn decode_utf16(bytes: &[u8], out: &mut String) -> Option<()> {
+    let pairs = bytes.chunks_exact(2);
+    let ascii = pairs
+        .clone()
+        .take_while(|u| u[1] == 0 && u[0] < 0x80 && u[0] != 0);
+    let n = ascii.count();
+    out.extend(bytes.chunks_exact(2).take(n).map(|u| u[0] as char));
+    if bytes.get(n * 2..n * 2 + 2).is_none_or(|u| u == [0, 0]) {
+        return Some(());
+    }
+    let bytes = &bytes[n * 2..];
     let units = bytes
         .chunks_exact(2)
         .map(|u| u16::from_le_bytes([u[0], u[1]]))
@@ -191,18 +254,17 @@ pub(crate) fn decode_utf16(bytes: &[u8], out: &mut String) -> Option<()> {
     Some(())
 }
 
-/// The name at string-table offset `offset` of `data`.
-fn read_name(data: &[u8], offset: u32) -> Option<String> {
-    let mut r = Reader {
-        data,
-        pos: (offset as usize).checked_add(NAME_LINK)?,
-    };
+/// The name at string-table offset `offset` of `data`, and its stored bytes (length,
+/// characters, NUL).
+fn read_name(data: &[u8], offset: u32) -> Option<(String, &[u8])> {
+    let from = (offset as usize).checked_add(NAME_LINK)?;
+    let mut r = Reader { data, pos: from };
     let len = r.u16()? as usize;
     let chars = r.bytes(len * 2)?;
     r.u16()?; // the NUL the crate reads too
     let mut s = String::with_capacity(len);
     decode_utf16(chars, &mut s)?;
-    Some(s)
+    Some((s, &data[from..r.pos]))
 }
 
 /// Whether JSON would write `name` as a key unchanged (the crate does not escape names).
@@ -230,6 +292,8 @@ struct Open {
 /// Builds a [`Template`] from the definition's tokens.
 struct Builder<'d, 'n> {
     data: &'d [u8],
+    /// The body's range in `data`.
+    body: std::ops::Range<usize>,
     names: &'n mut Names,
     t: Template,
     starting: Option<Starting>,
@@ -238,11 +302,23 @@ struct Builder<'d, 'n> {
 }
 
 impl Builder<'_, '_> {
-    fn intern(&mut self, offset: u32) -> Option<u32> {
-        let text = read_name(self.data, offset)?;
+    /// Reads a name reference, and the name.
+    fn name(&mut self, r: &mut Reader<'_>) -> Option<u32> {
+        let at = r.pos;
+        let offset = r.name_ref()?;
+        let inline = offset as usize == at + 4;
+        self.intern(offset, at, inline)
+    }
+
+    fn intern(&mut self, offset: u32, at: usize, inline: bool) -> Option<u32> {
+        let (text, stored) = read_name(self.data, offset)?;
         if !plain_key(&text) {
             return None;
         }
+        self.t.refs.push(NameRef {
+            at: (at - self.body.start + HEADER - 4) as u32,
+            stored: (!inline).then(|| stored.into()),
+        });
         self.t.literal_bytes += text.len() * 2 + 32;
         Some(self.names.intern(text))
     }
@@ -266,11 +342,10 @@ impl Builder<'_, '_> {
         }
         let dependency = r.u16()?;
         r.u32()?; // data size
-        let name = r.name_ref()?;
+        let name = self.name(r)?;
         if has_attrs {
             r.u32()?; // attribute list size
         }
-        let name = self.intern(name)?;
         self.starting = Some(Starting {
             name,
             dependency: (dependency != 0xffff).then_some(dependency),
@@ -281,8 +356,7 @@ impl Builder<'_, '_> {
     }
 
     fn attribute(&mut self, r: &mut Reader<'_>) -> Option<()> {
-        let name = r.name_ref()?;
-        let name = self.intern(name)?;
+        let name = self.name(r)?;
         let s = self.starting.as_mut()?;
         s.attrs.push((name, Vec::new()));
         s.in_attr = true;
@@ -419,6 +493,7 @@ pub(crate) fn parse(data: &[u8], offset: u32, names: &mut Names) -> Option<Templ
     }
     let mut b = Builder {
         data,
+        body: start..end,
         names,
         t: Template::default(),
         starting: None,
@@ -431,10 +506,12 @@ pub(crate) fn parse(data: &[u8], offset: u32, names: &mut Names) -> Option<Templ
             token => b.token(&mut r, token)?,
         }
     }
-    if b.starting.is_some() || !b.stack.is_empty() {
+    // A token read past the body would make its bytes no key to the template.
+    if b.starting.is_some() || !b.stack.is_empty() || r.pos > end {
         return None;
     }
     b.t.root = b.root?;
+    b.t.source = data[offset as usize + 4..end].into();
     b.t.data_names_may_repeat = data_names_may_repeat(&b.t, b.names);
     Some(b.t)
 }

@@ -36,8 +36,11 @@ const MAX_NESTING: usize = 16;
 /// render at most a few hundred KB.
 const CHUNK_OUTPUT: usize = 8 << 20;
 const CHUNK_NODES: usize = 200_000;
-/// Names kept across chunks before the cache starts afresh.
+/// Names and templates kept across chunks before the cache starts afresh.
 const MAX_NAMES: usize = 1 << 16;
+const MAX_TEMPLATES: usize = 1 << 12;
+/// Templates kept per GUID and size.
+const KNOWN_PER_OFFSET: usize = 8;
 
 /// One substitution value, formatted, or the instance it holds.
 #[derive(Debug, Clone, Copy)]
@@ -116,28 +119,67 @@ struct Resolved {
     names: Vec<String>,
 }
 
-/// The templates a worker has parsed: those of the current chunk, by definition offset.
+/// The templates a worker has parsed, kept across chunks and files: a definition is
+/// parsed only when none parsed before has its GUID and size, the same bytes but for
+/// where names are, and the same names.
 #[derive(Debug, Default)]
 struct Templates {
     names: Names,
     list: Vec<Option<Template>>,
+    /// The current chunk's templates by definition offset.
     by_offset: FxHashMap<u32, u32>,
+    /// Templates parsed before, by the GUID and size their definitions start with.
+    known: FxHashMap<[u8; 20], Vec<u32>>,
 }
 
 impl Templates {
-    /// The index of the template defined at `def` in the chunk, parsed once per chunk.
+    /// Forgets the current chunk's offsets, and everything once it holds too much.
+    fn begin_chunk(&mut self) {
+        self.by_offset.clear();
+        if self.list.len() > MAX_TEMPLATES || self.names.len() > MAX_NAMES {
+            *self = Templates::default();
+        }
+    }
+
+    /// The index of the template defined at `def` in the chunk, parsed once.
     fn lookup(&mut self, data: &[u8], def: u32) -> Option<u32> {
         let i = match self.by_offset.get(&def) {
             Some(&i) => i,
             None => {
-                let t = template::parse(data, def, &mut self.names);
-                self.list.push(t);
-                let i = self.list.len() as u32 - 1;
+                let i = self
+                    .known_at(data, def)
+                    .unwrap_or_else(|| self.parse(data, def));
                 self.by_offset.insert(def, i);
                 i
             }
         };
         self.list[i as usize].is_some().then_some(i)
+    }
+
+    /// A template parsed before that is defined at `def` in this chunk too.
+    fn known_at(&self, data: &[u8], def: u32) -> Option<u32> {
+        let at = def as usize + 4;
+        let key: [u8; 20] = data.get(at..at + 20)?.try_into().ok()?;
+        let known = self.known.get(&key)?;
+        known.iter().copied().find(|&i| {
+            self.list[i as usize]
+                .as_ref()
+                .is_some_and(|t| t.is_defined_at(data, def))
+        })
+    }
+
+    fn parse(&mut self, data: &[u8], def: u32) -> u32 {
+        let t = template::parse(data, def, &mut self.names);
+        let i = self.list.len() as u32;
+        if let Some(t) = &t {
+            let known = self.known.entry(t.key()).or_default();
+            if known.len() >= KNOWN_PER_OFFSET {
+                known.remove(0);
+            }
+            known.push(i);
+        }
+        self.list.push(t);
+        i
     }
 
     fn get(&self, i: u32) -> &Template {
@@ -161,12 +203,7 @@ pub struct TypedState {
 impl TypedState {
     /// Forgets the templates of the previous chunk: call before a chunk's records.
     pub fn begin_chunk(&mut self) {
-        let t = &mut self.templates;
-        t.list.clear();
-        t.by_offset.clear();
-        if t.names.len() > MAX_NAMES {
-            t.names = Names::default();
-        }
+        self.templates.begin_chunk();
         self.spent = (0, 0);
     }
 
@@ -953,8 +990,24 @@ fn push_systime(out: &mut String, b: &[u8; 16]) {
     }
 }
 
-fn push_num(out: &mut String, n: impl std::fmt::Display) {
-    let _ = write!(out, "{n}");
+/// Appends an integer in decimal.
+fn push_num(out: &mut String, n: impl Into<i128>) {
+    let n: i128 = n.into();
+    if n < 0 {
+        out.push('-');
+    }
+    let mut v = n.unsigned_abs() as u64;
+    let mut digits = [0u8; 40];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| d as char));
 }
 
 /// `{d1-d2-d3-d4a-d4b}` in lowercase hex, the first three fields little-endian.

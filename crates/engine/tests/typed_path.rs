@@ -1,0 +1,222 @@
+//! The typed record path fills exactly the leaves that flattening the JSON rendering
+//! fills, on logs written here: a generated log, and events of unusual shapes and value
+//! types. It must also be the path most records take.
+
+use scanner_engine::flatten::Flattener;
+use scanner_engine::source;
+use scanner_engine::typed::TypedState;
+use scanner_engine::RecordView;
+use scanner_evtx_writer::value::{Guid, Sid, SysTime};
+use scanner_evtx_writer::{generate, write_events, Element, Event, Value};
+use scanner_rules::FieldTable;
+use std::io::Cursor;
+use std::sync::Arc;
+
+#[derive(Debug, Default)]
+struct Tally {
+    records: u64,
+    typed: u64,
+    mismatches: Vec<String>,
+}
+
+/// Fills every record of `log` both ways and compares the ordered leaves.
+fn compare(log: Vec<u8>, state: &mut TypedState) -> Tally {
+    let settings = Arc::new(source::settings());
+    let parser = evtx::EvtxParser::from_buffer(log).expect("an EVTX log");
+    let mut parser = parser.with_configuration((*settings).clone());
+    let table = FieldTable::new();
+    let mut flat = Flattener::default();
+    let (mut typed, mut json) = (RecordView::default(), RecordView::default());
+    let mut t = Tally::default();
+    for chunk in parser.chunks() {
+        let mut data = chunk.expect("a chunk");
+        let mut chunk = data.parse(Arc::clone(&settings)).expect("a parsed chunk");
+        state.begin_chunk();
+        for r in chunk.iter() {
+            let r = r.expect("a record");
+            t.records += 1;
+            let prepared = state.prepare(&r);
+            let id = r.event_record_id;
+            let rendered = r.into_json().expect("JSON").data;
+            flat.fill(&rendered, &table, &mut json).expect("flattened");
+            if !prepared {
+                continue;
+            }
+            t.typed += 1;
+            state.fill(&table, &mut typed);
+            if !typed.leaves().eq(json.leaves()) {
+                let a: Vec<_> = typed.leaves().collect();
+                let b: Vec<_> = json.leaves().collect();
+                t.mismatches.push(format!(
+                    "record {id}: {rendered}\n typed {a:?}\n json  {b:?}"
+                ));
+            }
+        }
+    }
+    t
+}
+
+fn log_of(events: &[Event]) -> Vec<u8> {
+    let mut out = Cursor::new(Vec::new());
+    write_events(events, &mut out).expect("written");
+    out.into_inner()
+}
+
+/// `<Event><System>…</System>{data}</Event>`.
+fn event(id: u16, data: Element) -> Event {
+    let system = Element::new("System")
+        .child(Element::new("Provider").attr("Name", "Test-Provider"))
+        .child(Element::new("EventID").text(Value::U16(id)))
+        .child(
+            Element::new("TimeCreated")
+                .attr("SystemTime", Value::FileTime(133_000_000_000_000_000)),
+        )
+        .child(Element::new("EventRecordID").text(Value::U64(u64::from(id))))
+        .child(Element::new("Channel").text("Security"))
+        .child(Element::new("Computer").text("HOST"))
+        .child(
+            Element::new("Security").attr("UserID", Value::Sid(Sid::parse("S-1-5-18").unwrap())),
+        );
+    let root = Element::new("Event")
+        .attr("xmlns", scanner_evtx_writer::event::EVENT_NS)
+        .child(system)
+        .child(data);
+    Event { root }
+}
+
+fn named(name: &str, v: impl Into<Value>) -> Element {
+    Element::new("Data").attr("Name", name).text(v)
+}
+
+/// Events of the shapes and value types the typed path must get right.
+fn unusual_events() -> Vec<Event> {
+    let strings =
+        |items: &[&str]| Value::Array(items.iter().map(|s| Value::String(s.to_string())).collect());
+    let guid = Guid::parse("{01234567-89ab-cdef-0123-456789abcdef}").unwrap();
+    let mut events = vec![
+        // Every scalar type, named.
+        event(
+            1,
+            Element::new("EventData")
+                .child(named("I8", Value::I8(-5)))
+                .child(named("U8", Value::U8(200)))
+                .child(named("I16", Value::I16(-300)))
+                .child(named("I32", Value::I32(-70_000)))
+                .child(named("U32", Value::U32(4_000_000_000)))
+                .child(named("I64", Value::I64(i64::MIN)))
+                .child(named("U64", Value::U64(u64::MAX)))
+                .child(named("Bool", Value::Bool(true)))
+                .child(named("Binary", Value::Binary(vec![0, 1, 0xab, 0xff])))
+                .child(named("Empty", Value::Binary(vec![])))
+                .child(named("Guid", Value::Guid(guid)))
+                .child(named("Hex32", Value::Hex32(0x1fc)))
+                .child(named("Hex64", Value::Hex64(0xdead_beef_0000)))
+                .child(named("Ansi", Value::AnsiString("ansi text".into())))
+                .child(named(
+                    "Sid",
+                    Value::Sid(Sid::parse("S-1-5-21-1-2-3-500").unwrap()),
+                ))
+                .child(named(
+                    "Sys",
+                    Value::SysTime(SysTime::parse("2024-02-29T23:59:58.123Z").unwrap()),
+                ))
+                .child(named("Old", Value::FileTime(0)))
+                .child(named("Null", Value::Null))
+                .child(named("Blank", " padded ")),
+        ),
+        // A float: left to JSON.
+        event(
+            7,
+            Element::new("EventData").child(named("Float", Value::F64(1.5))),
+        ),
+        // Positional Data, arrays of strings (repeated elements), an empty item.
+        event(
+            2,
+            Element::new("EventData")
+                .child(Element::new("Data").text(strings(&["a", "", "c"])))
+                .child(Element::new("Data").text("plain"))
+                .child(Element::new("Binary").text(Value::Binary(vec![1, 2]))),
+        ),
+        // An array in a named Data (repeated names), and a one-item array.
+        event(
+            3,
+            Element::new("EventData")
+                .child(named("List", strings(&["x", "y"])))
+                .child(named("One", strings(&["only"]))),
+        ),
+        // UserData: nested elements, repeated names, attributes only, empty elements.
+        event(
+            4,
+            Element::new("UserData").child(
+                Element::new("LogFileCleared")
+                    .attr(
+                        "xmlns",
+                        "http://manifests.microsoft.com/win/2004/08/windows/eventlog",
+                    )
+                    .child(Element::new("SubjectUserName").text("Bob"))
+                    .child(Element::new("Item").text("one"))
+                    .child(Element::new("Item").text("two"))
+                    .child(Element::new("Item").attr("Kind", "attr-only"))
+                    .child(Element::new("Empty"))
+                    .child(Element::new("Item").child(Element::new("Deep").text(Value::U32(7)))),
+            ),
+        ),
+        // Named and unnamed Data together, a Data with an empty name, a duplicate name.
+        event(
+            5,
+            Element::new("EventData")
+                .child(named("A", "1"))
+                .child(Element::new("Data").text("unnamed"))
+                .child(named("", "empty name"))
+                .child(named("A", "2")),
+        ),
+        // Mixed text and elements, text around children.
+        event(
+            6,
+            Element::new("EventData")
+                .text("lead")
+                .child(named("X", "x"))
+                .text(Value::U32(9)),
+        ),
+    ];
+    // An event without the usual shape: plain BinXML, no template.
+    events.push(Event {
+        root: Element::new("Other").child(Element::new("Thing").text("t")),
+    });
+    events
+}
+
+#[test]
+fn generated_log_fills_the_same_leaves_typed() {
+    let mut log = Cursor::new(Vec::new());
+    generate(3000, 11, &mut log).expect("generated");
+    let mut state = TypedState::default();
+    let t = compare(log.into_inner(), &mut state);
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    assert_eq!(t.records, 3000);
+    assert!(
+        t.typed * 100 >= t.records * 95,
+        "only {} of {} records took the typed path",
+        t.typed,
+        t.records
+    );
+}
+
+#[test]
+fn unusual_shapes_and_values_fill_the_same_leaves_typed() {
+    let events = unusual_events();
+    let mut state = TypedState::default();
+    let t = compare(log_of(&events), &mut state);
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    assert_eq!(t.records, events.len() as u64);
+    // All but the float, the repeated `Data` names (two events) and the plain record.
+    assert_eq!(t.typed, events.len() as u64 - 4);
+    // The same events again, with templates cached from the first log.
+    let again = compare(log_of(&events), &mut state);
+    assert!(
+        again.mismatches.is_empty(),
+        "{}",
+        again.mismatches.join("\n")
+    );
+    assert_eq!(again.typed, t.typed);
+}

@@ -122,8 +122,6 @@ pub(crate) struct Template {
     /// Whether two `Data` elements of a container may share a name (a literal name
     /// repeats, or a substitution names one): instances must then be checked.
     pub(crate) data_names_may_repeat: bool,
-    /// Literal bytes an instance renders at most (names and text), for budgeting.
-    pub(crate) literal_bytes: usize,
     /// The definition's bytes after its chain link (GUID, size, body). A definition
     /// elsewhere (another offset, another chunk) parses the same when its bytes are these
     /// but where names are referenced, and its names are the same.
@@ -188,11 +186,6 @@ impl Template {
     /// The attributes of an element.
     pub(crate) fn attrs_of(&self, e: &TElem) -> &[TAttr] {
         &self.attrs[e.attrs.0 as usize..e.attrs.1 as usize]
-    }
-
-    /// Nodes an instance creates (elements, attributes, their nodes).
-    pub(crate) fn node_count(&self) -> usize {
-        self.elems.len() + self.attrs.len() + self.nodes.len()
     }
 }
 
@@ -319,7 +312,6 @@ impl Builder<'_, '_> {
             at: (at - self.body.start + HEADER - 4) as u32,
             stored: (!inline).then(|| stored.into()),
         });
-        self.t.literal_bytes += text.len() * 2 + 32;
         Some(self.names.intern(text))
     }
 
@@ -442,7 +434,6 @@ impl Builder<'_, '_> {
         let bytes = r.bytes(len * 2)?;
         let mut s = String::new();
         decode_utf16(bytes, &mut s)?;
-        self.t.literal_bytes += s.len() * 6;
         self.t.texts.push(s.into());
         let id = self.t.texts.len() as u32 - 1;
         self.push_node(TNode::Text(id))

@@ -36,6 +36,11 @@ const MAX_NESTING: usize = 16;
 /// render at most a few hundred KB.
 const CHUNK_OUTPUT: usize = 8 << 20;
 const CHUNK_NODES: usize = 200_000;
+/// Deepest element nesting a record may resolve to (the crate's JSON walker stops at 512).
+const MAX_DEPTH: usize = 256;
+/// Most elements, attributes and nodes a record may resolve to (the crate allows a
+/// record 2^18 nodes).
+const MAX_RECORD_NODES: usize = 1 << 15;
 /// Names and templates kept across chunks before the cache starts afresh.
 const MAX_NAMES: usize = 1 << 16;
 const MAX_TEMPLATES: usize = 1 << 12;
@@ -225,18 +230,14 @@ impl TypedState {
             record.binxml_size as usize,
             0,
         )?;
-        let (mut bytes, mut nodes) = (self.spent.0 + 6 * record.binxml_size as usize, self.spent.1);
-        for inst in &self.rec.insts {
-            let t = self.templates.get(inst.template);
-            bytes += t.literal_bytes + 256;
-            nodes += t.node_count();
-        }
-        if bytes > CHUNK_OUTPUT || nodes > CHUNK_NODES {
+        let t = self.templates.get(self.rec.insts[root as usize].template);
+        self.rec.resolve(&self.templates, root, t.root, 0)?;
+        if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
             return None;
         }
-        let t = self.templates.get(self.rec.insts[root as usize].template);
-        self.rec.resolve(&self.templates, root, t.root)?;
-        if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
+        let (bytes, nodes) = self.rec.cost(&self.templates.names);
+        let (bytes, nodes) = (self.spent.0 + bytes, self.spent.1 + nodes);
+        if bytes > CHUNK_OUTPUT || nodes > CHUNK_NODES {
             return None;
         }
         self.spent = (bytes, nodes);
@@ -453,7 +454,10 @@ impl Resolved {
 
     /// Instantiates element `e` of instance `inst` and its subtree; `None` when the
     /// instance needs what the typed path does not reproduce.
-    fn resolve(&mut self, ts: &Templates, inst: u32, e: u32) -> Option<u32> {
+    fn resolve(&mut self, ts: &Templates, inst: u32, e: u32, depth: usize) -> Option<u32> {
+        if depth > MAX_DEPTH || self.size() > MAX_RECORD_NODES {
+            return None;
+        }
         let Inst { template, vals } = self.insts[inst as usize];
         let t = ts.get(template);
         let te = t.elems[e as usize];
@@ -486,9 +490,9 @@ impl Resolved {
             let kind = match node {
                 TNode::Elem(c) if self.left_out(t, vals, c) => continue,
                 TNode::Elem(c) => {
-                    let child = self.resolve(ts, inst, c)?;
+                    let child = self.resolve(ts, inst, c, depth + 1)?;
                     if self.multi_arrays && self.first_array(child).is_some() {
-                        for copy in self.expand(child) {
+                        for copy in self.expand(child)? {
                             self.push_child(id, &mut last, Kind::Elem(copy));
                         }
                         continue;
@@ -500,7 +504,7 @@ impl Resolved {
                     Ok(None) => continue,
                     Err(nested) => {
                         let root = ts.get(self.insts[nested as usize].template).root;
-                        Kind::Elem(self.resolve(ts, nested, root)?)
+                        Kind::Elem(self.resolve(ts, nested, root, depth + 1)?)
                     }
                 },
             };
@@ -546,9 +550,12 @@ impl Resolved {
     /// Element `e` repeated once per item of its first array of several (that node
     /// replaced by the item, or left out for an empty one), and so on for the copies'
     /// next arrays: the crate's array substitution.
-    fn expand(&mut self, e: u32) -> Vec<u32> {
+    fn expand(&mut self, e: u32) -> Option<Vec<u32>> {
+        if self.size() > MAX_RECORD_NODES {
+            return None;
+        }
         let Some(at) = self.first_array(e) else {
-            return vec![e];
+            return Some(vec![e]);
         };
         self.data_names = true;
         let Kind::Arr(v) = self.nodes[at as usize].kind else {
@@ -560,9 +567,37 @@ impl Resolved {
             let (a, b) = self.items[i as usize];
             let item = (a != b).then_some(Kind::Str(a, b));
             let copy = self.copy_replacing(e, at, item);
-            out.extend(self.expand(copy));
+            out.extend(self.expand(copy)?);
         }
-        out
+        Some(out)
+    }
+
+    /// Nodes resolved so far.
+    fn size(&self) -> usize {
+        self.elems.len() + self.attrs.len() + self.nodes.len()
+    }
+
+    /// What rendering the record would cost the crate, about: (bytes, nodes).
+    fn cost(&self, names: &Names) -> (usize, usize) {
+        let text: usize = self
+            .nodes
+            .iter()
+            .map(|n| self.node_text(n.kind).len())
+            .sum();
+        let elems: usize = self
+            .elems
+            .iter()
+            .map(|e| names.get(e.name).text.len())
+            .sum();
+        let attrs: usize = self
+            .attrs
+            .iter()
+            .map(|a| names.get(a.name).text.len())
+            .sum();
+        (
+            6 * text + 2 * (elems + attrs) + 16 * self.size(),
+            self.size(),
+        )
     }
 
     /// A copy of element `e` (sharing its child elements) with node `at` replaced.

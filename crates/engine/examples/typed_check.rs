@@ -3,7 +3,10 @@
 //! (path, value) leaves. Prints per-path totals: records, typed, fell back to JSON,
 //! mismatches (with the first few shown).
 //!
-//!     cargo run --release -p scanner-engine --example typed_check -- [--show-fallback N] PATH...
+//! `--mutate N` also checks N damaged copies of each file (a few random bytes
+//! overwritten in its chunks), where the typed path must still agree or fall back.
+//!
+//!     cargo run --release -p scanner-engine --example typed_check -- [--show-fallback N] [--mutate N] PATH...
 
 use scanner_engine::flatten::Flattener;
 use scanner_engine::input::{self, InputKind};
@@ -31,10 +34,15 @@ fn main() {
     // One state for every file, as a scan's worker keeps its templates across files.
     let mut state = TypedState::default();
     let mut show_fallback = 0;
+    let mut mutate = 0;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--show-fallback" {
             show_fallback = args.next().and_then(|n| n.parse().ok()).unwrap_or(5);
+            continue;
+        }
+        if arg == "--mutate" {
+            mutate = args.next().and_then(|n| n.parse().ok()).unwrap_or(10);
             continue;
         }
         let p = PathBuf::from(&arg);
@@ -48,7 +56,14 @@ fn main() {
             ..Tally::default()
         };
         for f in &files {
-            check_file(&f.path, &mut state, &mut t);
+            let Ok(bytes) = std::fs::read(&f.path) else {
+                continue;
+            };
+            let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64);
+            for _ in 0..mutate {
+                check_log(&f.path, damaged(&bytes, &mut rng), &mut state, &mut t);
+            }
+            check_log(&f.path, bytes, &mut state, &mut t);
         }
         print_tally(&arg, files.len(), &t);
         all.records += t.records;
@@ -77,9 +92,35 @@ fn print_tally(what: &str, files: usize, t: &Tally) {
     );
 }
 
-fn check_file(path: &Path, state: &mut TypedState, t: &mut Tally) {
+/// Xorshift: damage that repeats from run to run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// `log` with 1 to 8 random bytes of its chunks (past their headers) overwritten.
+fn damaged(log: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut out = log.to_vec();
+    let from = 4096 + 512;
+    if out.len() <= from {
+        return out;
+    }
+    for _ in 0..1 + rng.next() % 8 {
+        let at = from + (rng.next() as usize) % (out.len() - from);
+        out[at] = rng.next() as u8;
+    }
+    out
+}
+
+fn check_log(path: &Path, log: Vec<u8>, state: &mut TypedState, t: &mut Tally) {
     let settings = Arc::new(source::settings());
-    let Ok(parser) = evtx::EvtxParser::from_path(path) else {
+    let Ok(parser) = evtx::EvtxParser::from_buffer(log) else {
         return;
     };
     let mut parser = parser.with_configuration((*settings).clone());

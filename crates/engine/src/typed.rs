@@ -375,31 +375,25 @@ impl Resolved {
     /// A string array: NUL-terminated UTF-16 strings back to back. One whose last
     /// string lacks its NUL (the crate reads on past it) is left to JSON.
     fn string_array(&mut self, bytes: &[u8]) -> Option<Val> {
-        let i0 = self.items.len() as u32;
-        if !bytes.is_empty() {
-            if bytes.len() % 2 != 0 || !bytes.ends_with(&[0, 0]) {
-                return None;
-            }
-            let mut from = 0;
-            for (i, u) in bytes.chunks_exact(2).enumerate() {
-                if u == [0, 0] {
-                    let start = self.text.len() as u32;
-                    template::decode_utf16(&bytes[from..i * 2], &mut self.text)?;
-                    self.items.push((start, self.text.len() as u32));
-                    from = i * 2 + 2;
+        if bytes.len() % 2 != 0 || !(bytes.is_empty() || bytes.ends_with(&[0, 0])) {
+            return None;
+        }
+        // The items joined with commas, each item's range noted.
+        let (start, i0) = (self.text.len() as u32, self.items.len() as u32);
+        let mut from = 0;
+        for (i, u) in bytes.chunks_exact(2).enumerate() {
+            if u == [0, 0] {
+                if from > 0 {
+                    self.text.push(',');
                 }
+                let item = self.text.len() as u32;
+                template::decode_utf16(&bytes[from..i * 2], &mut self.text)?;
+                self.items.push((item, self.text.len() as u32));
+                from = i * 2 + 2;
             }
         }
         let i1 = self.items.len() as u32;
         self.multi_arrays |= i1 - i0 > 1;
-        let start = self.text.len() as u32;
-        for i in i0..i1 {
-            if i > i0 {
-                self.text.push(',');
-            }
-            let (a, b) = self.items[i as usize];
-            self.text.extend_from_within(a as usize..b as usize);
-        }
         Some(Val {
             span: (start, self.text.len() as u32),
             null: false,

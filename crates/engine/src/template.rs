@@ -227,12 +227,21 @@ impl<'d> Reader<'d> {
 
 /// UTF-16LE code units up to the first NUL, decoded; `None` for unpaired surrogates.
 pub(crate) fn decode_utf16(bytes: &[u8], out: &mut String) -> Option<()> {
-    let pairs = bytes.chunks_exact(2);
-    let ascii = pairs
-        .clone()
-        .take_while(|u| u[1] == 0 && u[0] < 0x80 && u[0] != 0);
-    let n = ascii.count();
-    out.extend(bytes.chunks_exact(2).take(n).map(|u| u[0] as char));
+    // ASCII first, a block of bytes at a time.
+    let mut block = [0u8; 64];
+    let mut n = 0;
+    for pair in bytes.chunks_exact(2).take(bytes.len() / 2) {
+        let [lo, hi] = [pair[0], pair[1]];
+        if hi != 0 || lo >= 0x80 || lo == 0 {
+            break;
+        }
+        block[n % 64] = lo;
+        n += 1;
+        if n % 64 == 0 {
+            out.push_str(std::str::from_utf8(&block).ok()?);
+        }
+    }
+    out.push_str(std::str::from_utf8(&block[..n % 64]).ok()?);
     if bytes.get(n * 2..n * 2 + 2).is_none_or(|u| u == [0, 0]) {
         return Some(());
     }

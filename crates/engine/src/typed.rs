@@ -970,8 +970,8 @@ fn format_raw(ty: u8, b: &[u8], out: &mut String) -> Option<bool> {
             n => push_num(out, n),
         },
         0x0e => {
-            for byte in b {
-                let _ = write!(out, "{byte:02X}");
+            for &byte in b {
+                push_hex_byte(out, byte, b"0123456789ABCDEF");
             }
         }
         0x0f => push_guid(out, b.try_into().ok()?),
@@ -990,7 +990,18 @@ fn format_raw(ty: u8, b: &[u8], out: &mut String) -> Option<bool> {
 }
 
 fn push_hex(out: &mut String, n: u64) {
-    let _ = write!(out, "0x{n:x}");
+    out.push_str("0x");
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(1);
+    for i in (0..digits).rev() {
+        out.push(char::from(
+            b"0123456789abcdef"[(n >> (4 * i)) as usize & 0xf],
+        ));
+    }
+}
+
+fn push_hex_byte(out: &mut String, b: u8, digits: &[u8; 16]) {
+    out.push(char::from(digits[usize::from(b >> 4)]));
+    out.push(char::from(digits[usize::from(b & 0xf)]));
 }
 
 /// A SYSTEMTIME as the crate writes it: an invalid one as 1601-01-01.
@@ -1041,16 +1052,14 @@ fn push_num(out: &mut String, n: impl Into<i128>) {
 
 /// `{d1-d2-d3-d4a-d4b}` in lowercase hex, the first three fields little-endian.
 fn push_guid(out: &mut String, g: &[u8; 16]) {
-    let le32 = u32::from_le_bytes([g[0], g[1], g[2], g[3]]);
-    let a = u16::from_le_bytes([g[4], g[5]]);
-    let b = u16::from_le_bytes([g[6], g[7]]);
-    let _ = write!(
-        out,
-        "{{{le32:08x}-{a:04x}-{b:04x}-{:02x}{:02x}-",
-        g[8], g[9]
-    );
-    for byte in &g[10..] {
-        let _ = write!(out, "{byte:02x}");
+    // Byte order of the text: the first three fields little-endian.
+    const ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
+    out.push('{');
+    for (i, &at) in ORDER.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        push_hex_byte(out, g[at], b"0123456789abcdef");
     }
     out.push('}');
 }
@@ -1119,12 +1128,23 @@ fn date_of_day(days: u64) -> (u64, u16, u16) {
     (year, month as u16, day as u16)
 }
 
+/// `YYYY-MM-DDThh:mm:ss.fffffffZ`.
 fn push_datetime(out: &mut String, f: [u16; 6], ticks: u32) {
-    let _ = write!(
-        out,
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{ticks:07}Z",
-        f[0], f[1], f[2], f[3], f[4], f[5]
-    );
+    let mut b = *b"0000-00-00T00:00:00.0000000Z";
+    let mut put = |at: std::ops::Range<usize>, mut v: u32| {
+        for d in b[at].iter_mut().rev() {
+            *d = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0..4, u32::from(f[0]));
+    put(5..7, u32::from(f[1]));
+    put(8..10, u32::from(f[2]));
+    put(11..13, u32::from(f[3]));
+    put(14..16, u32::from(f[4]));
+    put(17..19, u32::from(f[5]));
+    put(20..27, ticks);
+    out.push_str(std::str::from_utf8(&b).expect("ASCII"));
 }
 
 #[cfg(test)]

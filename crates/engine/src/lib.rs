@@ -1,7 +1,8 @@
 //! The scanning engine: records in, detections out.
 //!
 //! It reads EVTX files (through the `evtx` crate) and JSON event files, turns each
-//! record into a reusable [`RecordView`], tests it against a compiled
+//! record into a reusable [`RecordView`] (an EVTX record from its template and typed
+//! values, [`typed`], or else from its JSON rendering), tests it against a compiled
 //! [`scanner_rules::RuleSet`] by (Channel, EventID), and produces slim
 //! [`DetectInfo`] rows that a [`TimelineWriter`] prints. It knows nothing of flags or
 //! YAML: the CLI wires it up, the rules crate compiles rules.

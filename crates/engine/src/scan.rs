@@ -1,5 +1,6 @@
 //! The scan: input files in parallel (large EVTX files chunk-parallel), each record
-//! flattened into a per-worker [`RecordView`] and tested by the [`Detector`]; rows
+//! filled into a per-worker [`RecordView`] (from typed values where it can, else by
+//! flattening JSON: [`source::Content::fill`]) and tested by the [`Detector`]; rows
 //! go to a [`RowStore`] (which spills sorted runs to disk past its memory bound),
 //! correlations are evaluated, and the timeline comes out sorted by time.
 

@@ -1,21 +1,25 @@
 //! The typed record path: a record's [`RecordView`] filled from its template definition
-//! and its typed substitution values (`EvtxRecord::template_instances`), without
-//! rendering JSON and flattening it again.
+//! and its typed substitution values, without rendering JSON and flattening it again.
 //!
 //! It produces exactly the leaves that flattening the `evtx` crate's JSON rendering
 //! (with separated attributes, [`crate::source::settings`]) produces: the same paths
 //! (`#text` folded into its element, `<Elem>_attributes`, `_N` suffixes on repeated
 //! element names, `Data` keyed by its `Name` inside `EventData`/`UserData`, positional
 //! `Data` as a list), values as the crate writes them, elements that depend on a null
-//! value left out, optional empty substitutions dropped, `xmlns` skipped.
+//! value left out, optional empty substitutions dropped, elements repeated once per item
+//! of a string array, instances nested in BinXML values spliced in, `xmlns` skipped.
 //!
-//! It is not a renderer and covers only what it can reproduce exactly: one template
-//! instance per record, scalar values other than floats, templates that
-//! [`crate::template::parse`] reads. For anything else [`TypedState::prepare`] says no
-//! and the caller renders the record to JSON as before, so results never change.
-//! Templates are parsed once per chunk and definition offset, and kept in a per-worker
-//! cache; per record, nothing is allocated once the buffers are warm (besides the
-//! vector `template_instances` returns).
+//! The values are read from the record's BinXML, as `EvtxRecord::template_instances`
+//! reads them, and so are the instances nested in BinXML values (which that API hands
+//! over as bytes): the record's own instance and the nested ones go one way.
+//!
+//! It is not a renderer and covers only what it can reproduce exactly: a record that is
+//! one template instance, scalar and string-array values other than floats, templates
+//! that `template::parse` reads, `Data` names that do not repeat once the crate
+//! would number them. For anything else [`TypedState::prepare`] says no and the caller
+//! renders the record to JSON as before, so results never change. Templates are parsed
+//! once per [`TypedState`] (the scan keeps one per thread) and kept across chunks and
+//! files; per record, nothing is allocated once the buffers are warm.
 
 use crate::flatten;
 use crate::record::RecordView;
@@ -45,7 +49,7 @@ const MAX_RECORD_NODES: usize = 1 << 15;
 const MAX_NAMES: usize = 1 << 16;
 const MAX_TEMPLATES: usize = 1 << 12;
 /// Templates kept per GUID and size.
-const KNOWN_PER_OFFSET: usize = 8;
+const KNOWN_PER_KEY: usize = 8;
 
 /// One substitution value, formatted, or the instance it holds.
 #[derive(Debug, Clone, Copy)]
@@ -178,7 +182,7 @@ impl Templates {
         let i = self.list.len() as u32;
         if let Some(t) = &t {
             let known = self.known.entry(t.key()).or_default();
-            if known.len() >= KNOWN_PER_OFFSET {
+            if known.len() >= KNOWN_PER_KEY {
                 known.remove(0);
             }
             known.push(i);
@@ -192,8 +196,8 @@ impl Templates {
     }
 }
 
-/// Per-worker state of the typed path: the templates of the current chunk, the record
-/// being filled and the buffers for its leaves.
+/// Per-worker state of the typed path: the templates it has parsed, the record being
+/// filled and the buffers for its leaves.
 #[derive(Debug, Default)]
 pub struct TypedState {
     templates: Templates,
@@ -206,7 +210,8 @@ pub struct TypedState {
 }
 
 impl TypedState {
-    /// Forgets the templates of the previous chunk: call before a chunk's records.
+    /// Starts a chunk (its definitions are found by offset afresh): call before its
+    /// records.
     pub fn begin_chunk(&mut self) {
         self.templates.begin_chunk();
         self.spent = (0, 0);

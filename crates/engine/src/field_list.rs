@@ -17,6 +17,8 @@ struct Entry {
     exact: Span,
     /// The value as displayed: whitespace collapsed.
     value: Span,
+    /// Position in the record: ties keep record order.
+    order: u32,
 }
 
 /// The event-data leaves of a record as distinct `name: value` entries (System
@@ -103,16 +105,23 @@ impl FieldList {
             } else {
                 exact
             };
-            self.entries.push(Entry { key, exact, value });
+            self.entries.push(Entry {
+                key,
+                exact,
+                value,
+                order: i as u32,
+            });
         }
         let text = &self.text;
-        self.entries.sort_by(|a, b| {
+        // Unstable sort (no buffer to allocate), stable in effect: ties go by position.
+        self.entries.sort_unstable_by(|a, b| {
             sort_order(
                 at(text, a.key),
                 at(text, a.exact),
                 at(text, b.key),
                 at(text, b.exact),
             )
+            .then(a.order.cmp(&b.order))
         });
         self.entries.dedup_by(|a, b| {
             at(text, a.key) == at(text, b.key) && at(text, a.exact) == at(text, b.exact)

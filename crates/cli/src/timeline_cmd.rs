@@ -11,7 +11,10 @@ use scanner_engine::input::{self, InputKind};
 use scanner_engine::progress::Progress;
 use scanner_engine::time::{TimeFormat, TimeStyle};
 use scanner_engine::timeline::Style;
-use scanner_engine::{channel_filter, json_timeline, DetectInfo, Profile, Scanner, TimelineWriter};
+use crate::write_pipeline;
+use scanner_engine::json_timeline::JsonEncoder;
+use scanner_engine::timeline::CsvEncoder;
+use scanner_engine::{channel_filter, DetectInfo, Profile, Scanner, TimelineWriter};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Instant;
@@ -211,11 +214,16 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     };
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {
-            Format::Csv => writer.write(out, rows, on_row),
-            Format::Json => json_timeline::write(&writer, out, rows, false, on_row),
-            Format::JsonLines => json_timeline::write(&writer, out, rows, true, on_row),
+            Format::Csv => write_pipeline::write(CsvEncoder::new(&writer), out, rows, on_row),
+            Format::Json => {
+                write_pipeline::write(JsonEncoder::new(&writer, false), out, rows, on_row)
+            }
+            Format::JsonLines => {
+                write_pipeline::write(JsonEncoder::new(&writer, true), out, rows, on_row)
+            }
         }
     };
+    let write_start = Instant::now();
     match &a.output {
         Some(path) => {
             write_atomically(path, |f| write(f))?;
@@ -225,6 +233,12 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             write(&mut stdout.lock())
                 .map_err(|e| format!("cannot write to standard output: {e}"))?;
         }
+    }
+    if debug {
+        eprintln!(
+            "write: timeline merged, encoded and written in {:.2} s",
+            write_start.elapsed().as_secs_f64()
+        );
     }
     if let Some(path) = &a.rule_stats {
         write_atomically(path, |f| {

@@ -7,22 +7,33 @@
 
 use crate::details::SEP;
 use crate::detect_info::DetectInfo;
-use crate::timeline::{Column, TimelineWriter};
-use std::io::Write;
+use crate::timeline::{take_bytes, write_encoded, Column, RowCells, RowEncoder, TimelineWriter};
+use std::io::{self, Write};
+
+/// Whether `v` is an integer written as Rust writes it (no sign `+`, no leading zero),
+/// short enough to be exact in any JSON reader.
+fn canonical_int(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 18
+        && v.parse::<i64>().is_ok()
+        && !v.starts_with('+')
+        && !v.starts_with("-0")
+        && !(v.starts_with('0') && v.len() > 1)
+}
 
 /// A cell's value as JSON text: an integer as a number, anything else as a string.
-fn scalar(v: &str, out: &mut String) {
-    let canonical_int =
-        !v.is_empty() && v.len() <= 18 && v.parse::<i64>().is_ok_and(|n| n.to_string() == v);
-    if canonical_int {
-        out.push_str(v);
+fn scalar(v: &str, out: &mut Vec<u8>) {
+    if canonical_int(v) {
+        out.extend_from_slice(v.as_bytes());
     } else {
-        out.push_str(&serde_json::Value::String(v.to_string()).to_string());
+        string(v, out);
     }
 }
 
-fn string(v: &str, out: &mut String) {
-    out.push_str(&serde_json::Value::String(v.to_string()).to_string());
+/// `v` as a JSON string, escaped as `serde_json` escapes it.
+fn string(v: &str, out: &mut Vec<u8>) {
+    // Writing to a vector cannot fail, nor can serialising a string.
+    let _ = serde_json::to_writer(&mut *out, v);
 }
 
 /// Splits `name: value ¦ name: value` into (name, value) pairs: the name is what
@@ -42,85 +53,148 @@ pub fn field_pairs(cell: &str) -> Vec<(&str, &str)> {
 
 /// Writes `name: value` items as an object; a name given more than once gets an
 /// array of its values, in order.
-fn object(cell: &str, out: &mut String) {
+fn object(cell: &str, out: &mut Vec<u8>) {
     let pairs = field_pairs(cell);
-    let mut names: Vec<&str> = Vec::new();
-    for (k, _) in &pairs {
-        if !names.contains(k) {
-            names.push(k);
+    out.push(b'{');
+    for (i, (name, first)) in pairs.iter().enumerate() {
+        if pairs[..i].iter().any(|(k, _)| k == name) {
+            continue;
         }
-    }
-    out.push('{');
-    for (i, name) in names.iter().enumerate() {
         if i > 0 {
-            out.push_str(", ");
+            out.extend_from_slice(b", ");
         }
         string(name, out);
-        out.push_str(": ");
-        let vals: Vec<&str> = pairs
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| *v)
-            .collect();
-        if vals.len() == 1 {
-            scalar(vals[0], out);
+        out.extend_from_slice(b": ");
+        let mut more = pairs[i + 1..].iter().filter(|(k, _)| k == name).peekable();
+        if more.peek().is_none() {
+            scalar(first, out);
         } else {
-            out.push('[');
-            for (j, v) in vals.iter().enumerate() {
-                if j > 0 {
-                    out.push_str(", ");
-                }
+            out.push(b'[');
+            scalar(first, out);
+            for (_, v) in more {
+                out.extend_from_slice(b", ");
                 scalar(v, out);
             }
-            out.push(']');
+            out.push(b']');
         }
     }
-    out.push('}');
+    out.push(b'}');
 }
 
-fn array(cell: &str, out: &mut String) {
-    out.push('[');
+fn array(cell: &str, out: &mut Vec<u8>) {
+    out.push(b'[');
     for (i, v) in cell.split(SEP).filter(|v| !v.is_empty()).enumerate() {
         if i > 0 {
-            out.push_str(", ");
+            out.extend_from_slice(b", ");
         }
         string(v, out);
     }
-    out.push(']');
+    out.push(b']');
+}
+
+/// Appends one row as a JSON object to `out`; `indent` puts each key on its own line.
+fn push_row(names: &[(&str, Column)], cells: &[String], indent: Option<&str>, out: &mut Vec<u8>) {
+    out.push(b'{');
+    for (i, ((name, col), v)) in names.iter().zip(cells).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        match indent {
+            Some(ind) => {
+                out.push(b'\n');
+                out.extend_from_slice(ind.as_bytes());
+                out.extend_from_slice(ind.as_bytes());
+            }
+            None if i > 0 => out.push(b' '),
+            None => {}
+        }
+        string(name, out);
+        out.extend_from_slice(b": ");
+        match col {
+            c if c.is_field_list() => object(v, out),
+            Column::MitreTactics | Column::MitreTags | Column::OtherTags => array(v, out),
+            Column::EventID | Column::RecordID => scalar(v, out),
+            _ => string(v, out),
+        }
+    }
+    if let Some(ind) = indent {
+        out.push(b'\n');
+        out.extend_from_slice(ind.as_bytes());
+    }
+    out.push(b'}');
 }
 
 /// Renders one row as a JSON object; `indent` puts each key on its own line.
 pub fn row_json(names: &[(&str, Column)], cells: &[String], indent: Option<&str>) -> String {
-    let mut out = String::with_capacity(512);
-    out.push('{');
-    for (i, ((name, col), v)) in names.iter().zip(cells).enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        match indent {
-            Some(ind) => {
-                out.push('\n');
-                out.push_str(ind);
-                out.push_str(ind);
-            }
-            None if i > 0 => out.push(' '),
-            None => {}
-        }
-        string(name, &mut out);
-        out.push_str(": ");
-        match col {
-            c if c.is_field_list() => object(v, &mut out),
-            Column::MitreTactics | Column::MitreTags | Column::OtherTags => array(v, &mut out),
-            Column::EventID | Column::RecordID => scalar(v, &mut out),
-            _ => string(v, &mut out),
+    let mut out = Vec::with_capacity(512);
+    push_row(names, cells, indent, &mut out);
+    // Only whole UTF-8 strings and ASCII punctuation were written.
+    String::from_utf8(out).expect("JSON text is UTF-8")
+}
+
+/// The JSON timeline's encoder: a JSON array of objects (each key on its own line), or
+/// with `lines`, JSON Lines.
+pub struct JsonEncoder<'w, 'a> {
+    cells: RowCells<'w, 'a>,
+    lines: bool,
+    /// No row encoded yet.
+    first: bool,
+    out: Vec<u8>,
+}
+
+impl<'w, 'a> JsonEncoder<'w, 'a> {
+    /// An encoder of `writer`'s columns, as JSON Lines when `lines`.
+    pub fn new(writer: &'w TimelineWriter<'a>, lines: bool) -> Self {
+        JsonEncoder {
+            cells: RowCells::new(writer),
+            lines,
+            first: true,
+            out: Vec::new(),
         }
     }
-    if let Some(ind) = indent {
-        out.push('\n');
-        out.push_str(ind);
+}
+
+impl RowEncoder for JsonEncoder<'_, '_> {
+    fn begin(&mut self) -> io::Result<()> {
+        if !self.lines {
+            self.out.push(b'[');
+        }
+        Ok(())
     }
-    out.push('}');
-    out
+
+    fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
+        if !self.cells.fill(r) {
+            return Ok(false);
+        }
+        let names = self.cells.writer().named_columns();
+        if self.lines {
+            push_row(names, self.cells.cells(), None, &mut self.out);
+            self.out.push(b'\n');
+        } else {
+            self.out
+                .extend_from_slice(if self.first { b"\n    " } else { b",\n    " });
+            push_row(names, self.cells.cells(), Some("    "), &mut self.out);
+        }
+        self.first = false;
+        Ok(true)
+    }
+
+    fn end(&mut self) -> io::Result<()> {
+        if !self.lines {
+            self.out
+                .extend_from_slice(if self.first { b"]\n" } else { b"\n]\n" });
+        }
+        Ok(())
+    }
+
+    fn held(&self) -> usize {
+        self.out.len()
+    }
+
+    fn take(&mut self, into: &mut Vec<u8>) -> io::Result<()> {
+        take_bytes(&mut self.out, into);
+        Ok(())
+    }
 }
 
 /// Writes the rows (a stream in timeline order, see [`TimelineWriter::for_each_row`])
@@ -131,34 +205,13 @@ pub fn write<W, I>(
     out: W,
     rows: I,
     lines: bool,
-    mut on_row: impl FnMut(&DetectInfo),
-) -> std::io::Result<usize>
+    on_row: impl FnMut(&DetectInfo),
+) -> io::Result<usize>
 where
     W: Write,
-    I: IntoIterator<Item = std::io::Result<DetectInfo>>,
+    I: IntoIterator<Item = io::Result<DetectInfo>>,
 {
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
-    let names = tw.named_columns();
-    if !lines {
-        w.write_all(b"[")?;
-    }
-    let mut first = true;
-    let n = tw.for_each_row(rows, |r, cells| -> std::io::Result<()> {
-        on_row(r);
-        if lines {
-            w.write_all(row_json(names, cells, None).as_bytes())?;
-            w.write_all(b"\n")
-        } else {
-            w.write_all(if first { b"\n    " } else { b",\n    " })?;
-            first = false;
-            w.write_all(row_json(names, cells, Some("    ")).as_bytes())
-        }
-    })?;
-    if !lines {
-        w.write_all(if n == 0 { b"]\n" } else { b"\n]\n" })?;
-    }
-    w.flush()?;
-    Ok(n)
+    write_encoded(JsonEncoder::new(tw, lines), out, rows, on_row)
 }
 
 #[cfg(test)]

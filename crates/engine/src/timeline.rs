@@ -10,8 +10,9 @@ use crate::input::InputFile;
 use crate::time::TimeFormat;
 use scanner_rules::fields::FxHashMap;
 use scanner_rules::{RuleMeta, RuleSet};
+use std::borrow::Cow;
 use std::collections::HashSet;
-use std::io::Write;
+use std::io::{self, Write};
 
 /// Output columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -562,13 +563,10 @@ impl<'a> TimelineWriter<'a> {
         }
     }
 
-    /// Calls `f` with each row and its cells, in the profile's column order; items of
-    /// multi-item cells are joined with ` ¦ ` (the CSV writer applies `-M`/`-S`). Rows
-    /// come in timeline order, as a stream ([`crate::SortedRows`], or any rows mapped to
-    /// `Ok`); an `Err` row ends the pass with that error. With `-X`, a row whose cells
-    /// (EvtxFile aside) equal those of an earlier row with the same timestamp is
-    /// skipped: such rows are neighbours in timeline order, so only the current
-    /// timestamp's rows are remembered. Returns the number of rows passed to `f`.
+    /// Calls `f` with each row and its cells, in the profile's column order (see
+    /// [`RowCells`]). Rows come in timeline order, as a stream ([`crate::SortedRows`],
+    /// or any rows mapped to `Ok`); an `Err` row ends the pass with that error. Returns
+    /// the number of rows passed to `f`.
     pub fn for_each_row<I, E>(
         &self,
         rows: I,
@@ -578,78 +576,230 @@ impl<'a> TimelineWriter<'a> {
         I: IntoIterator<Item = std::io::Result<DetectInfo>>,
         E: From<std::io::Error>,
     {
-        let cols: Vec<Column> = self.columns.iter().map(|(_, c)| *c).collect();
-        let mut cells: Vec<String> = vec![String::new(); cols.len()];
-        let mut memo = Memo::default();
-        let mut seen: HashSet<Vec<String>> = HashSet::new();
-        let mut group_time = None;
+        let mut cells = RowCells::new(self);
         let mut written = 0;
         for r in rows {
             let r = &r?;
-            for (&c, cell) in cols.iter().zip(cells.iter_mut()) {
-                cell.clear();
-                self.cell_into(c, r, &mut memo, cell);
+            if cells.fill(r) {
+                f(r, cells.cells())?;
+                written += 1;
             }
-            if self.style.remove_duplicates {
-                if group_time != Some(r.time) {
-                    group_time = Some(r.time);
-                    seen.clear();
-                }
-                let key: Vec<String> = cols
-                    .iter()
-                    .zip(&cells)
-                    .filter(|(c, _)| **c != Column::EvtxFile)
-                    .map(|(_, v)| v.clone())
-                    .collect();
-                if !seen.insert(key) {
-                    continue;
-                }
-            }
-            f(r, &cells)?;
-            written += 1;
         }
         Ok(written)
     }
 
-    /// Writes the header and every row to `out` (wrapped in one `BufWriter`), calling
-    /// `on_row` with each row written (after `-X`), for counts taken in the same pass;
-    /// returns the number of rows written.
-    pub fn write<W, I>(
-        &self,
-        out: W,
-        rows: I,
-        mut on_row: impl FnMut(&DetectInfo),
-    ) -> std::io::Result<usize>
+    /// Writes the header and every row to `out` as CSV, calling `on_row` with each row
+    /// written (after `-X`), for counts taken in the same pass; returns the number of
+    /// rows written.
+    pub fn write<W, I>(&self, out: W, rows: I, on_row: impl FnMut(&DetectInfo)) -> io::Result<usize>
     where
         W: Write,
-        I: IntoIterator<Item = std::io::Result<DetectInfo>>,
+        I: IntoIterator<Item = io::Result<DetectInfo>>,
     {
-        let mut w = csv::WriterBuilder::new()
-            .quote_style(csv::QuoteStyle::NonNumeric)
-            .from_writer(std::io::BufWriter::with_capacity(1 << 16, out));
-        let named = &self.columns[..];
-        w.write_record(named.iter().map(|(n, _)| *n))?;
-        let sep = self.style.separator();
-        let n = self.for_each_row(rows, |r, cells| -> std::io::Result<()> {
-            on_row(r);
-            if sep == SEP {
-                w.write_record(cells)?;
-            } else {
-                w.write_record(named.iter().zip(cells).map(|((_, c), v)| {
+        write_encoded(CsvEncoder::new(self), out, rows, on_row)
+    }
+}
+
+/// One pass's cells: each row's cells in turn, in the profile's column order, items of
+/// multi-item cells joined with ` ¦ ` (the CSV writer applies `-M`/`-S`). It remembers
+/// abbreviations and the last timestamp formatted, and, with `-X`, the cells of the
+/// current timestamp's rows: a row whose cells (EvtxFile aside) equal those of an
+/// earlier row with the same timestamp is dropped (such rows are neighbours in timeline
+/// order).
+pub struct RowCells<'w, 'a> {
+    writer: &'w TimelineWriter<'a>,
+    cols: Vec<Column>,
+    cells: Vec<String>,
+    memo: Memo,
+    seen: HashSet<Vec<String>>,
+    group_time: Option<jiff::Timestamp>,
+}
+
+impl<'w, 'a> RowCells<'w, 'a> {
+    /// A pass over rows written by `writer`.
+    pub fn new(writer: &'w TimelineWriter<'a>) -> Self {
+        let cols: Vec<Column> = writer.columns.iter().map(|(_, c)| *c).collect();
+        RowCells {
+            writer,
+            cells: vec![String::new(); cols.len()],
+            cols,
+            memo: Memo::default(),
+            seen: HashSet::new(),
+            group_time: None,
+        }
+    }
+
+    /// The writer whose columns these are.
+    pub fn writer(&self) -> &'w TimelineWriter<'a> {
+        self.writer
+    }
+
+    /// Renders `r`'s cells ([`Self::cells`]); `false` when `-X` drops the row.
+    pub fn fill(&mut self, r: &DetectInfo) -> bool {
+        for (&c, cell) in self.cols.iter().zip(self.cells.iter_mut()) {
+            cell.clear();
+            self.writer.cell_into(c, r, &mut self.memo, cell);
+        }
+        if !self.writer.style.remove_duplicates {
+            return true;
+        }
+        if self.group_time != Some(r.time) {
+            self.group_time = Some(r.time);
+            self.seen.clear();
+        }
+        let key: Vec<String> = self
+            .cols
+            .iter()
+            .zip(&self.cells)
+            .filter(|(c, _)| **c != Column::EvtxFile)
+            .map(|(_, v)| v.clone())
+            .collect();
+        self.seen.insert(key)
+    }
+
+    /// The cells of the last row filled.
+    pub fn cells(&self) -> &[String] {
+        &self.cells
+    }
+}
+
+/// Turns a pass over the timeline's rows, in order, into the bytes of one output
+/// format. The bytes gather in the encoder until [`Self::take`]n, so that rows can be
+/// encoded on one thread and written on another.
+pub trait RowEncoder {
+    /// Encodes what comes before the first row (a header, an opening bracket).
+    fn begin(&mut self) -> io::Result<()>;
+    /// Encodes `r`; `false` when the row is dropped (`-X`) and nothing was added.
+    fn row(&mut self, r: &DetectInfo) -> io::Result<bool>;
+    /// Encodes what comes after the last row.
+    fn end(&mut self) -> io::Result<()>;
+    /// About how many bytes are held, not yet taken.
+    fn held(&self) -> usize;
+    /// Moves the bytes held to the end of `into`.
+    fn take(&mut self, into: &mut Vec<u8>) -> io::Result<()>;
+}
+
+/// The bytes [`write_encoded`] gathers before writing them.
+const WRITE_CHUNK: usize = 1 << 16;
+
+/// Encodes `rows` with `enc` and writes them to `out`, on the calling thread, calling
+/// `on_row` with each row written (after `-X`); returns the number of rows written.
+pub fn write_encoded<E, W, I>(
+    mut enc: E,
+    mut out: W,
+    rows: I,
+    mut on_row: impl FnMut(&DetectInfo),
+) -> io::Result<usize>
+where
+    E: RowEncoder,
+    W: Write,
+    I: IntoIterator<Item = io::Result<DetectInfo>>,
+{
+    let mut chunk = Vec::with_capacity(WRITE_CHUNK * 2);
+    let mut n = 0;
+    enc.begin()?;
+    for r in rows {
+        let r = r?;
+        if enc.row(&r)? {
+            on_row(&r);
+            n += 1;
+        }
+        if enc.held() >= WRITE_CHUNK {
+            enc.take(&mut chunk)?;
+            out.write_all(&chunk)?;
+            chunk.clear();
+        }
+    }
+    enc.end()?;
+    enc.take(&mut chunk)?;
+    out.write_all(&chunk)?;
+    out.flush()?;
+    Ok(n)
+}
+
+/// Moves `held` to the end of `into`: by a swap when `into` is empty (no copy; the
+/// encoder goes on in the buffer `into` had).
+pub fn take_bytes(held: &mut Vec<u8>, into: &mut Vec<u8>) {
+    if into.is_empty() {
+        std::mem::swap(held, into);
+    } else {
+        into.append(held);
+    }
+}
+
+/// The CSV timeline's encoder: a header, then one record per row, `NonNumeric`
+/// quoting, LF line ends; `-M`/`-S` replace the ` ¦ ` of multi-item cells (and of
+/// RuleAuthor's list).
+pub struct CsvEncoder<'w, 'a> {
+    cells: RowCells<'w, 'a>,
+    /// Always `Some` but while [`RowEncoder::take`] swaps its bytes out.
+    csv: Option<csv::Writer<Vec<u8>>>,
+}
+
+/// A CSV writer in the timeline's quoting, appending to `buf`.
+fn csv_writer(buf: Vec<u8>) -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::NonNumeric)
+        .from_writer(buf)
+}
+
+impl<'w, 'a> CsvEncoder<'w, 'a> {
+    /// An encoder of `writer`'s columns.
+    pub fn new(writer: &'w TimelineWriter<'a>) -> Self {
+        CsvEncoder {
+            cells: RowCells::new(writer),
+            csv: Some(csv_writer(Vec::with_capacity(WRITE_CHUNK * 2))),
+        }
+    }
+
+    fn csv(&mut self) -> &mut csv::Writer<Vec<u8>> {
+        self.csv.get_or_insert_with(|| csv_writer(Vec::new()))
+    }
+}
+
+impl RowEncoder for CsvEncoder<'_, '_> {
+    fn begin(&mut self) -> io::Result<()> {
+        let named = &self.cells.writer().columns;
+        Ok(self.csv().write_record(named.iter().map(|(n, _)| *n))?)
+    }
+
+    fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
+        if !self.cells.fill(r) {
+            return Ok(false);
+        }
+        let writer = self.cells.writer();
+        let cells = self.cells.cells();
+        let sep = writer.style.separator();
+        let csv = self.csv.get_or_insert_with(|| csv_writer(Vec::new()));
+        if sep == SEP {
+            csv.write_record(cells)?;
+        } else {
+            csv.write_record(writer.columns.iter().zip(cells).map(|((_, c), v)| {
                     if c.is_multi() || *c == Column::RuleAuthor {
-                        v.replace(SEP, sep).into_bytes()
+                        Cow::Owned(v.replace(SEP, sep).into_bytes())
                     } else {
-                        v.as_bytes().to_vec()
+                        Cow::Borrowed(v.as_bytes())
                     }
                 }))?;
-            }
-            Ok(())
-        })?;
-        w.flush()?;
-        let inner = w
-            .into_inner()
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        inner.into_inner().map_err(|e| e.into_error())?.flush()?;
-        Ok(n)
+        }
+        Ok(true)
+    }
+
+    fn end(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn held(&self) -> usize {
+        self.csv.as_ref().map_or(0, |w| w.get_ref().len())
+    }
+
+    fn take(&mut self, into: &mut Vec<u8>) -> io::Result<()> {
+        let Some(csv) = self.csv.take() else {
+            return Ok(());
+        };
+        let mut held = csv.into_inner().map_err(|e| e.into_error())?;
+        take_bytes(&mut held, into);
+        self.csv = Some(csv_writer(held));
+        Ok(())
     }
 }

@@ -1,0 +1,126 @@
+//! The timeline written on three threads, once the scan has sorted its rows: one thread
+//! merges them (decoding any runs spilled to disk) into batches, one encodes the batches
+//! and counts each row written for the summary, and the calling thread writes the
+//! bytes. Batches pass over bounded channels, so only a few are in flight at a time;
+//! the bytes are those of encoding and writing the rows on one thread
+//! ([`scanner_engine::timeline::write_encoded`]).
+//!
+//! A row that cannot be read back (a damaged run) ends the pass with its error, after
+//! the rows before it; a write that fails stops the other two threads, and the merge
+//! removes its runs as it stops.
+
+use scanner_engine::timeline::RowEncoder;
+use scanner_engine::{DetectInfo, SortedRows};
+use std::io::{self, Write};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+/// Rows per batch handed from the merge to the encoder.
+const BATCH_ROWS: usize = 1024;
+/// Encoded bytes handed to the writer at once (about: a row may pass it).
+const CHUNK_BYTES: usize = 128 << 10;
+/// Batches (of rows, and of bytes) waiting in each channel.
+const DEPTH: usize = 2;
+
+type Batch = io::Result<Vec<DetectInfo>>;
+
+/// Encodes `rows` with `enc` and writes them to `out`, calling `on_row` with each row
+/// written (after `-X`, on the encoding thread); returns the number of rows written.
+pub fn write<E>(
+    enc: E,
+    out: &mut dyn Write,
+    rows: SortedRows,
+    on_row: impl FnMut(&DetectInfo) + Send,
+) -> io::Result<usize>
+where
+    E: RowEncoder + Send,
+{
+    let (batches, batches_rx) = sync_channel::<Batch>(DEPTH);
+    let (chunks, chunks_rx) = sync_channel::<Vec<u8>>(DEPTH);
+    // Written chunks go back to the encoder, so their buffers are reused.
+    let (spares, spares_rx) = sync_channel::<Vec<u8>>(DEPTH + 2);
+    std::thread::scope(|s| {
+        s.spawn(move || merge(rows, batches));
+        let encoder = s.spawn(move || encode(enc, batches_rx, chunks, spares_rx, on_row));
+        let written = write_out(out, chunks_rx, spares);
+        let encoded = encoder
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        // A failed write stops the encoder early: its count then means nothing.
+        written?;
+        encoded
+    })
+}
+
+/// Sends `rows` in batches, then, if the stream failed, its error; stops early when
+/// the encoder is gone. Dropping `rows` removes its runs' files.
+fn merge(rows: SortedRows, batches: SyncSender<Batch>) {
+    let mut batch = Vec::with_capacity(BATCH_ROWS);
+    for r in rows {
+        match r {
+            Ok(r) => {
+                batch.push(r);
+                if batch.len() == BATCH_ROWS {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
+                    if batches.send(Ok(full)).is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                if batches.send(Ok(batch)).is_ok() {
+                    let _ = batches.send(Err(e));
+                }
+                return;
+            }
+        }
+    }
+    let _ = batches.send(Ok(batch));
+}
+
+/// Encodes the batches in order, handing the bytes on in chunks of about
+/// [`CHUNK_BYTES`]; stops early (with the count so far) when the writer is gone.
+fn encode<E: RowEncoder>(
+    mut enc: E,
+    batches: Receiver<Batch>,
+    chunks: SyncSender<Vec<u8>>,
+    spares: Receiver<Vec<u8>>,
+    mut on_row: impl FnMut(&DetectInfo),
+) -> io::Result<usize> {
+    let mut n = 0;
+    enc.begin()?;
+    for batch in batches {
+        for r in &batch? {
+            if enc.row(r)? {
+                on_row(r);
+                n += 1;
+            }
+            if enc.held() >= CHUNK_BYTES {
+                let mut chunk = spares.try_recv().unwrap_or_default();
+                enc.take(&mut chunk)?;
+                if chunks.send(chunk).is_err() {
+                    return Ok(n);
+                }
+            }
+        }
+    }
+    enc.end()?;
+    let mut chunk = spares.try_recv().unwrap_or_default();
+    enc.take(&mut chunk)?;
+    let _ = chunks.send(chunk);
+    Ok(n)
+}
+
+/// Writes the chunks to `out` as they come, and flushes it; returns the chunks'
+/// buffers (emptied) to the encoder.
+fn write_out(
+    out: &mut dyn Write,
+    chunks: Receiver<Vec<u8>>,
+    spares: SyncSender<Vec<u8>>,
+) -> io::Result<()> {
+    for mut chunk in chunks {
+        out.write_all(&chunk)?;
+        chunk.clear();
+        let _ = spares.try_send(chunk);
+    }
+    out.flush()
+}

@@ -43,7 +43,8 @@ fn left_in(d: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Standard error without the lines that hold timings, the spill report or the memory
+/// Standard error without the lines that hold timings (the scan's, the rules' and the
+/// timeline write's), the spill report or the memory
 /// statistics (`--debug`, at the end).
 fn steady(stderr: &[u8]) -> String {
     let t = text(stderr);
@@ -58,6 +59,7 @@ fn steady(stderr: &[u8]) -> String {
             !l.starts_with("Scan: ")
                 && !l.starts_with("rules loaded in")
                 && !l.starts_with("sort: ")
+                && !l.starts_with("write: ")
         })
         .collect::<Vec<_>>()
         .join("\n")

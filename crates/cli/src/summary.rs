@@ -8,7 +8,8 @@ use scanner_engine::input::InputFile;
 use scanner_engine::time::TimeFormat;
 use scanner_engine::{DetectInfo, ScanStats};
 use scanner_rules::{Level, RuleSet};
-use std::collections::{HashMap, HashSet};
+use scanner_rules::fields::FxHashMap;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -100,7 +101,7 @@ pub fn group_errors(files: &[InputFile], errors: &[String]) -> Vec<(String, Vec<
 }
 
 /// Counts one row of `counts[level]` under `key`, allocating the key only when new.
-fn bump(map: &mut HashMap<String, [usize; 5]>, key: &str, level: usize) {
+fn bump(map: &mut FxHashMap<String, [usize; 5]>, key: &str, level: usize) {
     match map.get_mut(key) {
         Some(c) => c[level] += 1,
         None => {
@@ -112,7 +113,7 @@ fn bump(map: &mut HashMap<String, [usize; 5]>, key: &str, level: usize) {
 }
 
 /// The top entries of one level of per-level counts.
-fn top_of(map: &HashMap<String, [usize; 5]>, level: usize) -> Vec<(String, usize)> {
+fn top_of(map: &FxHashMap<String, [usize; 5]>, level: usize) -> Vec<(String, usize)> {
     top(map
         .iter()
         .filter(|(_, c)| c[level] > 0)
@@ -122,7 +123,9 @@ fn top_of(map: &HashMap<String, [usize; 5]>, level: usize) -> Vec<(String, usize
 /// The summary's counts, taken one row at a time as the timeline is written (rows in
 /// timeline order, after `-X`). It holds counts per rule, date and computer, and the
 /// (file, EventRecordID) of each record with a detection: a few bytes per such record,
-/// not the rows.
+/// not the rows. A record's rows are neighbours in timeline order, so its key is kept
+/// once per run of rows; the keys are sorted and counted once, at the end (a record
+/// may still come back at another time).
 pub struct Tally<'a> {
     set: &'a RuleSet,
     time: &'a TimeFormat,
@@ -130,15 +133,41 @@ pub struct Tally<'a> {
     /// Detections per rule, and per correlation.
     rules: Vec<usize>,
     correlations: Vec<usize>,
-    dates: HashMap<String, [usize; 5]>,
-    computers: HashMap<String, [usize; 5]>,
-    hit_records: HashSet<(u32, u64)>,
+    dates: FxHashMap<String, [usize; 5]>,
+    computers: FxHashMap<String, [usize; 5]>,
+    hit_records: Vec<(u32, u64)>,
     /// The last record counted: its rows are neighbours in timeline order.
     last_record: Option<(u32, u64)>,
     first: Option<Timestamp>,
     last: Option<Timestamp>,
-    /// The last row's time and its date: the rows of one record share them.
-    date: Option<(Timestamp, String)>,
+    /// The date of the last row, and the times that share it.
+    day: Option<Day>,
+}
+
+/// A date in the timeline's zone: its text, and its first and next day's first instant.
+struct Day {
+    text: String,
+    start: Timestamp,
+    end: Timestamp,
+}
+
+impl Day {
+    /// The date of `t`; the range is empty when the day's ends cannot be found (near
+    /// the ends of time), so that the next time gets its date anew.
+    fn of(t: Timestamp, time: &TimeFormat) -> Day {
+        let text = time.date(t);
+        let z = t.to_zoned(time.zone().clone());
+        let range = z.start_of_day().and_then(|start| {
+            let end = z.tomorrow()?.start_of_day()?;
+            Ok((start.timestamp(), end.timestamp()))
+        });
+        let (start, end) = range.unwrap_or((t, t));
+        Day { text, start, end }
+    }
+
+    fn holds(&self, t: Timestamp) -> bool {
+        self.start <= t && t < self.end
+    }
 }
 
 impl<'a> Tally<'a> {
@@ -150,13 +179,13 @@ impl<'a> Tally<'a> {
             detections: 0,
             rules: vec![0; set.rules.len()],
             correlations: vec![0; set.correlations.len()],
-            dates: HashMap::new(),
-            computers: HashMap::new(),
-            hit_records: HashSet::new(),
+            dates: FxHashMap::default(),
+            computers: FxHashMap::default(),
+            hit_records: Vec::new(),
             last_record: None,
             first: None,
             last: None,
-            date: None,
+            day: None,
         }
     }
 
@@ -175,16 +204,21 @@ impl<'a> Tally<'a> {
         if let Origin::Record { file, record_id } = r.origin {
             if self.last_record != Some((file, record_id)) {
                 self.last_record = Some((file, record_id));
-                self.hit_records.insert((file, record_id));
+                self.hit_records.push((file, record_id));
             }
         }
-        let date = match &self.date {
-            Some((t, d)) if *t == r.time => d,
-            _ => &self.date.insert((r.time, self.time.date(r.time))).1,
+        let day = match &self.day {
+            Some(d) if d.holds(r.time) => d,
+            _ => self.day.insert(Day::of(r.time, self.time)),
         };
-        bump(&mut self.dates, date, l);
-        for c in r.computer.split(scanner_engine::details::SEP) {
-            bump(&mut self.computers, c, l);
+        bump(&mut self.dates, &day.text, l);
+        // A correlation's computers are joined with ` ¦ `; most cells hold one name.
+        if r.computer.contains('¦') {
+            for c in r.computer.split(scanner_engine::details::SEP) {
+                bump(&mut self.computers, c, l);
+            }
+        } else {
+            bump(&mut self.computers, &r.computer, l);
         }
         self.first = Some(self.first.map_or(r.time, |t| t.min(r.time)));
         self.last = Some(self.last.map_or(r.time, |t| t.max(r.time)));
@@ -196,7 +230,7 @@ impl<'a> Tally<'a> {
     }
 
     /// The summary of the rows counted.
-    pub fn finish(self) -> Summary {
+    pub fn finish(mut self) -> Summary {
         let mut s = Summary::default();
         let mut alerts: [HashMap<String, usize>; 5] = Default::default();
         let fired = self
@@ -225,6 +259,8 @@ impl<'a> Tally<'a> {
             .dates
             .into_iter()
             .map(|(d, c)| (d, c.iter().sum::<usize>())));
+        self.hit_records.sort_unstable();
+        self.hit_records.dedup();
         s.events_with_hits = self.hit_records.len() as u64;
         s.detections = self.detections;
         s.first = self.first.map(|t| self.time.format(t));

@@ -2,6 +2,8 @@
 //! merges them (decoding any runs spilled to disk) into batches, one encodes the batches
 //! and counts each row written for the summary, and the calling thread writes the
 //! bytes. Batches pass over bounded channels, so only a few are in flight at a time;
+//! encoded batches go back to the merge, which drops their rows (freeing them is work
+//! taken off the encoder, the busiest of the three) and refills them;
 //! the bytes are those of encoding and writing the rows on one thread
 //! ([`scanner_engine::timeline::write_encoded`]).
 //!
@@ -35,12 +37,19 @@ where
     E: RowEncoder + Send,
 {
     let (batches, batches_rx) = sync_channel::<Batch>(DEPTH);
+    let (used, used_rx) = sync_channel::<Vec<DetectInfo>>(DEPTH + 2);
     let (chunks, chunks_rx) = sync_channel::<Vec<u8>>(DEPTH);
     // Written chunks go back to the encoder, so their buffers are reused.
     let (spares, spares_rx) = sync_channel::<Vec<u8>>(DEPTH + 2);
     std::thread::scope(|s| {
-        s.spawn(move || merge(rows, batches));
-        let encoder = s.spawn(move || encode(enc, batches_rx, chunks, spares_rx, on_row));
+        s.spawn(move || merge(rows, batches, used_rx));
+        let encoder = s.spawn(move || {
+            let batches = Batches {
+                full: batches_rx,
+                used,
+            };
+            encode(enc, batches, chunks, spares_rx, on_row)
+        });
         let written = write_out(out, chunks_rx, spares);
         let encoded = encoder
             .join()
@@ -51,16 +60,33 @@ where
     })
 }
 
+/// The encoder's ends of the batch channels.
+struct Batches {
+    full: Receiver<Batch>,
+    used: SyncSender<Vec<DetectInfo>>,
+}
+
+/// An empty batch: one the encoder is done with (its rows dropped here), or a new one.
+fn empty_batch(used: &Receiver<Vec<DetectInfo>>) -> Vec<DetectInfo> {
+    match used.try_recv() {
+        Ok(mut batch) => {
+            batch.clear();
+            batch
+        }
+        Err(_) => Vec::with_capacity(BATCH_ROWS),
+    }
+}
+
 /// Sends `rows` in batches, then, if the stream failed, its error; stops early when
 /// the encoder is gone. Dropping `rows` removes its runs' files.
-fn merge(rows: SortedRows, batches: SyncSender<Batch>) {
-    let mut batch = Vec::with_capacity(BATCH_ROWS);
+fn merge(rows: SortedRows, batches: SyncSender<Batch>, used: Receiver<Vec<DetectInfo>>) {
+    let mut batch = empty_batch(&used);
     for r in rows {
         match r {
             Ok(r) => {
                 batch.push(r);
                 if batch.len() == BATCH_ROWS {
-                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
+                    let full = std::mem::replace(&mut batch, empty_batch(&used));
                     if batches.send(Ok(full)).is_err() {
                         return;
                     }
@@ -81,15 +107,16 @@ fn merge(rows: SortedRows, batches: SyncSender<Batch>) {
 /// [`CHUNK_BYTES`]; stops early (with the count so far) when the writer is gone.
 fn encode<E: RowEncoder>(
     mut enc: E,
-    batches: Receiver<Batch>,
+    batches: Batches,
     chunks: SyncSender<Vec<u8>>,
     spares: Receiver<Vec<u8>>,
     mut on_row: impl FnMut(&DetectInfo),
 ) -> io::Result<usize> {
     let mut n = 0;
     enc.begin()?;
-    for batch in batches {
-        for r in &batch? {
+    for batch in &batches.full {
+        let batch = batch?;
+        for r in &batch {
             if enc.row(r)? {
                 on_row(r);
                 n += 1;
@@ -102,6 +129,7 @@ fn encode<E: RowEncoder>(
                 }
             }
         }
+        let _ = batches.used.try_send(batch);
     }
     enc.end()?;
     let mut chunk = spares.try_recv().unwrap_or_default();

@@ -365,6 +365,19 @@ struct Memo {
     time: Option<(jiff::Timestamp, String)>,
 }
 
+/// The value memoised under `key`, made by `make` the first time (the key is copied
+/// only then).
+fn memoised<'m>(
+    memo: &'m mut FxHashMap<Box<str>, String>,
+    key: &str,
+    make: impl FnOnce() -> String,
+) -> &'m str {
+    if !memo.contains_key(key) {
+        memo.insert(key.into(), make());
+    }
+    &memo[key]
+}
+
 /// A rule date as written (`2023/01/02`), with dashes (`2023-01-02`).
 fn push_date(date: &str, out: &mut String) {
     out.extend(date.chars().map(|c| if c == '/' { '-' } else { c }));
@@ -459,10 +472,9 @@ impl<'a> TimelineWriter<'a> {
             out.push_str(ch);
             return;
         }
-        let abbrev = memo
-            .channels
-            .entry(ch.into())
-            .or_insert_with(|| self.set.config.channel_abbrev(ch).into());
+        let abbrev = memoised(&mut memo.channels, ch, || {
+            self.set.config.channel_abbrev(ch).into()
+        });
         out.push_str(abbrev);
     }
 
@@ -543,10 +555,9 @@ impl<'a> TimelineWriter<'a> {
                 if self.style.no_abbreviations {
                     out.push_str(&r.provider);
                 } else {
-                    let abbrev = memo
-                        .providers
-                        .entry(r.provider.as_str().into())
-                        .or_insert_with(|| self.set.config.provider_abbrev(&r.provider));
+                    let abbrev = memoised(&mut memo.providers, &r.provider, || {
+                        self.set.config.provider_abbrev(&r.provider)
+                    });
                     out.push_str(abbrev);
                 }
             }

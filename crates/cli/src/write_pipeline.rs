@@ -5,13 +5,13 @@
 //! encoded batches go back to the merge, which drops their rows (freeing them is work
 //! taken off the encoder, the busiest of the three) and refills them;
 //! the bytes are those of encoding and writing the rows on one thread
-//! ([`scanner_engine::timeline::write_encoded`]).
+//! ([`scanner_engine::row_encoder::write_encoded`]).
 //!
 //! A row that cannot be read back (a damaged run) ends the pass with its error, after
 //! the rows before it; a write that fails stops the other two threads, and the merge
 //! removes its runs as it stops.
 
-use scanner_engine::timeline::RowEncoder;
+use scanner_engine::row_encoder::RowEncoder;
 use scanner_engine::{DetectInfo, SortedRows};
 use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -123,7 +123,7 @@ fn encode<E: RowEncoder>(
             }
             if enc.held() >= CHUNK_BYTES {
                 let mut chunk = spares.try_recv().unwrap_or_default();
-                enc.take(&mut chunk)?;
+                enc.take(&mut chunk);
                 if chunks.send(chunk).is_err() {
                     return Ok(n);
                 }
@@ -133,7 +133,7 @@ fn encode<E: RowEncoder>(
     }
     enc.end()?;
     let mut chunk = spares.try_recv().unwrap_or_default();
-    enc.take(&mut chunk)?;
+    enc.take(&mut chunk);
     let _ = chunks.send(chunk);
     Ok(n)
 }

@@ -7,7 +7,8 @@
 
 use crate::details::SEP;
 use crate::detect_info::DetectInfo;
-use crate::timeline::{take_bytes, write_encoded, Column, RowCells, RowEncoder, TimelineWriter};
+use crate::row_encoder::{take_bytes, write_encoded, RowEncoder};
+use crate::timeline::{Column, RowCells, TimelineWriter};
 use std::io::{self, Write};
 
 /// Whether `v` is an integer written as Rust writes it (no sign `+`, no leading zero),
@@ -191,9 +192,8 @@ impl RowEncoder for JsonEncoder<'_, '_> {
         self.out.len()
     }
 
-    fn take(&mut self, into: &mut Vec<u8>) -> io::Result<()> {
+    fn take(&mut self, into: &mut Vec<u8>) {
         take_bytes(&mut self.out, into);
-        Ok(())
     }
 }
 

@@ -27,6 +27,7 @@
 
 pub mod channel_filter;
 pub mod correlate;
+pub mod csv_encoder;
 pub mod details;
 pub mod detect_info;
 pub mod detector;
@@ -39,6 +40,7 @@ pub mod progress;
 pub mod record;
 pub mod record_filter;
 pub mod row_codec;
+pub mod row_encoder;
 pub mod row_store;
 pub mod rule_stats;
 pub mod run_file;

@@ -1,16 +1,16 @@
-//! The timeline's columns and the CSV writer, in Hayabusa's profiles and conventions:
-//! its column names and order, `NonNumeric` quoting, LF line ends, abbreviated levels,
-//! channels and providers, MITRE columns from rule tags. Cells are rendered once by
-//! [`TimelineWriter::cells`], which the CSV and JSON writers share; all output goes
-//! through one `BufWriter`.
+//! The timeline's columns, in Hayabusa's profiles and conventions: its column names and
+//! order, abbreviated levels, channels and providers, MITRE columns from rule tags. Cells are rendered once by
+//! [`RowCells`], which the CSV and JSON encoders share ([`crate::csv_encoder`],
+//! [`crate::json_timeline`]).
 
+use crate::csv_encoder::CsvEncoder;
 use crate::details::SEP;
 use crate::detect_info::{DetectInfo, Origin};
 use crate::input::InputFile;
+use crate::row_encoder::write_encoded;
 use crate::time::TimeFormat;
 use scanner_rules::fields::FxHashMap;
 use scanner_rules::{RuleMeta, RuleSet};
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io::{self, Write};
 
@@ -360,22 +360,33 @@ fn split_tags(tags: &[compact_str::CompactString], set: &RuleSet) -> Tags {
 /// abbreviations met so far, and the last timestamp formatted (a record's rows share it).
 #[derive(Default)]
 struct Memo {
-    providers: FxHashMap<Box<str>, String>,
-    channels: FxHashMap<Box<str>, String>,
+    providers: Abbrevs,
+    channels: Abbrevs,
     time: Option<(jiff::Timestamp, String)>,
 }
 
-/// The value memoised under `key`, made by `make` the first time (the key is copied
-/// only then).
-fn memoised<'m>(
-    memo: &'m mut FxHashMap<Box<str>, String>,
-    key: &str,
-    make: impl FnOnce() -> String,
-) -> &'m str {
-    if !memo.contains_key(key) {
-        memo.insert(key.into(), make());
+/// Abbreviations of names, each made once.
+#[derive(Default)]
+struct Abbrevs {
+    /// Name → index in `texts`.
+    index: FxHashMap<Box<str>, usize>,
+    texts: Vec<String>,
+}
+
+impl Abbrevs {
+    /// The abbreviation of `name`, made by `make` the first time (the name is copied
+    /// only then).
+    fn get(&mut self, name: &str, make: impl FnOnce() -> String) -> &str {
+        let i = match self.index.get(name) {
+            Some(&i) => i,
+            None => {
+                self.texts.push(make());
+                self.index.insert(name.into(), self.texts.len() - 1);
+                self.texts.len() - 1
+            }
+        };
+        &self.texts[i]
     }
-    &memo[key]
 }
 
 /// A rule date as written (`2023/01/02`), with dashes (`2023-01-02`).
@@ -452,6 +463,11 @@ impl<'a> TimelineWriter<'a> {
         self
     }
 
+    /// The style.
+    pub fn style(&self) -> Style {
+        self.style
+    }
+
     /// The profile.
     pub fn profile(&self) -> Profile {
         self.profile
@@ -472,9 +488,9 @@ impl<'a> TimelineWriter<'a> {
             out.push_str(ch);
             return;
         }
-        let abbrev = memoised(&mut memo.channels, ch, || {
-            self.set.config.channel_abbrev(ch).into()
-        });
+        let abbrev = memo
+            .channels
+            .get(ch, || self.set.config.channel_abbrev(ch).into());
         out.push_str(abbrev);
     }
 
@@ -555,9 +571,9 @@ impl<'a> TimelineWriter<'a> {
                 if self.style.no_abbreviations {
                     out.push_str(&r.provider);
                 } else {
-                    let abbrev = memoised(&mut memo.providers, &r.provider, || {
-                        self.set.config.provider_abbrev(&r.provider)
-                    });
+                    let abbrev = memo
+                        .providers
+                        .get(&r.provider, || self.set.config.provider_abbrev(&r.provider));
                     out.push_str(abbrev);
                 }
             }
@@ -671,146 +687,5 @@ impl<'w, 'a> RowCells<'w, 'a> {
     /// The cells of the last row filled.
     pub fn cells(&self) -> &[String] {
         &self.cells
-    }
-}
-
-/// Turns a pass over the timeline's rows, in order, into the bytes of one output
-/// format. The bytes gather in the encoder until [`Self::take`]n, so that rows can be
-/// encoded on one thread and written on another.
-pub trait RowEncoder {
-    /// Encodes what comes before the first row (a header, an opening bracket).
-    fn begin(&mut self) -> io::Result<()>;
-    /// Encodes `r`; `false` when the row is dropped (`-X`) and nothing was added.
-    fn row(&mut self, r: &DetectInfo) -> io::Result<bool>;
-    /// Encodes what comes after the last row.
-    fn end(&mut self) -> io::Result<()>;
-    /// About how many bytes are held, not yet taken.
-    fn held(&self) -> usize;
-    /// Moves the bytes held to the end of `into`.
-    fn take(&mut self, into: &mut Vec<u8>) -> io::Result<()>;
-}
-
-/// The bytes [`write_encoded`] gathers before writing them.
-const WRITE_CHUNK: usize = 1 << 16;
-
-/// Encodes `rows` with `enc` and writes them to `out`, on the calling thread, calling
-/// `on_row` with each row written (after `-X`); returns the number of rows written.
-pub fn write_encoded<E, W, I>(
-    mut enc: E,
-    mut out: W,
-    rows: I,
-    mut on_row: impl FnMut(&DetectInfo),
-) -> io::Result<usize>
-where
-    E: RowEncoder,
-    W: Write,
-    I: IntoIterator<Item = io::Result<DetectInfo>>,
-{
-    let mut chunk = Vec::with_capacity(WRITE_CHUNK * 2);
-    let mut n = 0;
-    enc.begin()?;
-    for r in rows {
-        let r = r?;
-        if enc.row(&r)? {
-            on_row(&r);
-            n += 1;
-        }
-        if enc.held() >= WRITE_CHUNK {
-            enc.take(&mut chunk)?;
-            out.write_all(&chunk)?;
-            chunk.clear();
-        }
-    }
-    enc.end()?;
-    enc.take(&mut chunk)?;
-    out.write_all(&chunk)?;
-    out.flush()?;
-    Ok(n)
-}
-
-/// Moves `held` to the end of `into`: by a swap when `into` is empty (no copy; the
-/// encoder goes on in the buffer `into` had).
-pub fn take_bytes(held: &mut Vec<u8>, into: &mut Vec<u8>) {
-    if into.is_empty() {
-        std::mem::swap(held, into);
-    } else {
-        into.append(held);
-    }
-}
-
-/// The CSV timeline's encoder: a header, then one record per row, `NonNumeric`
-/// quoting, LF line ends; `-M`/`-S` replace the ` ¦ ` of multi-item cells (and of
-/// RuleAuthor's list).
-pub struct CsvEncoder<'w, 'a> {
-    cells: RowCells<'w, 'a>,
-    /// Always `Some` but while [`RowEncoder::take`] swaps its bytes out.
-    csv: Option<csv::Writer<Vec<u8>>>,
-}
-
-/// A CSV writer in the timeline's quoting, appending to `buf`.
-fn csv_writer(buf: Vec<u8>) -> csv::Writer<Vec<u8>> {
-    csv::WriterBuilder::new()
-        .quote_style(csv::QuoteStyle::NonNumeric)
-        .from_writer(buf)
-}
-
-impl<'w, 'a> CsvEncoder<'w, 'a> {
-    /// An encoder of `writer`'s columns.
-    pub fn new(writer: &'w TimelineWriter<'a>) -> Self {
-        CsvEncoder {
-            cells: RowCells::new(writer),
-            csv: Some(csv_writer(Vec::with_capacity(WRITE_CHUNK * 2))),
-        }
-    }
-
-    fn csv(&mut self) -> &mut csv::Writer<Vec<u8>> {
-        self.csv.get_or_insert_with(|| csv_writer(Vec::new()))
-    }
-}
-
-impl RowEncoder for CsvEncoder<'_, '_> {
-    fn begin(&mut self) -> io::Result<()> {
-        let named = &self.cells.writer().columns;
-        Ok(self.csv().write_record(named.iter().map(|(n, _)| *n))?)
-    }
-
-    fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
-        if !self.cells.fill(r) {
-            return Ok(false);
-        }
-        let writer = self.cells.writer();
-        let cells = self.cells.cells();
-        let sep = writer.style.separator();
-        let csv = self.csv.get_or_insert_with(|| csv_writer(Vec::new()));
-        if sep == SEP {
-            csv.write_record(cells)?;
-        } else {
-            csv.write_record(writer.columns.iter().zip(cells).map(|((_, c), v)| {
-                    if c.is_multi() || *c == Column::RuleAuthor {
-                        Cow::Owned(v.replace(SEP, sep).into_bytes())
-                    } else {
-                        Cow::Borrowed(v.as_bytes())
-                    }
-                }))?;
-        }
-        Ok(true)
-    }
-
-    fn end(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn held(&self) -> usize {
-        self.csv.as_ref().map_or(0, |w| w.get_ref().len())
-    }
-
-    fn take(&mut self, into: &mut Vec<u8>) -> io::Result<()> {
-        let Some(csv) = self.csv.take() else {
-            return Ok(());
-        };
-        let mut held = csv.into_inner().map_err(|e| e.into_error())?;
-        take_bytes(&mut held, into);
-        self.csv = Some(csv_writer(held));
-        Ok(())
     }
 }

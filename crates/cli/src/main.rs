@@ -15,6 +15,7 @@ mod report_html;
 mod rules_cmd;
 mod summary;
 mod timeline_cmd;
+mod write_behind;
 mod write_pipeline;
 
 /// Exit codes.

@@ -7,6 +7,7 @@ use crate::output::{check_target, write_atomically};
 use crate::progress_bar::ProgressBar;
 use crate::rules_cmd::{load_rules, print_report};
 use crate::summary::{group_errors, level_of, Tally};
+use crate::write_behind::WriteBehind;
 use crate::write_pipeline;
 use scanner_engine::csv_encoder::CsvEncoder;
 use scanner_engine::input::{self, InputKind};
@@ -226,7 +227,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     let write_start = Instant::now();
     match &a.output {
         Some(path) => {
-            write_atomically(path, |f| write(f))?;
+            write_atomically(path, |f| write(&mut WriteBehind::new(f)))?;
         }
         None => {
             let stdout = std::io::stdout();

@@ -450,6 +450,71 @@ pub fn group(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jiff::tz::{self, TimeZone};
+    use scanner_rules::{load, LoadOptions, RuleSource};
+
+    fn row(secs: i64, record_id: u64, computer: &str) -> DetectInfo {
+        DetectInfo {
+            time: Timestamp::new(secs, 0).unwrap(),
+            rule: 0,
+            correlation: false,
+            recovered: false,
+            origin: Origin::Record { file: 0, record_id },
+            computer: computer.into(),
+            channel: "Security".into(),
+            event_id: "4624".into(),
+            provider: "-".into(),
+            details: "-".into(),
+            extra: None,
+            all_fields: None,
+        }
+    }
+
+    #[test]
+    fn dates_follow_the_zone_across_midnight_and_records_count_once() {
+        let set = load(&[RuleSource::Builtin], &LoadOptions::default());
+        // +09:00: 2024-03-04 14:59:59 UTC is the 4th, 15:00:00 the 5th.
+        let time = TimeFormat::in_zone(TimeZone::fixed(tz::offset(9)));
+        let midnight = 1_709_564_400;
+        let mut tally = Tally::new(&set, &time);
+        let rows = [
+            row(midnight - 1, 1, "a"),
+            row(midnight - 1, 1, "a"),
+            row(midnight, 2, "b ¦ c"),
+            row(midnight + 86_399, 3, "a"),
+            row(midnight + 86_400, 4, "b ¦ c"),
+            // Record 1 again, at another time: still one record.
+            row(midnight + 86_400, 1, "a¦b"),
+        ];
+        for r in &rows {
+            tally.add(r);
+        }
+        let s = tally.finish();
+        assert_eq!(s.detections, 6);
+        assert_eq!(s.events_with_hits, 4);
+        let mut dates = s.top_dates.clone();
+        dates.sort();
+        assert_eq!(
+            dates,
+            [
+                ("2024-03-04".to_string(), 2),
+                ("2024-03-05".to_string(), 2),
+                ("2024-03-06".to_string(), 2)
+            ]
+        );
+        let level = set.rules[0].meta.level as usize;
+        let mut computers = s.levels[level].top_computers.clone();
+        computers.sort();
+        assert_eq!(
+            computers,
+            [
+                ("a".to_string(), 3),
+                ("a¦b".to_string(), 1),
+                ("b".to_string(), 2),
+                ("c".to_string(), 2)
+            ]
+        );
+    }
 
     #[test]
     fn groups_thousands_and_errors_by_file() {

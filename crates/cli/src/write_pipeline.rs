@@ -152,3 +152,187 @@ fn write_out(
     }
     out.flush()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jiff::Timestamp;
+    use scanner_engine::detect_info::Origin;
+    use scanner_engine::row_encoder::write_encoded;
+    use scanner_engine::row_store::RowStore;
+    use std::path::{Path, PathBuf};
+
+    /// Writes each row's record id, padded to 64 bytes; drops every seventh row, as
+    /// `-X` drops rows.
+    #[derive(Default)]
+    struct Ids {
+        out: Vec<u8>,
+    }
+
+    impl RowEncoder for Ids {
+        fn begin(&mut self) -> io::Result<()> {
+            self.out.extend_from_slice(b"ids\n");
+            Ok(())
+        }
+
+        fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
+            let Origin::Record { record_id, .. } = r.origin else {
+                return Ok(false);
+            };
+            if record_id % 7 == 0 {
+                return Ok(false);
+            }
+            self.out
+                .extend_from_slice(format!("{record_id:>63}\n").as_bytes());
+            Ok(true)
+        }
+
+        fn end(&mut self) -> io::Result<()> {
+            self.out.extend_from_slice(b"end\n");
+            Ok(())
+        }
+
+        fn held(&self) -> usize {
+            self.out.len()
+        }
+
+        fn take(&mut self, into: &mut Vec<u8>) {
+            into.append(&mut self.out);
+        }
+    }
+
+    fn row(i: u64) -> DetectInfo {
+        DetectInfo {
+            time: Timestamp::new((i * 7919 % 1000) as i64, 0).unwrap(),
+            rule: 0,
+            correlation: false,
+            recovered: false,
+            origin: Origin::Record {
+                file: 0,
+                record_id: i,
+            },
+            computer: "host".into(),
+            channel: "Security".into(),
+            event_id: "4624".into(),
+            provider: "-".into(),
+            details: format!("n: {i}").into(),
+            extra: None,
+            all_fields: None,
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "scanner-write-pipeline-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn files_in(d: &Path) -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect()
+    }
+
+    /// `n` rows, pushed 1000 at a time into a store spilling past `limit` bytes to
+    /// `dir` (in several runs, and a rest kept in memory).
+    fn rows(dir: &Path, n: u64, limit: Option<usize>) -> SortedRows {
+        let store = RowStore::new(limit, dir.to_path_buf());
+        for from in (0..n).step_by(1000) {
+            let mut batch: Vec<DetectInfo> = (from..n.min(from + 1000)).map(row).collect();
+            let bytes = batch.iter().map(DetectInfo::approx_bytes).sum();
+            store.push(&mut batch, bytes);
+        }
+        store.finish()
+    }
+
+    #[test]
+    fn the_bytes_and_rows_are_those_of_one_thread() {
+        let dir = scratch("same");
+        // Past several batches and chunks, from memory and from spilled runs.
+        for limit in [None, Some(64 << 10)] {
+            let n = 20_000;
+            let mut serial = Vec::new();
+            let mut serial_ids = Vec::new();
+            let written = write_encoded(Ids::default(), &mut serial, rows(&dir, n, limit), |r| {
+                serial_ids.push(r.origin.clone())
+            })
+            .unwrap();
+            let mut threaded = Vec::new();
+            let mut threaded_ids = Vec::new();
+            let rows = rows(&dir, n, limit);
+            assert_eq!(rows.spilled_runs() > 2, limit.is_some());
+            let n_threaded = write(Ids::default(), &mut threaded, rows, |r| {
+                threaded_ids.push(r.origin.clone())
+            })
+            .unwrap();
+            assert_eq!(n_threaded, written);
+            assert_eq!(written, (n - n.div_ceil(7)) as usize);
+            assert!(threaded == serial, "the bytes differ");
+            assert_eq!(threaded_ids, serial_ids);
+            assert!(threaded.len() > 4 * CHUNK_BYTES);
+            assert_eq!(files_in(&dir), Vec::<PathBuf>::new());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_damaged_run_ends_the_pass_with_an_error_naming_it() {
+        let dir = scratch("damaged");
+        let rows = rows(&dir, 20_000, Some(64 << 10));
+        let victim = files_in(&dir)
+            .into_iter()
+            .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+            .unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&victim)
+            .unwrap();
+        f.set_len(f.metadata().unwrap().len() / 2).unwrap();
+        drop(f);
+        let mut out = Vec::new();
+        let err = write(Ids::default(), &mut out, rows, |_| {}).unwrap_err();
+        assert!(
+            err.to_string().contains(&victim.display().to_string()),
+            "{err}"
+        );
+        assert!(!out.ends_with(b"end\n"), "the pass was not finished");
+        assert_eq!(files_in(&dir), Vec::<PathBuf>::new());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Takes `room` bytes, then fails.
+    struct Full {
+        room: usize,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if buf.len() > self.room {
+                return Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"));
+            }
+            self.room -= buf.len();
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_stops_the_pass_and_removes_the_runs() {
+        let dir = scratch("full");
+        let rows = rows(&dir, 20_000, Some(64 << 10));
+        assert!(!files_in(&dir).is_empty());
+        let mut out = Full { room: 1000 };
+        let err = write(Ids::default(), &mut out, rows, |_| {}).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(files_in(&dir), Vec::<PathBuf>::new());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

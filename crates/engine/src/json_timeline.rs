@@ -11,15 +11,15 @@ use crate::row_encoder::{take_bytes, write_encoded, RowEncoder};
 use crate::timeline::{Column, RowCells, TimelineWriter};
 use std::io::{self, Write};
 
-/// Whether `v` is an integer written as Rust writes it (no sign `+`, no leading zero),
-/// short enough to be exact in any JSON reader.
+/// Whether `v` is an integer written as Rust writes it (digits, a `-` but no `+`, no
+/// leading zero), short enough to be exact in any JSON reader.
 fn canonical_int(v: &str) -> bool {
-    !v.is_empty()
+    let digits = v.strip_prefix('-').unwrap_or(v);
+    let leading_zero = digits.starts_with('0') && v != "0";
+    !digits.is_empty()
         && v.len() <= 18
-        && v.parse::<i64>().is_ok()
-        && !v.starts_with('+')
-        && !v.starts_with("-0")
-        && !(v.starts_with('0') && v.len() > 1)
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !leading_zero
 }
 
 /// A cell's value as JSON text: an integer as a number, anything else as a string.
@@ -217,6 +217,37 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_are_those_that_print_back_as_they_read() {
+        let printed_back =
+            |v: &str| v.len() <= 18 && v.parse::<i64>().is_ok_and(|n| n.to_string() == v);
+        for v in [
+            "",
+            "0",
+            "-0",
+            "00",
+            "007",
+            "-07",
+            "7",
+            "-7",
+            "+7",
+            "-",
+            "+",
+            "12a",
+            "1.5",
+            "1e3",
+            " 1",
+            "1 ",
+            "٣",
+            "123456789012345678",
+            "1234567890123456789",
+            "-12345678901234567",
+            "-123456789012345678",
+        ] {
+            assert_eq!(canonical_int(v), printed_back(v), "{v:?}");
+        }
+    }
 
     #[test]
     fn details_become_objects_with_numbers_and_repeated_names_as_arrays() {

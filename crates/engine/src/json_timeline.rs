@@ -197,7 +197,7 @@ impl RowEncoder for JsonEncoder<'_, '_> {
     }
 }
 
-/// Writes the rows (a stream in timeline order, see [`TimelineWriter::for_each_row`])
+/// Writes the rows (a stream in timeline order, see [`write_encoded`])
 /// as a JSON array, or as JSON Lines when `lines`, calling `on_row` with each row
 /// written (after `-X`); returns the number of rows written.
 pub fn write<W, I>(

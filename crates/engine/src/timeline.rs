@@ -1,7 +1,7 @@
 //! The timeline's columns, in Hayabusa's profiles and conventions: its column names and
-//! order, abbreviated levels, channels and providers, MITRE columns from rule tags. Cells are rendered once by
-//! [`RowCells`], which the CSV and JSON encoders share ([`crate::csv_encoder`],
-//! [`crate::json_timeline`]).
+//! order, abbreviated levels, channels and providers, MITRE columns from rule tags.
+//! Cells are rendered once by [`RowCells`], which the CSV and JSON encoders share
+//! ([`crate::csv_encoder`], [`crate::json_timeline`]).
 
 use crate::csv_encoder::CsvEncoder;
 use crate::details::SEP;

@@ -1,11 +1,10 @@
 //! The timeline written on three threads, once the scan has sorted its rows: one thread
 //! merges them (decoding any runs spilled to disk) into batches, one encodes the batches
 //! and counts each row written for the summary, and the calling thread writes the
-//! bytes. Batches pass over bounded channels, so only a few are in flight at a time;
-//! encoded batches go back to the merge, which drops their rows (freeing them is work
-//! taken off the encoder, the busiest of the three) and refills them;
-//! the bytes are those of encoding and writing the rows on one thread
-//! ([`scanner_engine::row_encoder::write_encoded`]).
+//! bytes. Batches pass over bounded channels, so only a few are in flight at a time.
+//! Encoded batches go back to the merge, which drops their rows (work taken off the
+//! encoder, the busiest of the three) and refills them. The bytes are those of encoding
+//! and writing the rows on one thread ([`scanner_engine::row_encoder::write_encoded`]).
 //!
 //! A row that cannot be read back (a damaged run) ends the pass with its error, after
 //! the rows before it; a write that fails stops the other two threads, and the merge

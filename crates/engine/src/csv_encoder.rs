@@ -11,14 +11,17 @@ use crate::timeline::{Column, RowCells, TimelineWriter};
 use std::io;
 
 /// Whether `field` is written bare: it reads as a float or an integer (`csv`'s test).
-/// Such text starts with a digit, a sign, a point, or the `inf`/`nan` of a float; any
-/// other is rejected without parsing.
+/// Such text holds only digits, signs, points and exponents, or is a float's `inf`,
+/// `infinity` or `nan` (any case, signed or not); any other is rejected without parsing.
 fn is_numeric(field: &str) -> bool {
-    let Some(&first) = field.as_bytes().first() else {
-        return false;
-    };
-    let may_be = first.is_ascii_digit() || b"+-.iInN".contains(&first);
-    may_be && (field.parse::<f64>().is_ok() || field.parse::<i128>().is_ok())
+    let unsigned = field.strip_prefix(['+', '-']).unwrap_or(field);
+    let may_be = field
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+        || ["inf", "infinity", "nan"]
+            .iter()
+            .any(|w| unsigned.eq_ignore_ascii_case(w));
+    !field.is_empty() && may_be && (field.parse::<f64>().is_ok() || field.parse::<i128>().is_ok())
 }
 
 /// Appends `field` as a CSV field.

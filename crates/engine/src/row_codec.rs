@@ -101,14 +101,25 @@ fn get_len(r: &mut impl Read) -> io::Result<usize> {
     Err(invalid("string length out of range"))
 }
 
-fn get_string(r: &mut impl Read) -> io::Result<String> {
-    let len = get_len(r)?;
-    let mut bytes = Vec::with_capacity(len.min(PREALLOCATE));
+/// Reads `len` bytes: into a buffer sized at once up to [`PREALLOCATE`], past it into one
+/// that grows as bytes arrive.
+fn get_bytes(r: &mut impl Read, len: usize) -> io::Result<Vec<u8>> {
+    if len <= PREALLOCATE {
+        let mut bytes = vec![0; len];
+        r.read_exact(&mut bytes)?;
+        return Ok(bytes);
+    }
+    let mut bytes = Vec::with_capacity(PREALLOCATE);
     r.take(len as u64).read_to_end(&mut bytes)?;
     if bytes.len() != len {
         return Err(io::ErrorKind::UnexpectedEof.into());
     }
-    String::from_utf8(bytes).map_err(|_| invalid("a string is not UTF-8"))
+    Ok(bytes)
+}
+
+fn get_string(r: &mut impl Read) -> io::Result<String> {
+    let len = get_len(r)?;
+    get_string_of(r, len)
 }
 
 fn get_compact(r: &mut impl Read) -> io::Result<CompactString> {
@@ -120,12 +131,12 @@ fn get_compact(r: &mut impl Read) -> io::Result<CompactString> {
         let s = std::str::from_utf8(&small[..len]).map_err(|_| invalid("a string is not UTF-8"))?;
         return Ok(CompactString::from(s));
     }
-    let mut bytes = Vec::with_capacity(len.min(PREALLOCATE));
-    r.take(len as u64).read_to_end(&mut bytes)?;
-    if bytes.len() != len {
-        return Err(io::ErrorKind::UnexpectedEof.into());
-    }
-    CompactString::from_utf8(bytes).map_err(|_| invalid("a string is not UTF-8"))
+    // A longer one keeps the buffer it was read into.
+    Ok(CompactString::from(get_string_of(r, len)?))
+}
+
+fn get_string_of(r: &mut impl Read, len: usize) -> io::Result<String> {
+    String::from_utf8(get_bytes(r, len)?).map_err(|_| invalid("a string is not UTF-8"))
 }
 
 /// Reads one row written by [`encode`].

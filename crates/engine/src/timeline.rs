@@ -590,31 +590,6 @@ impl<'a> TimelineWriter<'a> {
         }
     }
 
-    /// Calls `f` with each row and its cells, in the profile's column order (see
-    /// [`RowCells`]). Rows come in timeline order, as a stream ([`crate::SortedRows`],
-    /// or any rows mapped to `Ok`); an `Err` row ends the pass with that error. Returns
-    /// the number of rows passed to `f`.
-    pub fn for_each_row<I, E>(
-        &self,
-        rows: I,
-        mut f: impl FnMut(&DetectInfo, &[String]) -> Result<(), E>,
-    ) -> Result<usize, E>
-    where
-        I: IntoIterator<Item = std::io::Result<DetectInfo>>,
-        E: From<std::io::Error>,
-    {
-        let mut cells = RowCells::new(self);
-        let mut written = 0;
-        for r in rows {
-            let r = &r?;
-            if cells.fill(r) {
-                f(r, cells.cells())?;
-                written += 1;
-            }
-        }
-        Ok(written)
-    }
-
     /// Writes the header and every row to `out` as CSV, calling `on_row` with each row
     /// written (after `-X`), for counts taken in the same pass; returns the number of
     /// rows written.

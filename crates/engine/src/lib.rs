@@ -52,6 +52,7 @@ mod template;
 pub mod time;
 pub mod timeline;
 pub mod typed;
+mod value_text;
 
 pub use detect_info::DetectInfo;
 pub use record::RecordView;

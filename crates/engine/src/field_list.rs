@@ -7,6 +7,8 @@
 use crate::details::{collapse_into, legacy_form, squeeze_spaces_into, Shown, SEP};
 use crate::field_map::RecordMap;
 use crate::record::RecordView;
+use scanner_rules::fields::{FxHashMap, FxHasher};
+use std::hash::Hasher;
 
 type Span = (u32, u32);
 
@@ -31,19 +33,76 @@ struct Entry {
 pub struct FieldList {
     text: String,
     entries: Vec<Entry>,
+    sorted: Vec<Entry>,
     scratch: String,
+    /// Keys and order by sequence of leaf paths (records of one template share one).
+    shapes: FxHashMap<u64, Shape>,
 }
 
-/// A path's length and last eight bytes: paths that differ mostly differ here, so
-/// repeated names are found without comparing whole paths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PathKey(usize, u64);
+/// Shapes kept before the cache starts afresh.
+const MAX_SHAPES: usize = 1024;
 
-impl PathKey {
-    fn of(p: &str) -> PathKey {
-        let b = p.as_bytes();
-        let tail = &b[b.len().saturating_sub(8)..];
-        PathKey(b.len(), tail.iter().fold(0, |h, &x| h << 8 | u64::from(x)))
+/// What a sequence of event-data leaf paths decides: each leaf's key and, when the keys
+/// alone decide it, the order of the entries.
+#[derive(Debug)]
+struct Shape {
+    /// The paths, end to end, and where each ends.
+    paths: String,
+    path_ends: Vec<u32>,
+    /// Each leaf's key, end to end, and where each ends.
+    keys: String,
+    key_ends: Vec<u32>,
+    /// Leaf indices in output order, when the keys are distinct and hold no `:` (then
+    /// `key: value` texts differ within their keys, whatever the values, and no entry is
+    /// a duplicate); otherwise `None` and the entries are sorted by their text.
+    order: Option<Vec<u32>>,
+}
+
+fn event_data((p, _): &(&str, &str)) -> bool {
+    !p.starts_with("Event.System.") && p.starts_with("Event.")
+}
+
+fn nth<'t>(text: &'t str, ends: &[u32], i: usize) -> &'t str {
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    &text[start..ends[i] as usize]
+}
+
+impl Shape {
+    fn new<'a>(paths: impl Iterator<Item = &'a str>) -> Shape {
+        let paths: Vec<&str> = paths.collect();
+        let mut shape = Shape {
+            paths: String::new(),
+            path_ends: Vec::with_capacity(paths.len()),
+            keys: String::new(),
+            key_ends: Vec::with_capacity(paths.len()),
+            order: None,
+        };
+        for (i, &p) in paths.iter().enumerate() {
+            shape.paths.push_str(p);
+            shape.path_ends.push(shape.paths.len() as u32);
+            let name = p.rsplit('.').next().unwrap_or(p);
+            let count = 1 + paths[..i].iter().filter(|&&q| q == p).count();
+            let repeated =
+                p == "Event.EventData.Data" || count > 1 || paths[i + 1..].iter().any(|&q| q == p);
+            shape.keys.push_str(name);
+            if repeated {
+                use std::fmt::Write;
+                let _ = write!(shape.keys, "[{count}]");
+            }
+            shape.key_ends.push(shape.keys.len() as u32);
+        }
+        let key = |i: u32| nth(&shape.keys, &shape.key_ends, i as usize);
+        let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| sort_order(key(a), "", key(b), "").then(a.cmp(&b)));
+        let decided = !shape.keys.contains(':') && order.windows(2).all(|w| key(w[0]) != key(w[1]));
+        shape.order = decided.then_some(order);
+        shape
+    }
+
+    fn holds<'a>(&self, mut paths: impl Iterator<Item = &'a str>) -> bool {
+        (0..self.path_ends.len())
+            .all(|i| paths.next() == Some(nth(&self.paths, &self.path_ends, i)))
+            && paths.next().is_none()
     }
 }
 
@@ -72,24 +131,30 @@ impl FieldList {
     pub fn fill(&mut self, view: &RecordView, map: &RecordMap) {
         self.text.clear();
         self.entries.clear();
-        let leaves: Vec<(PathKey, &str, &str)> = view
-            .leaves()
-            .filter(|(p, _)| !p.starts_with("Event.System.") && p.starts_with("Event."))
-            .map(|(p, v)| (PathKey::of(p), p, v))
-            .collect();
-        let same = |a: &(PathKey, &str, &str), k: PathKey, p: &str| a.0 == k && a.1 == p;
-        for (i, &(k, p, v)) in leaves.iter().enumerate() {
-            let name = p.rsplit('.').next().unwrap_or(p);
-            let count = 1 + leaves[..i].iter().filter(|q| same(q, k, p)).count();
-            let repeated = p == "Event.EventData.Data"
-                || count > 1
-                || leaves[i + 1..].iter().any(|q| same(q, k, p));
-            let k0 = self.text.len();
-            self.text.push_str(name);
-            if repeated {
-                use std::fmt::Write;
-                let _ = write!(self.text, "[{count}]");
+        let leaves = || view.leaves().filter(event_data);
+        let mut h = FxHasher::default();
+        for (p, _) in leaves() {
+            h.write(p.as_bytes());
+            h.write_u8(0xff);
+        }
+        let sig = h.finish();
+        if self
+            .shapes
+            .get(&sig)
+            .is_none_or(|s| !s.holds(leaves().map(|(p, _)| p)))
+        {
+            if self.shapes.len() >= MAX_SHAPES {
+                self.shapes.clear();
             }
+            self.shapes
+                .insert(sig, Shape::new(leaves().map(|(p, _)| p)));
+        }
+        let Some(shape) = self.shapes.get(&sig) else {
+            return;
+        };
+        for (i, (_, v)) in leaves().enumerate() {
+            let k0 = self.text.len();
+            self.text.push_str(nth(&shape.keys, &shape.key_ends, i));
             let key = (k0 as u32, self.text.len() as u32);
             let typed = legacy_form(v);
             let mapped = map.apply(at(&self.text, key), &typed);
@@ -111,6 +176,13 @@ impl FieldList {
                 value,
                 order: i as u32,
             });
+        }
+        if let Some(order) = &shape.order {
+            self.sorted.clear();
+            self.sorted
+                .extend(order.iter().map(|&i| self.entries[i as usize]));
+            std::mem::swap(&mut self.entries, &mut self.sorted);
+            return;
         }
         let text = &self.text;
         // Unstable sort (no buffer to allocate), stable in effect: ties go by position.
@@ -335,5 +407,43 @@ mod tests {
         out.clear();
         l.write_all(&mut out);
         assert_eq!(out, "C: 3");
+    }
+
+    #[test]
+    fn records_of_one_shape_share_keys_but_not_values() {
+        let t = FieldTable::new();
+        let json = |a: &str, b: &str| {
+            format!(
+                r#"{{"Event":{{"EventData":{{"B":"{b}","A":"{a}","Data":["x","y"]}},"UserData":{{"P":{{"K":"{a}"}},"Q":{{"K":"{b}"}}}}}}}}"#
+            )
+        };
+        let first = view(&t, &json("1", "2"));
+        let second = view(&t, &json("z", "z"));
+        let other = view(&t, r#"{"Event":{"EventData":{"C":"3"}}}"#);
+        let mut l = FieldList::default();
+        let mut listed = |v: &RecordView| {
+            l.fill(v, &RecordMap::default());
+            let mut out = String::new();
+            l.write_all(&mut out);
+            out
+        };
+        let want_first = "A: 1 ¦ B: 2 ¦ Data[1]: x ¦ Data[2]: y ¦ K: 1 ¦ K: 2";
+        assert_eq!(listed(&first), want_first);
+        // Same paths, other values: the repeated key `K` now holds one value twice.
+        assert_eq!(
+            listed(&second),
+            "A: z ¦ B: z ¦ Data[1]: x ¦ Data[2]: y ¦ K: z"
+        );
+        assert_eq!(listed(&other), "C: 3");
+        assert_eq!(listed(&first), want_first);
+        // Distinct keys: the order is the keys' whatever the values.
+        let keyed = |b: &str| {
+            view(
+                &t,
+                &format!(r#"{{"Event":{{"EventData":{{"Unused":"{b}","Unused2":"-","Ab":""}}}}}}"#),
+            )
+        };
+        assert_eq!(listed(&keyed("a")), "Ab: ¦ Unused2: - ¦ Unused: a");
+        assert_eq!(listed(&keyed("0")), "Ab: ¦ Unused2: - ¦ Unused: 0");
     }
 }

@@ -82,8 +82,7 @@ impl Shape {
             shape.path_ends.push(shape.paths.len() as u32);
             let name = p.rsplit('.').next().unwrap_or(p);
             let count = 1 + paths[..i].iter().filter(|&&q| q == p).count();
-            let repeated =
-                p == "Event.EventData.Data" || count > 1 || paths[i + 1..].iter().any(|&q| q == p);
+            let repeated = p == "Event.EventData.Data" || count > 1 || paths[i + 1..].contains(&p);
             shape.keys.push_str(name);
             if repeated {
                 use std::fmt::Write;

@@ -175,8 +175,22 @@ fn is_dropped_control(c: char) -> bool {
     c.is_control() && !matches!(c, '\t' | '\r' | '\n')
 }
 
+/// Whether `b` is printable ASCII with single inner spaces and none at its ends: the
+/// common value, which collapsing and squeezing leave as it is.
+#[inline]
+fn is_plain(b: &[u8]) -> bool {
+    b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+        && b.iter().all(|&c| (0x20..0x7f).contains(&c))
+        && !b.windows(2).any(|w| w == b"  ")
+}
+
 /// Appends `v` with every run of whitespace turned into one space, trimmed.
 pub fn push_collapsed(v: &str, out: &mut String) {
+    if is_plain(v.as_bytes()) {
+        out.push_str(v);
+        return;
+    }
     for (i, w) in v.split_whitespace().enumerate() {
         if i > 0 {
             out.push(' ');
@@ -188,13 +202,14 @@ pub fn push_collapsed(v: &str, out: &mut String) {
 /// Whether collapsing `v`'s whitespace (as [`push_collapsed`]) changes it; when it
 /// does, the collapsed form is appended to `out`.
 pub fn collapse_into(v: &str, out: &mut String) -> bool {
-    let clean = !v.starts_with(char::is_whitespace)
-        && !v.ends_with(char::is_whitespace)
-        && !v
-            .as_bytes()
-            .windows(2)
-            .any(|w| w[0] == b' ' && w[1] == b' ')
-        && !v.chars().any(|c| c.is_whitespace() && c != ' ');
+    let clean = is_plain(v.as_bytes())
+        || !v.starts_with(char::is_whitespace)
+            && !v.ends_with(char::is_whitespace)
+            && !v
+                .as_bytes()
+                .windows(2)
+                .any(|w| w[0] == b' ' && w[1] == b' ')
+            && !v.chars().any(|c| c.is_whitespace() && c != ' ');
     if !clean {
         push_collapsed(v, out);
     }
@@ -250,12 +265,7 @@ fn is_filetime_7(s: &str) -> bool {
 /// whitespace other than single inner spaces.
 pub fn squeeze_spaces_into(v: &str, out: &mut String) -> bool {
     // Most values are printable ASCII with single inner spaces: copied as they are.
-    let b = v.as_bytes();
-    let plain = b.first() != Some(&b' ')
-        && b.last() != Some(&b' ')
-        && b.iter().all(|&c| (0x20..0x7f).contains(&c))
-        && !b.windows(2).any(|w| w == b"  ");
-    if plain {
+    if is_plain(v.as_bytes()) {
         out.push_str(v);
         return true;
     }

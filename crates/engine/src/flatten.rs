@@ -16,11 +16,14 @@ pub struct Flattener {
 
 /// Adds leaf `value` at `path` to `view`, unless it is a namespace declaration.
 pub(crate) fn leaf(view: &mut RecordView, table: &FieldTable, path: &str, value: &str) {
-    // Namespace declarations are not event data.
-    if path.ends_with(".xmlns") || path.ends_with("xmlns") {
-        return;
+    if !is_namespace(path) {
+        view.push(table, path, value);
     }
-    view.push(table, path, value);
+}
+
+/// Whether a leaf at `path` is a namespace declaration: not event data.
+pub(crate) fn is_namespace(path: &str) -> bool {
+    path.ends_with("xmlns")
 }
 
 /// Folds the key just appended to `path` (at `dot`; `base` is the length before its dot):

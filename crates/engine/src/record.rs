@@ -59,6 +59,16 @@ impl RecordView {
 
     /// Adds a leaf value at `path` (e.g. `Event.EventData.CommandLine`).
     pub fn push(&mut self, table: &FieldTable, path: &str, value: &str) {
+        self.push_linked(path, value, table.lookup_leaf(path));
+    }
+
+    /// [`Self::push`] with the ids `table.lookup_leaf(path)` gave (kept by the caller).
+    pub fn push_linked(
+        &mut self,
+        path: &str,
+        value: &str,
+        (exact, by_name): (Option<FieldId>, Option<FieldId>),
+    ) {
         let value = value.trim();
         let p0 = self.paths.len();
         self.paths.push_str(path);
@@ -74,7 +84,6 @@ impl RecordView {
             alias: false,
         };
         self.leaves.push(leaf);
-        let (exact, by_name) = table.lookup_leaf(path);
         if let Some(f) = exact {
             self.link(f, self.leaves.len() - 1);
         }

@@ -27,7 +27,7 @@ use crate::template::{self, NameKind, Names, Reader, TNode, Template};
 use crate::value_text::format_raw;
 use evtx::EvtxRecord;
 use scanner_rules::fields::FxHashMap;
-use scanner_rules::FieldTable;
+use scanner_rules::{FieldId, FieldTable};
 use std::fmt::Write as _;
 
 const NONE: u32 = u32::MAX;
@@ -208,7 +208,24 @@ pub struct TypedState {
     path: String,
     leaf: String,
     counts: Vec<(u32, u32)>,
+    /// The root template of the record prepared.
+    root_template: u32,
+    /// Per root template, the paths of the last record's leaves and the ids the field
+    /// table gave them (records of one template mostly repeat them), valid while the
+    /// table's version is `ids_version`.
+    leaf_ids: Vec<Vec<LeafIds>>,
+    ids_version: u64,
 }
+
+/// A leaf path and what the field table answers for it (`None`: not event data).
+#[derive(Debug)]
+struct LeafIds {
+    path: Box<str>,
+    ids: Option<(Option<FieldId>, Option<FieldId>)>,
+}
+
+/// Leaves per record whose ids are kept.
+const MEMO_LEAVES: usize = 256;
 
 impl TypedState {
     /// Starts a chunk (its definitions are found by offset afresh): call before its
@@ -236,7 +253,8 @@ impl TypedState {
             record.binxml_size as usize,
             0,
         )?;
-        let t = self.templates.get(self.rec.insts[root as usize].template);
+        self.root_template = self.rec.insts[root as usize].template;
+        let t = self.templates.get(self.root_template);
         self.rec.resolve(&self.templates, root, t.root, 0)?;
         if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
             return None;
@@ -325,6 +343,14 @@ impl TypedState {
         if self.rec.elems.is_empty() {
             return;
         }
+        if self.ids_version != table.version() {
+            self.leaf_ids.clear();
+            self.ids_version = table.version();
+        }
+        let t = self.root_template as usize;
+        if self.leaf_ids.len() <= t {
+            self.leaf_ids.resize_with(t + 1, Vec::new);
+        }
         let mut out = Emit {
             names: &self.templates.names,
             r: &self.rec,
@@ -333,6 +359,8 @@ impl TypedState {
             counts: &mut self.counts,
             table,
             view,
+            memo: &mut self.leaf_ids[t],
+            leaf_no: 0,
         };
         out.root();
     }
@@ -759,6 +787,10 @@ struct Emit<'a> {
     counts: &'a mut Vec<(u32, u32)>,
     table: &'a FieldTable,
     view: &'a mut RecordView,
+    /// The ids of the root template's leaves, by position.
+    memo: &'a mut Vec<LeafIds>,
+    /// Leaves written so far.
+    leaf_no: usize,
 }
 
 impl Emit<'_> {
@@ -804,7 +836,28 @@ impl Emit<'_> {
     fn leaf_of(&mut self, nodes: impl Iterator<Item = Kind>) {
         self.leaf.clear();
         self.r.concat(nodes, self.leaf);
-        flatten::leaf(self.view, self.table, self.path, self.leaf);
+        let i = self.leaf_no;
+        self.leaf_no += 1;
+        let ids = match self.memo.get(i) {
+            Some(m) if *m.path == **self.path => m.ids,
+            _ => {
+                let ids =
+                    (!flatten::is_namespace(self.path)).then(|| self.table.lookup_leaf(self.path));
+                let m = LeafIds {
+                    path: self.path.as_str().into(),
+                    ids,
+                };
+                if i < self.memo.len() {
+                    self.memo[i] = m;
+                } else if i < MEMO_LEAVES {
+                    self.memo.push(m);
+                }
+                ids
+            }
+        };
+        if let Some(ids) = ids {
+            self.view.push_linked(self.path, self.leaf, ids);
+        }
     }
 
     /// `"<Elem>[_N]_attributes":{…}` when an attribute has text; whether it wrote it.

@@ -8,7 +8,7 @@ use scanner_engine::typed::TypedState;
 use scanner_engine::RecordView;
 use scanner_evtx_writer::value::{Guid, Sid, SysTime};
 use scanner_evtx_writer::{generate, write_events, Element, Event, Value};
-use scanner_rules::FieldTable;
+use scanner_rules::{Event as _, FieldId, FieldTable};
 use std::io::Cursor;
 use std::sync::Arc;
 
@@ -21,10 +21,23 @@ struct Tally {
 
 /// Fills every record of `log` both ways and compares the ordered leaves.
 fn compare(log: Vec<u8>, state: &mut TypedState) -> Tally {
+    compare_with(log, state, &FieldTable::new())
+}
+
+/// A field table with `names` interned in that order.
+fn table_of(names: &[&str]) -> FieldTable {
+    let mut t = FieldTable::new();
+    for n in names {
+        t.intern(n);
+    }
+    t
+}
+
+/// Like [`compare`], and every field of `table` must hold the same values both ways.
+fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tally {
     let settings = Arc::new(source::settings());
     let parser = evtx::EvtxParser::from_buffer(log).expect("an EVTX log");
     let mut parser = parser.with_configuration((*settings).clone());
-    let table = FieldTable::new();
     let mut flat = Flattener::default();
     let (mut typed, mut json) = (RecordView::default(), RecordView::default());
     let mut t = Tally::default();
@@ -38,13 +51,21 @@ fn compare(log: Vec<u8>, state: &mut TypedState) -> Tally {
             let prepared = state.prepare(&r);
             let id = r.event_record_id;
             let rendered = r.into_json().expect("JSON").data;
-            flat.fill(&rendered, &table, &mut json).expect("flattened");
+            flat.fill(&rendered, table, &mut json).expect("flattened");
             if !prepared {
                 continue;
             }
             t.typed += 1;
-            state.fill(&table, &mut typed);
-            if !typed.leaves().eq(json.leaves()) {
+            state.fill(table, &mut typed);
+            fn linked(v: &RecordView, f: FieldId) -> Vec<(&str, &str)> {
+                v.values(f).map(|x| (x.raw, x.lower)).collect()
+            }
+            let fields = 0..table.len() as FieldId;
+            if !typed.leaves().eq(json.leaves())
+                || fields
+                    .clone()
+                    .any(|f| linked(&typed, f) != linked(&json, f))
+            {
                 let a: Vec<_> = typed.leaves().collect();
                 let b: Vec<_> = json.leaves().collect();
                 t.mismatches.push(format!(
@@ -219,4 +240,38 @@ fn unusual_shapes_and_values_fill_the_same_leaves_typed() {
         again.mismatches.join("\n")
     );
     assert_eq!(again.typed, t.typed);
+}
+
+#[test]
+fn fields_link_alike_when_the_field_table_changes() {
+    let mut log = Cursor::new(Vec::new());
+    generate(500, 3, &mut log).expect("generated");
+    let log = log.into_inner();
+    // One state (as a scan thread keeps) serves tables that number fields differently:
+    // the ids it keeps for a template's leaves must follow the table.
+    let mut state = TypedState::default();
+    let names = [
+        "CommandLine",
+        "Image",
+        "ParentImage",
+        "TargetUserName",
+        "SubjectUserName",
+        "Data",
+        "ProcessId",
+        "Computer",
+    ];
+    let mut reversed = names;
+    reversed.reverse();
+    for table in [table_of(&names), table_of(&reversed), table_of(&names[..3])] {
+        let t = compare_with(log.clone(), &mut state, &table);
+        assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+        assert!(t.typed * 100 >= t.records * 95);
+    }
+    // A table that gains a field after the state kept ids for it.
+    let mut grown = table_of(&names[..2]);
+    let t = compare_with(log.clone(), &mut state, &grown);
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    grown.intern("TargetUserName");
+    let t = compare_with(log, &mut state, &grown);
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
 }

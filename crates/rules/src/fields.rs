@@ -97,6 +97,17 @@ pub struct FieldTable {
     /// named the same falls back to them.
     data_names: FxHashMap<Box<str>, FieldId>,
     paths: Vec<Box<str>>,
+    /// Stands for what [`FieldTable::lookup_leaf`] answers: unique to this table (and
+    /// its clones), renewed whenever a path is interned, so callers may keep answers
+    /// for as long as it holds.
+    version: u64,
+}
+
+/// The next [`FieldTable::version`].
+static VERSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_version() -> u64 {
+    VERSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Default for FieldTable {
@@ -113,6 +124,7 @@ impl FieldTable {
             by_path: FxHashMap::default(),
             data_names: FxHashMap::default(),
             paths: Vec::new(),
+            version: next_version(),
         };
         for (name, path) in SYSTEM_NAMES {
             t.aliases.insert((*name).into(), (*path).into());
@@ -157,7 +169,14 @@ impl FieldTable {
         if let Some(name) = path.strip_prefix("Event.EventData.") {
             self.data_names.insert(name.into(), id);
         }
+        self.version = next_version();
         id
+    }
+
+    /// Changes whenever [`FieldTable::lookup_leaf`] may answer differently; two tables
+    /// share a version only when one is an unchanged clone of the other.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// The ids of the fields a record leaf at `path` fills: the field interned for the

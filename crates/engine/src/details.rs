@@ -144,14 +144,16 @@ impl Shown {
     pub fn push_shown(&mut self, v: &str) {
         let start = self.text.len();
         push_collapsed(v, &mut self.text);
-        self.values.push((start as u32, self.text.len() as u32));
+        // Kept without its trailing commas, as `contains` compares it.
+        let kept = self.text[start..].trim_end_matches(',').len();
+        self.values.push((start as u32, (start + kept) as u32));
     }
 
     /// Whether `exact` is a value shown (a trailing comma of the shown value ignored).
     pub fn contains(&self, exact: &str) -> bool {
-        self.values
-            .iter()
-            .any(|&(a, b)| self.text[a as usize..b as usize].trim_end_matches(',') == exact)
+        self.values.iter().any(|&(a, b)| {
+            (b - a) as usize == exact.len() && &self.text[a as usize..b as usize] == exact
+        })
     }
 }
 

@@ -20,6 +20,20 @@ pub enum Cond {
 }
 
 impl Cond {
+    /// Moves the members of every AND for which `last` holds behind the others (in
+    /// their order).
+    pub fn defer(&mut self, last: &impl Fn(&Cond) -> bool) {
+        match self {
+            Cond::Sel(_) => {}
+            Cond::Not(c) => c.defer(last),
+            Cond::And(cs) => {
+                cs.iter_mut().for_each(|c| c.defer(last));
+                cs.sort_by_key(|c| last(c));
+            }
+            Cond::Or(cs) | Cond::AtLeast(_, cs) => cs.iter_mut().for_each(|c| c.defer(last)),
+        }
+    }
+
     /// The same condition with every selection index moved up by `by` (when appending
     /// another detection's selections after a rule's own).
     pub fn shifted(&self, by: u32) -> Cond {
@@ -361,5 +375,28 @@ mod tests {
         assert!(parse("1 of x*", &n).is_err());
         assert!(parse("a = b", &n).is_err());
         assert!(parse("a a", &n).is_err());
+    }
+
+    #[test]
+    fn deferring_moves_members_of_ands_only_and_keeps_truth() {
+        let n = names(&["pc", "a", "b", "c"]);
+        let mut c = parse("pc and (a or pc) and not (pc and b) and c", &n).unwrap();
+        let before = c.clone();
+        let last = |c: &Cond| *c == Cond::Sel(0);
+        c.defer(&last);
+        assert_eq!(
+            c,
+            Cond::And(vec![
+                Cond::Or(vec![Cond::Sel(1), Cond::Sel(0)]),
+                Cond::Not(Box::new(Cond::And(vec![Cond::Sel(2), Cond::Sel(0)]))),
+                Cond::Sel(3),
+                Cond::Sel(0),
+            ]),
+            "pc last in each AND; the OR keeps its order"
+        );
+        for bits in 0..16u32 {
+            let truth: Vec<bool> = (0..4).map(|i| bits >> i & 1 == 1).collect();
+            assert_eq!(eval(&c, &truth), eval(&before, &truth), "{truth:?}");
+        }
     }
 }

@@ -807,7 +807,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
             None => kept.push(r),
         }
     }
-    let rules = kept;
+    let mut rules = kept;
     let mut emits = vec![true; rules.len()];
     let mut kept_corr = Vec::new();
     for mut c in correlations {
@@ -883,6 +883,9 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     }
     lap(&mut report, "parsed, compiled, filtered and indexed");
     index.build_prefilters(&rules);
+    for r in &mut rules {
+        r.detection.defer_index_tests();
+    }
     lap(&mut report, "prefilter automata built");
     report
         .errors

@@ -273,6 +273,11 @@ impl FieldTest {
         }
     }
 
+    /// Whether it reads Channel or EventID (the fields rules are indexed by).
+    pub fn is_index_test(&self) -> bool {
+        matches!(self.target, Target::Field(f) if f == crate::fields::CHANNEL || f == crate::fields::EVENT_ID)
+    }
+
     /// Whether the record passes this entry.
     #[inline]
     pub fn is_match<E: Event>(&self, e: &E) -> bool {

@@ -227,4 +227,23 @@ mod tests {
             "a keyword's needle is looked for in every value: {e:?}"
         );
     }
+
+    #[test]
+    fn loaded_rules_test_channel_and_event_id_last() {
+        let set = rules_from(
+            "title: p\nid: p\nlogsource:\n  product: windows\ndetection:\n  process_creation:\n    EventID: 1\n    Channel: Microsoft-Windows-Sysmon/Operational\n  selection:\n    EventID: 1\n    Image|endswith: '\\x.exe'\n  condition: process_creation and selection\n",
+        );
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        let d = &set.rules[0].detection;
+        assert_eq!(
+            d.condition,
+            Cond::And(vec![Cond::Sel(1), Cond::Sel(0)]),
+            "the selection of Channel and EventID only goes last"
+        );
+        let Selection::All(tests) = &d.selections[1] else {
+            panic!("one map: {:?}", d.selections[1]);
+        };
+        let fields: Vec<_> = tests.iter().map(|t| t.is_index_test()).collect();
+        assert_eq!(fields, vec![false, true], "EventID after Image");
+    }
 }

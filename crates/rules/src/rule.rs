@@ -131,6 +131,25 @@ impl Selection {
         }
     }
 
+    /// Moves its Channel and EventID tests behind the others (see
+    /// [`Detection::defer_index_tests`]).
+    fn defer_index_tests(&mut self) {
+        match self {
+            Selection::All(tests) => tests.sort_by_key(FieldTest::is_index_test),
+            Selection::Any(items) => items.iter_mut().for_each(Selection::defer_index_tests),
+        }
+    }
+
+    /// Whether it tests Channel or EventID only.
+    fn is_index_only(&self) -> bool {
+        match self {
+            Selection::All(tests) => {
+                !tests.is_empty() && tests.iter().all(FieldTest::is_index_test)
+            }
+            Selection::Any(_) => false,
+        }
+    }
+
     /// Calls `f` on every field test.
     pub fn for_each_test<'s>(&'s self, f: &mut impl FnMut(&'s FieldTest)) {
         match self {
@@ -154,6 +173,19 @@ pub struct Detection {
 }
 
 impl Detection {
+    /// Reorders what is ANDed so that tests of Channel and EventID come last: the rule
+    /// index only hands a rule records its channel and event ID may match, so those
+    /// tests mostly pass, and a rule that fails (most evaluated rules do) fails before
+    /// reaching them. Results do not change: AND has no order.
+    pub fn defer_index_tests(&mut self) {
+        for s in &mut self.selections {
+            s.defer_index_tests();
+        }
+        let sels = &self.selections;
+        self.condition
+            .defer(&|c| matches!(c, Cond::Sel(i) if sels[*i as usize].is_index_only()));
+    }
+
     /// Whether the record matches the rule.
     #[inline]
     pub fn is_match<E: Event>(&self, e: &E) -> bool {

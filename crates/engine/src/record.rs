@@ -69,7 +69,14 @@ impl RecordView {
         value: &str,
         (exact, by_name): (Option<FieldId>, Option<FieldId>),
     ) {
-        let value = value.trim();
+        // Most values start and end with printable ASCII: nothing to trim.
+        let edge = |b: Option<&u8>| b.is_some_and(|&c| (0x21..0x7f).contains(&c));
+        let b = value.as_bytes();
+        let value = if edge(b.first()) && edge(b.last()) {
+            value
+        } else {
+            value.trim()
+        };
         let p0 = self.paths.len();
         self.paths.push_str(path);
         let r0 = self.raw.len();

@@ -227,6 +227,28 @@ impl<'d> Reader<'d> {
 
 /// UTF-16LE code units up to the first NUL, decoded; `None` for unpaired surrogates.
 pub(crate) fn decode_utf16(bytes: &[u8], out: &mut String) -> Option<()> {
+    // Sixteen ASCII units (no NUL) at a time, tested without early exits so that the
+    // compiler vectorises the test; the rest goes unit by unit.
+    let mut rest = bytes;
+    while let Some((chunk, tail)) = rest.split_first_chunk::<32>() {
+        let ascii = chunk.chunks_exact(2).fold(true, |ok, u| {
+            ok & (u[1] == 0) & (u[0].wrapping_sub(1) < 0x7f)
+        });
+        if !ascii {
+            break;
+        }
+        let mut low = [0u8; 16];
+        for (b, u) in low.iter_mut().zip(chunk.chunks_exact(2)) {
+            *b = u[0];
+        }
+        out.push_str(std::str::from_utf8(&low).ok()?);
+        rest = tail;
+    }
+    decode_utf16_units(rest, out)
+}
+
+/// [`decode_utf16`] one code unit at a time.
+fn decode_utf16_units(bytes: &[u8], out: &mut String) -> Option<()> {
     // ASCII first, a block of bytes at a time.
     let mut block = [0u8; 64];
     let mut n = 0;
@@ -561,4 +583,41 @@ fn data_names_may_repeat(t: &Template, names: &Names) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_utf16;
+
+    /// The plain decoding: units up to the first NUL, `None` on an unpaired surrogate.
+    fn reference(bytes: &[u8]) -> Option<String> {
+        let units: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|u| u16::from_le_bytes([u[0], u[1]]))
+            .take_while(|&u| u != 0)
+            .collect();
+        String::from_utf16(&units).ok()
+    }
+
+    #[test]
+    fn decodes_as_the_plain_way_at_every_length_and_position() {
+        let specials: [&[u16]; 5] = [&[0xe9], &[0x20ac], &[0xd83d, 0xde00], &[0], &[0xd800]];
+        for len in 0..70usize {
+            for at in 0..=len {
+                for sp in specials {
+                    let mut units: Vec<u16> = (0..len).map(|i| 0x41 + (i % 26) as u16).collect();
+                    units.splice(at..at, sp.iter().copied());
+                    let mut bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+                    for odd in [false, true] {
+                        if odd {
+                            bytes.push(0x41);
+                        }
+                        let mut out = String::from("x");
+                        let got = decode_utf16(&bytes, &mut out).map(|()| out[1..].to_string());
+                        assert_eq!(got, reference(&bytes), "len {len} at {at} {sp:?} odd {odd}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -346,7 +346,10 @@ mod tests {
         let m = RecordMap::default();
         assert_eq!(detail_value("n", "a\u{1}b\tc\r\n\u{7f}d", &m), "ab\tc\r\nd");
         assert_eq!(detail_value("n", "é\u{85}x\u{1f}", &m), "éx");
-        assert!(matches!(detail_value("n", "plain text", &m), Cow::Borrowed(_)));
+        assert!(matches!(
+            detail_value("n", "plain text", &m),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -57,6 +57,8 @@ struct RenderScratch {
     shown: Shown,
     out: String,
     key: String,
+    /// Channel and provider names, shared by the rows that show them.
+    names: crate::shared_names::NameCache,
 }
 
 /// Per-worker prefilter buffers: which rules were admitted for the current record.
@@ -369,7 +371,7 @@ impl<'a> Detector<'a> {
                     .and_then(|f| view.first(f))
                     .map(Into::into),
                 computer: view.first(self.out.computer).unwrap_or("-").into(),
-                channel: view.first(CHANNEL).unwrap_or("-").into(),
+                channel: m.render.names.get(view.first(CHANNEL).unwrap_or("-")),
                 event_id: view.first(EVENT_ID).unwrap_or("-").into(),
                 file,
             });
@@ -378,6 +380,9 @@ impl<'a> Detector<'a> {
             return;
         }
         let (details, extra, all_fields) = self.render(r, view, &mut m.render);
+        let names = &mut m.render.names;
+        let channel = names.get(view.first(CHANNEL).unwrap_or("-"));
+        let provider = names.get(view.first(self.out.provider).unwrap_or("-"));
         m.rows.push(DetectInfo {
             time,
             rule: r,
@@ -385,9 +390,9 @@ impl<'a> Detector<'a> {
             origin: Origin::Record { file, record_id },
             recovered: m.recovered,
             computer: view.first(self.out.computer).unwrap_or("-").into(),
-            channel: view.first(CHANNEL).unwrap_or("-").into(),
+            channel,
             event_id: view.first(EVENT_ID).unwrap_or("-").into(),
-            provider: view.first(self.out.provider).unwrap_or("-").into(),
+            provider,
             details,
             extra,
             all_fields,

@@ -45,6 +45,7 @@ pub mod row_store;
 pub mod rule_stats;
 pub mod run_file;
 pub mod scan;
+pub mod shared_names;
 pub mod sorted_rows;
 pub mod source;
 pub mod temp_files;

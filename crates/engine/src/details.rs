@@ -101,7 +101,7 @@ impl Template {
                     let mut vals = view.values(*f).map(|v| v.raw);
                     match (vals.next(), vals.next()) {
                         (None, _) => shown.text.push_str(MISSING),
-                        (Some(v), None) => shown.push_shown(&detail_value(name, v, map)),
+                        (Some(v), None) => shown.push_value(name, v, map),
                         (Some(a), Some(b)) => {
                             let all: Vec<Cow<str>> = [a, b]
                                 .into_iter()
@@ -113,7 +113,7 @@ impl Template {
                     }
                 }
                 Part::DataIndex(n, name) => match view.values(data).nth(n.saturating_sub(1)) {
-                    Some(v) if *n > 0 => shown.push_shown(&detail_value(name, v.raw, map)),
+                    Some(v) if *n > 0 => shown.push_value(name, v.raw, map),
                     _ => shown.text.push_str(MISSING),
                 },
             }
@@ -132,6 +132,8 @@ impl Template {
 pub struct Shown {
     text: String,
     values: Vec<(u32, u32)>,
+    /// A value's legacy form, while it is shown.
+    legacy: String,
 }
 
 impl Shown {
@@ -142,11 +144,14 @@ impl Shown {
 
     /// Appends a value with its whitespace collapsed and records it as shown.
     pub fn push_shown(&mut self, v: &str) {
-        let start = self.text.len();
-        push_collapsed(v, &mut self.text);
-        // Kept without its trailing commas, as `contains` compares it.
-        let kept = self.text[start..].trim_end_matches(',').len();
-        self.values.push((start as u32, (start + kept) as u32));
+        push_shown_into(&mut self.text, &mut self.values, v);
+    }
+
+    /// Shows one field value as [`detail_value`] renders it, without allocating for
+    /// its legacy form.
+    fn push_value(&mut self, name: &str, raw: &str, map: &RecordMap) {
+        let v = detail_value_in(name, raw, map, &mut self.legacy);
+        push_shown_into(&mut self.text, &mut self.values, &v);
     }
 
     /// Whether `exact` is a value shown (a trailing comma of the shown value ignored).
@@ -157,6 +162,15 @@ impl Shown {
     }
 }
 
+/// [`Shown::push_shown`] on its parts.
+fn push_shown_into(text: &mut String, values: &mut Vec<(u32, u32)>, v: &str) {
+    let start = text.len();
+    push_collapsed(v, text);
+    // Kept without its trailing commas, as `contains` compares it.
+    let kept = text[start..].trim_end_matches(',').len();
+    values.push((start as u32, (start + kept) as u32));
+}
+
 /// A value as a Details placeholder shows it, before whitespace is collapsed:
 /// legacy typed form, data mapping, control characters dropped.
 fn detail_value<'v>(name: &str, raw: &'v str, map: &RecordMap) -> Cow<'v, str> {
@@ -165,6 +179,22 @@ fn detail_value<'v>(name: &str, raw: &'v str, map: &RecordMap) -> Cow<'v, str> {
         Cow::Borrowed(_) => v,
         Cow::Owned(s) => Cow::Owned(s),
     };
+    drop_controls(v)
+}
+
+/// [`detail_value`] with the legacy form written into `buf` instead of a new string.
+fn detail_value_in<'v>(
+    name: &str,
+    raw: &'v str,
+    map: &RecordMap,
+    buf: &'v mut String,
+) -> Cow<'v, str> {
+    let v = legacy_form_in(raw, buf);
+    drop_controls(map.apply(name, v))
+}
+
+/// `v` without control characters other than tab, CR and LF.
+fn drop_controls(v: Cow<'_, str>) -> Cow<'_, str> {
     // ASCII text: its control characters found on bytes, in a pass the compiler
     // vectorises.
     let dropped = if v.is_ascii() {
@@ -271,17 +301,41 @@ pub fn collapse_into(v: &str, out: &mut String) -> bool {
 /// (`…T16:10:39.000000Z`, truncated). Only a whole value of exactly that shape is
 /// changed: the same text inside a longer string is kept as recorded.
 pub fn legacy_form(v: &str) -> Cow<'_, str> {
+    let mut buf = String::new();
+    if push_legacy(v, &mut buf) {
+        Cow::Owned(buf)
+    } else {
+        Cow::Borrowed(v)
+    }
+}
+
+/// [`legacy_form`] into a reused buffer: `v` itself, or its legacy form written into
+/// `buf` (cleared first).
+pub fn legacy_form_in<'a>(v: &'a str, buf: &'a mut String) -> &'a str {
+    buf.clear();
+    if push_legacy(v, buf) {
+        buf
+    } else {
+        v
+    }
+}
+
+/// Appends `v`'s legacy form to `out` when it has one other than itself; whether it did.
+fn push_legacy(v: &str, out: &mut String) -> bool {
     if let Some(inner) = v.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
         if is_lower_guid(inner) {
-            return Cow::Owned(inner.to_ascii_uppercase());
+            let start = out.len();
+            out.push_str(inner);
+            out[start..].make_ascii_uppercase();
+            return true;
         }
     }
     if is_filetime_7(v) {
-        let mut s = v[..v.len() - 2].to_string();
-        s.push('Z');
-        return Cow::Owned(s);
+        out.push_str(&v[..v.len() - 2]);
+        out.push('Z');
+        return true;
     }
-    Cow::Borrowed(v)
+    false
 }
 
 /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in lower-case hexadecimal.

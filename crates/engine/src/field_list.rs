@@ -4,7 +4,7 @@
 //! The list is built into buffers a worker keeps, once per record that matched however
 //! many rules it matched: no allocation per entry.
 
-use crate::details::{collapse_into, legacy_form, squeeze_spaces_into, Shown, SEP};
+use crate::details::{collapse_into, legacy_form_in, squeeze_spaces_into, Shown, SEP};
 use crate::field_map::RecordMap;
 use crate::record::RecordView;
 use scanner_rules::fields::{FxHashMap, FxHasher};
@@ -35,6 +35,8 @@ pub struct FieldList {
     entries: Vec<Entry>,
     sorted: Vec<Entry>,
     scratch: String,
+    /// A value's legacy form, while it is listed.
+    legacy: String,
     /// Keys and order by sequence of leaf paths (records of one template share one).
     shapes: FxHashMap<u64, Shape>,
 }
@@ -155,8 +157,8 @@ impl FieldList {
             let k0 = self.text.len();
             self.text.push_str(nth(&shape.keys, &shape.key_ends, i));
             let key = (k0 as u32, self.text.len() as u32);
-            let typed = legacy_form(v);
-            let mapped = map.apply(at(&self.text, key), &typed);
+            let typed = legacy_form_in(v, &mut self.legacy);
+            let mapped = map.apply(at(&self.text, key), typed);
             let e0 = self.text.len();
             let plain = squeeze_spaces_into(&mapped, &mut self.text);
             let exact = (e0 as u32, self.text.len() as u32);

@@ -389,6 +389,7 @@ pub fn squeeze_spaces_into(v: &str, out: &mut String) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flatten::Flattener;
 
     /// Collapsing as `split_whitespace` does, the plain way.
     fn collapsed_slowly(v: &str) -> String {
@@ -427,7 +428,6 @@ mod tests {
             }
         }
     }
-    use crate::flatten::Flattener;
 
     fn view(t: &FieldTable, json: &str) -> RecordView {
         let mut v = RecordView::default();

@@ -354,6 +354,8 @@ impl<'a> Detector<'a> {
             .and_then(|s| s.parse().ok())
             .or(record_id)
             .unwrap_or(0);
+        // Shared names: cloning them for each correlation and the row allocates nothing.
+        let channel = m.render.names.get(view.first(CHANNEL).unwrap_or("-"));
         for &c in &self.feeds[r as usize] {
             let mut group = String::new();
             for (i, &g) in self.group_fields[c as usize].iter().enumerate() {
@@ -371,7 +373,7 @@ impl<'a> Detector<'a> {
                     .and_then(|f| view.first(f))
                     .map(Into::into),
                 computer: view.first(self.out.computer).unwrap_or("-").into(),
-                channel: m.render.names.get(view.first(CHANNEL).unwrap_or("-")),
+                channel: channel.clone(),
                 event_id: view.first(EVENT_ID).unwrap_or("-").into(),
                 file,
             });
@@ -380,9 +382,10 @@ impl<'a> Detector<'a> {
             return;
         }
         let (details, extra, all_fields) = self.render(r, view, &mut m.render);
-        let names = &mut m.render.names;
-        let channel = names.get(view.first(CHANNEL).unwrap_or("-"));
-        let provider = names.get(view.first(self.out.provider).unwrap_or("-"));
+        let provider = m
+            .render
+            .names
+            .get(view.first(self.out.provider).unwrap_or("-"));
         m.rows.push(DetectInfo {
             time,
             rule: r,

@@ -33,6 +33,11 @@ fn table_of(names: &[&str]) -> FieldTable {
     t
 }
 
+/// The (raw, lowercase) values field `f` links to in `v`.
+fn linked(v: &RecordView, f: FieldId) -> Vec<(&str, &str)> {
+    v.values(f).map(|x| (x.raw, x.lower)).collect()
+}
+
 /// Like [`compare`], and every field of `table` must hold the same values both ways.
 fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tally {
     let settings = Arc::new(source::settings());
@@ -57,9 +62,6 @@ fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tal
             }
             t.typed += 1;
             state.fill(table, &mut typed);
-            fn linked(v: &RecordView, f: FieldId) -> Vec<(&str, &str)> {
-                v.values(f).map(|x| (x.raw, x.lower)).collect()
-            }
             let fields = 0..table.len() as FieldId;
             if !typed.leaves().eq(json.leaves())
                 || fields

@@ -238,21 +238,23 @@ impl TypedState {
     /// Prepares `record` for [`Self::fill`]; `false` when the typed path does not cover
     /// it (render it to JSON instead).
     pub fn prepare(&mut self, record: &EvtxRecord<'_>) -> bool {
-        self.try_prepare(record).is_some()
+        !record.recovered
+            && self.prepare_at(
+                record.chunk.data,
+                record.binxml_offset as usize,
+                record.binxml_size as usize,
+            )
     }
 
-    fn try_prepare(&mut self, record: &EvtxRecord<'_>) -> Option<()> {
-        if record.recovered {
-            return None;
-        }
-        let data = record.chunk.data;
+    /// [`Self::prepare`] for the live record whose BinXML is `chunk[offset..offset + size]`,
+    /// read straight from the chunk without the crate building the record first.
+    pub fn prepare_at(&mut self, chunk: &[u8], offset: usize, size: usize) -> bool {
+        self.try_prepare(chunk, offset, size).is_some()
+    }
+
+    fn try_prepare(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
         self.rec.clear();
-        let root = self.read_instance(
-            data,
-            record.binxml_offset as usize,
-            record.binxml_size as usize,
-            0,
-        )?;
+        let root = self.read_instance(data, offset, size, 0)?;
         self.root_template = self.rec.insts[root as usize].template;
         let t = self.templates.get(self.root_template);
         self.rec.resolve(&self.templates, root, t.root, 0)?;

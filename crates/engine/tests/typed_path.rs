@@ -277,3 +277,53 @@ fn fields_link_alike_when_the_field_table_changes() {
     let t = compare_with(log, &mut state, &grown);
     assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
 }
+
+/// Each record `source::evtx` hands over for `log`: its id and its leaves.
+fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec<String>) {
+    let dir = std::env::temp_dir().join(format!("scanner-typed-walk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let path = dir.join(format!("log-{typed}.evtx"));
+    std::fs::write(&path, log).expect("written");
+    let table = FieldTable::new();
+    let records = std::sync::Mutex::new(Vec::new());
+    let errors = std::sync::Mutex::new(Vec::new());
+    let read = source::EvtxRead {
+        recover: false,
+        typed,
+    };
+    source::evtx(
+        &path,
+        log.len() as u64,
+        read,
+        || (Flattener::default(), RecordView::default()),
+        |(flat, view), rec| {
+            let id = rec.record_id.expect("an EVTX record id");
+            rec.content.fill(flat, &table, view).expect("filled");
+            let leaves = view.leaves().map(|(p, v)| format!("{p}={v}")).collect();
+            records.lock().unwrap().push((id, leaves));
+        },
+        |e| errors.lock().unwrap().push(e),
+    );
+    std::fs::remove_file(&path).ok();
+    let mut records = records.into_inner().unwrap();
+    records.sort_by_key(|r| r.0);
+    (records, errors.into_inner().unwrap())
+}
+
+#[test]
+fn chunks_of_typed_and_rendered_records_hand_every_record_once() {
+    // Records the typed path covers and records it leaves to JSON, interleaved in the
+    // same chunks: the scan's own walk must hand each once, with its id and leaves.
+    let mut events = Vec::new();
+    for _ in 0..40 {
+        events.extend(unusual_events());
+    }
+    let log = log_of(&events);
+    let (typed, typed_errors) = read_through_source(&log, true);
+    let (json, json_errors) = read_through_source(&log, false);
+    assert!(typed_errors.is_empty(), "{typed_errors:?}");
+    assert!(json_errors.is_empty(), "{json_errors:?}");
+    assert_eq!(typed.len(), events.len());
+    assert!(typed.iter().all(|r| !r.1.is_empty()));
+    assert_eq!(typed, json);
+}

@@ -30,6 +30,9 @@ use scanner_rules::fields::FxHashMap;
 use scanner_rules::{FieldId, FieldTable};
 use std::fmt::Write as _;
 
+mod plan;
+use plan::{Plans, Recorder, Shape};
+
 const NONE: u32 = u32::MAX;
 /// A BinXML value not yet read as the nested instance it holds.
 const PENDING: u32 = u32::MAX - 1;
@@ -140,6 +143,8 @@ struct Templates {
     by_offset: FxHashMap<u32, u32>,
     /// Templates parsed before, by the GUID and size their definitions start with.
     known: FxHashMap<[u8; 20], Vec<u32>>,
+    /// The leaves of the shapes of their records seen so far.
+    plans: Plans,
 }
 
 impl Templates {
@@ -208,8 +213,13 @@ pub struct TypedState {
     path: String,
     leaf: String,
     counts: Vec<(u32, u32)>,
-    /// The root template of the record prepared.
+    /// The root template of the record prepared, and its instance.
     root_template: u32,
+    root: u32,
+    /// The record prepared has a plan (it is not resolved)…
+    planned: bool,
+    /// …or may record one: its shape, and where its values' text ends.
+    to_plan: Option<(Shape, u32)>,
     /// Per root template, the paths of the last record's leaves and the ids the field
     /// table gave them (records of one template mostly repeat them), valid while the
     /// table's version is `ids_version`.
@@ -254,19 +264,40 @@ impl TypedState {
 
     fn try_prepare(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
         self.rec.clear();
-        let root = self.read_instance(data, offset, size, 0)?;
-        self.root_template = self.rec.insts[root as usize].template;
-        let t = self.templates.get(self.root_template);
-        self.rec.resolve(&self.templates, root, t.root, 0)?;
-        if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
-            return None;
-        }
-        let (bytes, nodes) = self.rec.cost(&self.templates.names);
+        self.planned = false;
+        self.to_plan = None;
+        self.root = self.read_instance(data, offset, size, 0)?;
+        self.root_template = self.rec.insts[self.root as usize].template;
+        let shape = Shape::of(&self.rec);
+        let plan = shape.and_then(|s| self.templates.plans.find(self.root_template, s));
+        let (bytes, nodes) = match plan {
+            Some(plan) => {
+                self.planned = true;
+                plan.cost(&self.rec)
+            }
+            None => {
+                let values_end = self.rec.text.len() as u32;
+                self.resolve()?;
+                self.to_plan = shape.map(|s| (s, values_end));
+                self.rec.cost(&self.templates.names)
+            }
+        };
         let (bytes, nodes) = (self.spent.0 + bytes, self.spent.1 + nodes);
         if bytes > CHUNK_OUTPUT || nodes > CHUNK_NODES {
             return None;
         }
         self.spent = (bytes, nodes);
+        Some(())
+    }
+
+    /// Resolves the record's tree from its root instance; `None` when the typed path does
+    /// not cover it.
+    fn resolve(&mut self) -> Option<()> {
+        let t = self.templates.get(self.root_template);
+        self.rec.resolve(&self.templates, self.root, t.root, 0)?;
+        if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
+            return None;
+        }
         Some(())
     }
 
@@ -342,12 +373,29 @@ impl TypedState {
     pub fn fill(&mut self, table: &FieldTable, view: &mut RecordView) {
         view.clear(table.len());
         self.path.clear();
-        if self.rec.elems.is_empty() {
+        if self.ids_version != table.version() {
+            // Ids kept for another table: drop them, and walk a planned record.
+            self.leaf_ids.clear();
+            self.templates.plans.clear();
+            self.ids_version = table.version();
+            if self.planned {
+                self.planned = false;
+                let values_end = self.rec.text.len() as u32;
+                if self.resolve().is_none() {
+                    return;
+                }
+                self.to_plan = Shape::of(&self.rec).map(|s| (s, values_end));
+            }
+        }
+        if self.planned {
+            let shape = Shape::of(&self.rec).expect("a planned shape");
+            let plan = self.templates.plans.find(self.root_template, shape);
+            plan.expect("a plan found by prepare")
+                .fill(&self.rec, &mut self.leaf, view);
             return;
         }
-        if self.ids_version != table.version() {
-            self.leaf_ids.clear();
-            self.ids_version = table.version();
+        if self.rec.elems.is_empty() {
+            return;
         }
         let t = self.root_template as usize;
         if self.leaf_ids.len() <= t {
@@ -363,8 +411,19 @@ impl TypedState {
             view,
             memo: &mut self.leaf_ids[t],
             leaf_no: 0,
+            recorder: self.to_plan.map(|(shape, end)| Recorder::new(shape, end)),
         };
         out.root();
+        if let Some(recorder) = out.recorder.take() {
+            let cost = self.rec.cost(&self.templates.names);
+            recorder.finish(
+                &self.rec,
+                cost,
+                self.root_template,
+                &mut self.templates.plans,
+            );
+        }
+        self.to_plan = None;
     }
 }
 
@@ -793,6 +852,8 @@ struct Emit<'a> {
     memo: &'a mut Vec<LeafIds>,
     /// Leaves written so far.
     leaf_no: usize,
+    /// Records the walk as a plan for records of the same shape.
+    recorder: Option<Recorder>,
 }
 
 impl Emit<'_> {
@@ -835,9 +896,9 @@ impl Emit<'_> {
     }
 
     /// One leaf: the text of `nodes`.
-    fn leaf_of(&mut self, nodes: impl Iterator<Item = Kind>) {
+    fn leaf_of(&mut self, nodes: impl Iterator<Item = Kind> + Clone) {
         self.leaf.clear();
-        self.r.concat(nodes, self.leaf);
+        self.r.concat(nodes.clone(), self.leaf);
         let i = self.leaf_no;
         self.leaf_no += 1;
         let ids = match self.memo.get(i) {
@@ -859,6 +920,9 @@ impl Emit<'_> {
         };
         if let Some(ids) = ids {
             self.view.push_linked(self.path, self.leaf, ids);
+            if let Some(rec) = &mut self.recorder {
+                rec.leaf(self.r, self.path, ids, nodes);
+            }
         }
     }
 
@@ -940,6 +1004,9 @@ impl Emit<'_> {
         let Some(nodes) = r.data_name(self.names, c) else {
             return;
         };
+        if let Some(rec) = &mut self.recorder {
+            rec.key(r, r.range(nodes));
+        }
         let mut key = std::mem::take(self.leaf);
         key.clear();
         r.concat(r.range(nodes), &mut key);

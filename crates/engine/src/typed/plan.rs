@@ -1,0 +1,256 @@
+//! Leaf plans: the leaves a template's records fill, kept per template and shape, so
+//! that a record of a shape seen before fills its view straight from its values, without
+//! resolving its tree and walking it again.
+//!
+//! A record's leaves (their paths, ids, and how each text is made of template text and
+//! values) follow from its template and, per value, whether it is null and whether it is
+//! empty, when the record is one instance without string arrays whose template cannot
+//! repeat `Data` names (no `Data` is named by a value). For such records the first of
+//! each shape is resolved and walked as usual and the walk is recorded; the next ones
+//! replay it. Plans hold field ids, so they are dropped when the field table changes.
+
+use super::{Kind, Resolved};
+use scanner_rules::FieldId;
+
+/// Most values a record may have for its shape to key a plan (one bit each).
+const MAX_VALUES: usize = 64;
+/// Shapes kept per template; past that the oldest gives way.
+const PER_TEMPLATE: usize = 8;
+
+/// Which values of a record are null and which are empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Shape {
+    nulls: u64,
+    empties: u64,
+}
+
+impl Shape {
+    /// The shape of the record read into `r`, if a plan may stand for it.
+    pub(super) fn of(r: &Resolved) -> Option<Shape> {
+        if r.insts.len() != 1 || r.data_names || r.vals.len() > MAX_VALUES {
+            return None;
+        }
+        let mut shape = Shape {
+            nulls: 0,
+            empties: 0,
+        };
+        for (i, v) in r.vals.iter().enumerate() {
+            if v.items.is_some() {
+                return None;
+            }
+            shape.nulls |= u64::from(v.null) << i;
+            shape.empties |= u64::from(v.span.0 == v.span.1) << i;
+        }
+        Some(shape)
+    }
+}
+
+/// A piece of a leaf's text.
+#[derive(Debug)]
+enum Part {
+    Text(Box<str>),
+    /// The text of the record's value with this index.
+    Value(u16),
+}
+
+#[derive(Debug)]
+struct PlanLeaf {
+    path: Box<str>,
+    ids: (Option<FieldId>, Option<FieldId>),
+    parts: Box<[Part]>,
+}
+
+/// The leaves of one template and shape.
+#[derive(Debug)]
+pub(super) struct Plan {
+    shape: Shape,
+    leaves: Vec<PlanLeaf>,
+    /// The record's rendering cost (see `Resolved::cost`) but for its values' text…
+    bytes: usize,
+    nodes: usize,
+    /// …which counts each value once per node that holds it.
+    uses: Box<[u16]>,
+}
+
+impl Plan {
+    /// What rendering the record in `r` would cost the crate, as `Resolved::cost`
+    /// reckons it.
+    pub(super) fn cost(&self, r: &Resolved) -> (usize, usize) {
+        let text: usize = self.uses.iter().map(|&v| value_len(r, v)).sum();
+        (self.bytes + 6 * text, self.nodes)
+    }
+
+    /// Fills `view` (cleared) with the record's leaves; `scratch` holds texts of
+    /// several parts.
+    pub(super) fn fill(&self, r: &Resolved, scratch: &mut String, view: &mut crate::RecordView) {
+        for leaf in &self.leaves {
+            match &*leaf.parts {
+                [Part::Value(v)] => view.push_linked(&leaf.path, value_text(r, *v), leaf.ids),
+                parts => {
+                    scratch.clear();
+                    for p in parts {
+                        scratch.push_str(match p {
+                            Part::Text(t) => t,
+                            Part::Value(v) => value_text(r, *v),
+                        });
+                    }
+                    view.push_linked(&leaf.path, scratch, leaf.ids);
+                }
+            }
+        }
+    }
+}
+
+fn value_text(r: &Resolved, v: u16) -> &str {
+    let (a, b) = r.vals[v as usize].span;
+    &r.text[a as usize..b as usize]
+}
+
+fn value_len(r: &Resolved, v: u16) -> usize {
+    let (a, b) = r.vals[v as usize].span;
+    (b - a) as usize
+}
+
+/// The value whose text is exactly `text[a..b]` (not empty), when the text is a value's
+/// and not template text, which comes after all values (`values_end`).
+fn value_at(r: &Resolved, (a, b): (u32, u32), values_end: u32) -> Option<Result<u16, ()>> {
+    if a == b || a >= values_end {
+        return None;
+    }
+    let from = r.vals.partition_point(|v| v.span.0 < a);
+    let found = r.vals[from..]
+        .iter()
+        .take_while(|v| v.span.0 == a)
+        .position(|v| v.span.1 == b)
+        .map(|i| (from + i) as u16);
+    Some(found.ok_or(()))
+}
+
+/// Per worker: the plans of each template it has parsed (by template index).
+#[derive(Debug, Default)]
+pub(super) struct Plans {
+    by_template: Vec<Vec<Plan>>,
+}
+
+impl Plans {
+    pub(super) fn find(&self, template: u32, shape: Shape) -> Option<&Plan> {
+        self.by_template
+            .get(template as usize)?
+            .iter()
+            .find(|p| p.shape == shape)
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.by_template.clear();
+    }
+
+    fn insert(&mut self, template: u32, plan: Plan) {
+        let t = template as usize;
+        if self.by_template.len() <= t {
+            self.by_template.resize_with(t + 1, Vec::new);
+        }
+        let list = &mut self.by_template[t];
+        if list.len() >= PER_TEMPLATE {
+            list.remove(0);
+        }
+        list.push(plan);
+    }
+}
+
+/// Records a plan while a record of shape `shape` is walked.
+#[derive(Debug)]
+pub(super) struct Recorder {
+    shape: Shape,
+    /// Where the values' text ends in `Resolved::text` (template text follows).
+    values_end: u32,
+    leaves: Vec<PlanLeaf>,
+    /// Cleared when the walk took something from a value that a plan cannot replay.
+    ok: bool,
+}
+
+impl Recorder {
+    pub(super) fn new(shape: Shape, values_end: u32) -> Recorder {
+        Recorder {
+            shape,
+            values_end,
+            leaves: Vec::new(),
+            ok: true,
+        }
+    }
+
+    /// A leaf written: its path, ids, and the nodes its text is made of.
+    pub(super) fn leaf(
+        &mut self,
+        r: &Resolved,
+        path: &str,
+        ids: (Option<FieldId>, Option<FieldId>),
+        nodes: impl Iterator<Item = Kind>,
+    ) {
+        if !self.ok {
+            return;
+        }
+        let mut parts = Vec::new();
+        for k in nodes {
+            match k {
+                Kind::Str(a, b) => match value_at(r, (a, b), self.values_end) {
+                    Some(Ok(v)) => parts.push(Part::Value(v)),
+                    Some(Err(())) => self.ok = false,
+                    None if a == b => {}
+                    None => parts.push(Part::Text(r.text[a as usize..b as usize].into())),
+                },
+                Kind::Arr(_) => self.ok = false,
+                Kind::Elem(_) => {}
+            }
+        }
+        self.leaves.push(PlanLeaf {
+            path: path.into(),
+            ids,
+            parts: parts.into(),
+        });
+    }
+
+    /// A path was made of `nodes` (a `Data` name): a plan cannot take it from a value.
+    pub(super) fn key(&mut self, r: &Resolved, nodes: impl Iterator<Item = Kind>) {
+        for k in nodes {
+            match k {
+                Kind::Str(a, b) if value_at(r, (a, b), self.values_end).is_some() => {
+                    self.ok = false
+                }
+                Kind::Arr(_) => self.ok = false,
+                _ => {}
+            }
+        }
+    }
+
+    /// Keeps the plan recorded for `template`, with the cost of the walked record `r`.
+    pub(super) fn finish(
+        self,
+        r: &Resolved,
+        (bytes, nodes): (usize, usize),
+        template: u32,
+        plans: &mut Plans,
+    ) {
+        if !self.ok {
+            return;
+        }
+        let mut uses = Vec::new();
+        for n in &r.nodes {
+            if let Kind::Str(a, b) = n.kind {
+                match value_at(r, (a, b), self.values_end) {
+                    Some(Ok(v)) => uses.push(v),
+                    Some(Err(())) => return,
+                    None => {}
+                }
+            }
+        }
+        let text: usize = uses.iter().map(|&v| value_len(r, v)).sum();
+        let plan = Plan {
+            shape: self.shape,
+            leaves: self.leaves,
+            bytes: bytes - 6 * text,
+            nodes,
+            uses: uses.into(),
+        };
+        plans.insert(template, plan);
+    }
+}

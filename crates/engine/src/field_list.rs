@@ -39,6 +39,8 @@ pub struct FieldList {
     legacy: String,
     /// Keys and order by sequence of leaf paths (records of one template share one).
     shapes: FxHashMap<u64, Shape>,
+    /// The same, for views whose paths have an id (`RecordView::paths_id`), by id.
+    shapes_by_id: FxHashMap<u64, Shape>,
 }
 
 /// Shapes kept before the cache starts afresh.
@@ -133,6 +135,36 @@ impl FieldList {
         self.text.clear();
         self.entries.clear();
         let leaves = || view.leaves().filter(event_data);
+        let shape = match view.paths_id() {
+            Some(id) => {
+                if self.shapes_by_id.len() >= MAX_SHAPES && !self.shapes_by_id.contains_key(&id) {
+                    self.shapes_by_id.clear();
+                }
+                self.shapes_by_id
+                    .entry(id)
+                    .or_insert_with(|| Shape::new(leaves().map(|(p, _)| p)))
+            }
+            None => {
+                let sig = self.shape_of(view);
+                match self.shapes.get(&sig) {
+                    Some(shape) => shape,
+                    None => return,
+                }
+            }
+        };
+        Self::list(
+            shape,
+            view,
+            map,
+            (&mut self.text, &mut self.entries, &mut self.sorted),
+            (&mut self.scratch, &mut self.legacy),
+        );
+    }
+
+    /// The key of the shape of `view`'s leaf paths in `shapes` (made if new), found by
+    /// hashing them.
+    fn shape_of(&mut self, view: &RecordView) -> u64 {
+        let leaves = || view.leaves().filter(event_data);
         let mut h = FxHasher::default();
         for (p, _) in leaves() {
             h.write(p.as_bytes());
@@ -150,28 +182,37 @@ impl FieldList {
             self.shapes
                 .insert(sig, Shape::new(leaves().map(|(p, _)| p)));
         }
-        let Some(shape) = self.shapes.get(&sig) else {
-            return;
-        };
+        sig
+    }
+
+    /// Lists `view`'s fields, of shape `shape`, into `text` and `entries`.
+    fn list(
+        shape: &Shape,
+        view: &RecordView,
+        map: &RecordMap,
+        (text, entries, sorted): (&mut String, &mut Vec<Entry>, &mut Vec<Entry>),
+        (scratch, legacy): (&mut String, &mut String),
+    ) {
+        let leaves = || view.leaves().filter(event_data);
         for (i, (_, v)) in leaves().enumerate() {
-            let k0 = self.text.len();
-            self.text.push_str(nth(&shape.keys, &shape.key_ends, i));
-            let key = (k0 as u32, self.text.len() as u32);
-            let typed = legacy_form_in(v, &mut self.legacy);
-            let mapped = map.apply(at(&self.text, key), typed);
-            let e0 = self.text.len();
-            let plain = squeeze_spaces_into(&mapped, &mut self.text);
-            let exact = (e0 as u32, self.text.len() as u32);
-            self.scratch.clear();
+            let k0 = text.len();
+            text.push_str(nth(&shape.keys, &shape.key_ends, i));
+            let key = (k0 as u32, text.len() as u32);
+            let typed = legacy_form_in(v, legacy);
+            let mapped = map.apply(at(text, key), typed);
+            let e0 = text.len();
+            let plain = squeeze_spaces_into(&mapped, text);
+            let exact = (e0 as u32, text.len() as u32);
+            scratch.clear();
             // A value copied as it was has no whitespace to collapse.
-            let value = if !plain && collapse_into(at(&self.text, exact), &mut self.scratch) {
-                let v0 = self.text.len();
-                self.text.push_str(&self.scratch);
-                (v0 as u32, self.text.len() as u32)
+            let value = if !plain && collapse_into(at(text, exact), scratch) {
+                let v0 = text.len();
+                text.push_str(scratch);
+                (v0 as u32, text.len() as u32)
             } else {
                 exact
             };
-            self.entries.push(Entry {
+            entries.push(Entry {
                 key,
                 exact,
                 value,
@@ -179,15 +220,14 @@ impl FieldList {
             });
         }
         if let Some(order) = &shape.order {
-            self.sorted.clear();
-            self.sorted
-                .extend(order.iter().map(|&i| self.entries[i as usize]));
-            std::mem::swap(&mut self.entries, &mut self.sorted);
+            sorted.clear();
+            sorted.extend(order.iter().map(|&i| entries[i as usize]));
+            std::mem::swap(entries, sorted);
             return;
         }
-        let text = &self.text;
+        let text = &*text;
         // Unstable sort (no buffer to allocate), stable in effect: ties go by position.
-        self.entries.sort_unstable_by(|a, b| {
+        entries.sort_unstable_by(|a, b| {
             sort_order(
                 at(text, a.key),
                 at(text, a.exact),
@@ -196,7 +236,7 @@ impl FieldList {
             )
             .then(a.order.cmp(&b.order))
         });
-        self.entries.dedup_by(|a, b| {
+        entries.dedup_by(|a, b| {
             at(text, a.key) == at(text, b.key) && at(text, a.exact) == at(text, b.exact)
         });
     }
@@ -288,6 +328,34 @@ mod tests {
             all(&v, &RecordMap::default()),
             "Data[1]: only ¦ Empty: ¦ Item[1]: b ¦ Item[2]: a ¦ Name: n"
         );
+    }
+
+    #[test]
+    fn views_with_a_paths_id_list_by_their_own_paths() {
+        let t = FieldTable::new();
+        let a = r#"{"Event":{"System":{"EventID":1},"EventData":{"B":"2","A":"1","Data":"x"}}}"#;
+        let b = r#"{"Event":{"System":{"EventID":1},"EventData":{"B":"3","A":"4","Data":"y"}}}"#;
+        let other = r#"{"Event":{"System":{"EventID":2},"EventData":{"Z":"9"}}}"#;
+        // One list kept across records, as a worker keeps it: a view with a known id
+        // reuses the shape of that id, and a new id or none gets its own.
+        let mut l = FieldList::default();
+        let mut listed = |json: &str, id: u64| {
+            let mut v = view(&t, json);
+            v.set_paths_id(id);
+            l.fill(&v, &RecordMap::default());
+            let mut out = String::new();
+            l.write_all(&mut out);
+            out
+        };
+        assert_eq!(listed(a, 7), "A: 1 ¦ B: 2 ¦ Data[1]: x");
+        assert_eq!(listed(b, 7), "A: 4 ¦ B: 3 ¦ Data[1]: y");
+        assert_eq!(listed(other, 8), "Z: 9");
+        assert_eq!(listed(other, 0), "Z: 9");
+        assert_eq!(listed(a, 0), "A: 1 ¦ B: 2 ¦ Data[1]: x");
+        let mut v = view(&t, a);
+        v.set_paths_id(9);
+        v.clear(t.len());
+        assert_eq!(v.paths_id(), None, "clear forgets the id");
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct RecordView {
     first: Vec<u32>,
     last: Vec<u32>,
     touched: Vec<FieldId>,
+    /// Non-zero when the leaf paths are those of every other view filled with the
+    /// same number (set by whoever filled it; see [`Self::set_paths_id`]).
+    paths_id: u64,
 }
 
 #[inline]
@@ -51,10 +54,23 @@ impl RecordView {
             }
         }
         self.touched.clear();
+        self.paths_id = 0;
         self.paths.clear();
         self.raw.clear();
         self.lower.clear();
         self.leaves.clear();
+    }
+
+    /// Says that the leaf paths pushed since [`Self::clear`] are, in order, those of
+    /// every view given the same `id` (non-zero, unique in the process to one sequence
+    /// of paths), so that what depends only on them can be kept by `id`.
+    pub fn set_paths_id(&mut self, id: u64) {
+        self.paths_id = id;
+    }
+
+    /// The id given by [`Self::set_paths_id`] since the view was cleared, if any.
+    pub fn paths_id(&self) -> Option<u64> {
+        (self.paths_id != 0).then_some(self.paths_id)
     }
 
     /// Adds a leaf value at `path` (e.g. `Event.EventData.CommandLine`).

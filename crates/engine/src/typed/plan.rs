@@ -11,6 +11,10 @@
 
 use super::{Kind, Resolved};
 use scanner_rules::FieldId;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Numbers plans in this process, from 1: a plan's number stands for its leaf paths.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Most values a record may have for its shape to key a plan (one bit each).
 const MAX_VALUES: usize = 64;
@@ -63,6 +67,8 @@ struct PlanLeaf {
 /// The leaves of one template and shape.
 #[derive(Debug)]
 pub(super) struct Plan {
+    /// Unique in the process: views it fills are given it (`RecordView::set_paths_id`).
+    id: u64,
     shape: Shape,
     leaves: Vec<PlanLeaf>,
     /// The record's rendering cost (see `Resolved::cost`) but for its values' text…
@@ -98,6 +104,7 @@ impl Plan {
                 }
             }
         }
+        view.set_paths_id(self.id);
     }
 }
 
@@ -245,6 +252,7 @@ impl Recorder {
         }
         let text: usize = uses.iter().map(|&v| value_len(r, v)).sum();
         let plan = Plan {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             shape: self.shape,
             leaves: self.leaves,
             bytes: bytes - 6 * text,

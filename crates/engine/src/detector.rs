@@ -68,6 +68,8 @@ struct Scratch {
     marks: Vec<u32>,
     epoch: u32,
     admitted: Vec<u32>,
+    /// Needles found in values met before.
+    needles: crate::needle_cache::NeedleCache,
 }
 
 impl Scratch {
@@ -106,9 +108,17 @@ impl Scratch {
                 }
             };
             if fs.field != ALL_VALUES {
+                let owner = fs as *const _ as usize;
                 for v in view.values(fs.field) {
-                    for hit in fs.automaton.find_overlapping_iter(v.lower) {
-                        take(hit.pattern().as_usize());
+                    let found = self.needles.needles(owner, v.lower, |value, out| {
+                        out.extend(
+                            fs.automaton
+                                .find_overlapping_iter(value)
+                                .map(|hit| hit.pattern().as_u32()),
+                        )
+                    });
+                    for &pattern in found {
+                        take(pattern as usize);
                     }
                 }
             } else if let Some(text) = view.joined(false) {

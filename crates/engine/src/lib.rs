@@ -36,6 +36,7 @@ pub mod field_map;
 pub mod flatten;
 pub mod input;
 pub mod json_timeline;
+mod needle_cache;
 pub mod progress;
 pub mod record;
 pub mod record_filter;

@@ -165,9 +165,6 @@ pub struct JsonTimelineArgs {
     pub jsonl: bool,
 }
 
-/// `--sort-memory` when not given, in MiB.
-pub const DEFAULT_SORT_MEMORY: f64 = 512.0;
-
 /// `csv-timeline` and `json-timeline` options.
 #[derive(Args, Debug)]
 pub struct TimelineArgs {
@@ -206,12 +203,10 @@ pub struct TimelineArgs {
     /// Memory for sorting detections, in MiB: past it, sorted runs are spilled to
     /// temporary files (in TMPDIR) and merged as the timeline is written, so memory stays
     /// bounded however many records match. Fractions allowed; 0 spills every batch.
-    #[arg(
-        long = "sort-memory",
-        value_name = "MiB",
-        default_value_t = DEFAULT_SORT_MEMORY
-    )]
-    pub sort_memory: f64,
+    /// Default: an eighth of the machine's memory, at least 512 and at most 4096 (512
+    /// where the machine's memory cannot be read).
+    #[arg(long = "sort-memory", value_name = "MiB")]
+    pub sort_memory: Option<f64>,
     /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,
     /// or to rule it out when debugging).
     #[arg(long = "no-prefilter", hide = true)]

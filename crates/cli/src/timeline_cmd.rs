@@ -85,6 +85,31 @@ fn sort_memory(mib: f64) -> Result<usize, String> {
     Ok((mib * 1048576.0).min(usize::MAX as f64) as usize)
 }
 
+/// The sort memory when `--sort-memory` is not given: an eighth of the machine's memory
+/// (`MemTotal` of `/proc/meminfo`), within 512 MiB..=4 GiB; 512 MiB where it cannot be
+/// read. Spilling costs a write and a read of every row past the bound, so a machine
+/// that has the memory keeps more rows in it, as `sort(1)` sizes its buffer.
+fn default_sort_memory() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| mem_total(&m));
+    sort_memory_for(total)
+}
+
+/// The default sort memory on a machine of `total` bytes (`None`: not known).
+fn sort_memory_for(total: Option<usize>) -> usize {
+    const MIB: usize = 1 << 20;
+    total.map_or(512 * MIB, |bytes| (bytes / 8).clamp(512 * MIB, 4096 * MIB))
+}
+
+/// `MemTotal` of a `/proc/meminfo` text, in bytes.
+fn mem_total(meminfo: &str) -> Option<usize> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line["MemTotal:".len()..].split_whitespace();
+    let kib: usize = words.next()?.parse().ok()?;
+    (words.next() == Some("kB")).then(|| kib.saturating_mul(1024))
+}
+
 fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, String> {
     let started = Instant::now();
     if a.dirs.is_empty() && a.files.is_empty() {
@@ -162,7 +187,11 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
         )
     });
     scanner.set_recover_records(a.recover_records);
-    scanner.set_sort_memory(Some(sort_memory(a.sort_memory)?));
+    let sort_bytes = match a.sort_memory {
+        Some(mib) => sort_memory(mib)?,
+        None => default_sort_memory(),
+    };
+    scanner.set_sort_memory(Some(sort_bytes));
     let mut result = scanner.scan_sorted(&files, kind);
     if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
         p.finish(path)?;
@@ -185,10 +214,11 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     let rows = std::mem::take(&mut result.rows);
     if debug {
         eprintln!(
-            "sort: {} detections; {} sorted runs spilled to {}",
+            "sort: {} detections; {} sorted runs spilled to {} (sort memory {} MiB)",
             rows.len(),
             rows.spilled_runs(),
-            std::env::temp_dir().display()
+            std::env::temp_dir().display(),
+            sort_bytes >> 20
         );
     }
     let chart = |slices| rows.time_range().map(|(f, l)| Histogram::new(f, l, slices));
@@ -302,4 +332,25 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     } else {
         exit::INPUT_ERRORS
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn default_sort_memory_is_an_eighth_of_the_machine_within_bounds() {
+        let meminfo = "MemTotal:       24634416 kB\nMemFree:        1000 kB\n";
+        let total = mem_total(meminfo);
+        assert_eq!(total, Some(24634416 * 1024));
+        assert_eq!(sort_memory_for(total), 24634416 * 1024 / 8);
+        assert_eq!(sort_memory_for(Some(2048 * MIB)), 512 * MIB);
+        assert_eq!(sort_memory_for(Some(1 << 40)), 4096 * MIB);
+        assert_eq!(sort_memory_for(None), 512 * MIB);
+        assert_eq!(mem_total("MemFree: 5 kB\n"), None);
+        assert_eq!(mem_total("MemTotal: lots\n"), None);
+        assert_eq!(mem_total("MemTotal: 5 MB\n"), None);
+    }
 }

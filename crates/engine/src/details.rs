@@ -240,7 +240,20 @@ fn has_double_space(b: &[u8]) -> bool {
 /// Whether `b` (UTF-8) holds a whitespace character outside ASCII (U+0085, U+00A0,
 /// U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), by its encoding.
 fn has_wide_space(b: &[u8]) -> bool {
-    b.iter().enumerate().any(|(i, &c)| match c {
+    // First, in a pass without early exits (vectorised), whether any two bytes start
+    // one of them; Details texts all hold `¦` (C2 A6), which does not.
+    let lead = b.len() > 1
+        && b[..b.len() - 1]
+            .iter()
+            .zip(&b[1..])
+            .fold(false, |found, (&x, &y)| {
+                found
+                    | ((x == 0xC2) & ((y == 0x85) | (y == 0xA0)))
+                    | ((x == 0xE1) & (y == 0x9A))
+                    | ((x == 0xE2) & ((y == 0x80) | (y == 0x81)))
+                    | ((x == 0xE3) & (y == 0x80))
+            });
+    lead && b.iter().enumerate().any(|(i, &c)| match c {
         0xC2 => matches!(b.get(i + 1), Some(0x85 | 0xA0)),
         0xE1 => b.get(i + 1..i + 3) == Some(&[0x9A, 0x80]),
         0xE2 => match (b.get(i + 1), b.get(i + 2)) {

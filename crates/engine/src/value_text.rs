@@ -4,7 +4,6 @@
 //! Types it does not reproduce exactly (floats, arrays, handles) are left to JSON.
 
 use crate::template;
-use std::fmt::Write as _;
 
 /// Appends the text the crate renders for a substitution value of type `ty` stored in
 /// `b` (unescaped); `Some(null)`, or `None` for a value the typed path leaves to JSON
@@ -121,7 +120,7 @@ fn push_num(out: &mut String, n: impl Into<i128>) {
             break;
         }
     }
-    out.extend(digits[at..].iter().map(|&d| d as char));
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// `{d1-d2-d3-d4a-d4b}` in lowercase hex, the first three fields little-endian.
@@ -145,13 +144,13 @@ fn push_sid(out: &mut String, b: &[u8]) {
         return;
     }
     let authority = b[2..8].iter().fold(0u64, |a, &x| a << 8 | u64::from(x));
-    let _ = write!(out, "S-{}-{authority}", b[0]);
+    out.push_str("S-");
+    push_num(out, b[0]);
+    out.push('-');
+    push_num(out, authority);
     for sub in b[8..].chunks_exact(4).take(b[1] as usize) {
-        let _ = write!(
-            out,
-            "-{}",
-            u32::from_le_bytes([sub[0], sub[1], sub[2], sub[3]])
-        );
+        out.push('-');
+        push_num(out, u32::from_le_bytes([sub[0], sub[1], sub[2], sub[3]]));
     }
 }
 

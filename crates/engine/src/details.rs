@@ -103,10 +103,13 @@ impl Template {
                         (None, _) => shown.text.push_str(MISSING),
                         (Some(v), None) => shown.push_value(name, v, map),
                         (Some(a), Some(b)) => {
-                            let all: Vec<Cow<str>> = [a, b]
+                            let all: Vec<String> = [a, b]
                                 .into_iter()
                                 .chain(vals)
-                                .map(|v| detail_value(name, v, map))
+                                .map(|v| {
+                                    let mut buf = String::new();
+                                    detail_value(name, v, map, &mut buf).into_owned()
+                                })
                                 .collect();
                             shown.push_shown(&all.join(" "))
                         }
@@ -147,10 +150,9 @@ impl Shown {
         push_shown_into(&mut self.text, &mut self.values, v);
     }
 
-    /// Shows one field value as [`detail_value`] renders it, without allocating for
-    /// its legacy form.
+    /// Shows one field value as [`detail_value`] renders it.
     fn push_value(&mut self, name: &str, raw: &str, map: &RecordMap) {
-        let v = detail_value_in(name, raw, map, &mut self.legacy);
+        let v = detail_value(name, raw, map, &mut self.legacy);
         push_shown_into(&mut self.text, &mut self.values, &v);
     }
 
@@ -172,18 +174,9 @@ fn push_shown_into(text: &mut String, values: &mut Vec<(u32, u32)>, v: &str) {
 }
 
 /// A value as a Details placeholder shows it, before whitespace is collapsed:
-/// legacy typed form, data mapping, control characters dropped.
-fn detail_value<'v>(name: &str, raw: &'v str, map: &RecordMap) -> Cow<'v, str> {
-    let v = legacy_form(raw);
-    let v = match map.apply(name, &v) {
-        Cow::Borrowed(_) => v,
-        Cow::Owned(s) => Cow::Owned(s),
-    };
-    drop_controls(v)
-}
-
-/// [`detail_value`] with the legacy form written into `buf` instead of a new string.
-fn detail_value_in<'v>(
+/// legacy typed form (written into `buf` when it differs), data mapping, control
+/// characters dropped.
+fn detail_value<'v>(
     name: &str,
     raw: &'v str,
     map: &RecordMap,
@@ -412,10 +405,14 @@ mod tests {
     #[test]
     fn details_values_drop_control_characters_but_tab_and_line_breaks() {
         let m = RecordMap::default();
-        assert_eq!(detail_value("n", "a\u{1}b\tc\r\n\u{7f}d", &m), "ab\tc\r\nd");
-        assert_eq!(detail_value("n", "é\u{85}x\u{1f}", &m), "éx");
+        let mut b = String::new();
+        assert_eq!(
+            detail_value("n", "a\u{1}b\tc\r\n\u{7f}d", &m, &mut b),
+            "ab\tc\r\nd"
+        );
+        assert_eq!(detail_value("n", "é\u{85}x\u{1f}", &m, &mut b), "éx");
         assert!(matches!(
-            detail_value("n", "plain text", &m),
+            detail_value("n", "plain text", &m, &mut b),
             Cow::Borrowed(_)
         ));
     }

@@ -23,8 +23,9 @@ struct FieldRule {
 #[derive(Debug, Clone)]
 struct EventRules {
     provider: Option<String>,
-    /// Lowercase field name → what to do with it.
-    fields: FxHashMap<String, FieldRule>,
+    /// (lowercase field name, what to do with it): a few per event, looked up by a scan
+    /// that compares lengths first and folds ASCII case as it compares.
+    fields: Vec<(String, FieldRule)>,
 }
 
 /// Every mapping of a rule set, by (lowercase channel, EventID).
@@ -65,7 +66,7 @@ impl FieldMap {
                 .or_default()
                 .push(EventRules {
                     provider: m.provider.clone(),
-                    fields,
+                    fields: fields.into_iter().collect(),
                 });
         }
         FieldMap { by_event }
@@ -107,19 +108,11 @@ impl<'a> RecordMap<'a> {
         if self.rules.is_empty() {
             return out;
         }
-        // Field names are short ASCII: lowercased on the stack.
-        let mut buf = [0u8; 64];
-        let owned;
-        let lower = match buf.get_mut(..name.len()) {
-            Some(b) if name.is_ascii() => {
-                b.copy_from_slice(name.as_bytes());
-                b.make_ascii_lowercase();
-                std::str::from_utf8(b).unwrap_or(name)
-            }
-            _ => {
-                owned = name.to_lowercase();
-                &owned
-            }
+        // Field names are ASCII but for rare ones, which are lowercased to compare.
+        let lower = (!name.is_ascii()).then(|| name.to_lowercase());
+        let is_name = |k: &str| match &lower {
+            None => k.len() == name.len() && k.eq_ignore_ascii_case(name),
+            Some(l) => k == l,
         };
         for r in self.rules {
             if let Some(p) = &r.provider {
@@ -127,7 +120,7 @@ impl<'a> RecordMap<'a> {
                     continue;
                 }
             }
-            let Some(rule) = r.fields.get(lower) else {
+            let Some((_, rule)) = r.fields.iter().find(|(k, _)| is_name(k)) else {
                 continue;
             };
             if !rule.rewrite.is_empty() {
@@ -236,6 +229,21 @@ mod tests {
                 .apply("ProcessId", "0x1fc"),
             "0x1fc"
         );
+    }
+
+    #[test]
+    fn field_names_match_in_any_case_ascii_or_not() {
+        let m = FieldMap::new(&[DataMapping::parse(
+            "Channel: Security\nEventID: 1\nRewriteFieldData:\n  ÄrgerCode:\n    - '1': 'one'\n  Kind:\n    - '1': 'uno'\n",
+        )
+        .unwrap()]);
+        let r = m.for_record("Security", "1", "");
+        assert_eq!(r.apply("ÄRGERCODE", "1"), "one");
+        assert_eq!(r.apply("ärgercode", "1"), "one");
+        assert_eq!(r.apply("ArgerCode", "1"), "1");
+        assert_eq!(r.apply("KIND", "1"), "uno");
+        assert_eq!(r.apply("Kin", "1"), "1");
+        assert_eq!(r.apply("Kinds", "1"), "1");
     }
 
     #[test]

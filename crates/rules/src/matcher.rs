@@ -109,7 +109,10 @@ impl ValueTest {
                 s.len() >= *min_len && ac.is_match(s)
             }
             ValueTest::Affixes(a) => a.is_match(if a.cased { v.raw } else { v.lower }),
-            ValueTest::Regex(re) => re.re.is_match(v.raw),
+            ValueTest::Regex(re) => match &re.min_run {
+                Some(run) => run.is_match(v.raw),
+                None => re.re.is_match(v.raw),
+            },
             ValueTest::Cidr(c) => c.contains(v.raw),
             ValueTest::Num(op, n) => match v.raw.trim().parse::<f64>() {
                 Ok(x) => match op {

@@ -16,6 +16,60 @@ pub struct CompiledRegex {
     /// Lowercase texts one of which occurs (case-insensitively) in every matching value;
     /// `None` when the pattern requires no literal (used by the rule-set prefilter).
     pub required: Option<Vec<Box<str>>>,
+    /// When the whole pattern is `.{N,}` (a length test), what it asks.
+    pub min_run: Option<MinRun>,
+}
+
+/// A pattern that only asks for `n` characters in a row: on one line (`.{N,}`), or
+/// anywhere (`(?s).{N,}`). Tested by counting, which costs what reading the value costs,
+/// where the compiled regex (N copies of `.`) took milliseconds on long values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinRun {
+    /// Characters in a row.
+    pub n: usize,
+    /// Whether a line feed breaks the run.
+    pub lines: bool,
+}
+
+impl MinRun {
+    /// Whether `v` holds the run, as the regex would find it.
+    pub fn is_match(&self, v: &str) -> bool {
+        // A character is at least one byte.
+        if v.len() < self.n {
+            return false;
+        }
+        if self.lines {
+            v.split('\n')
+                .any(|line| line.len() >= self.n && line.chars().count() >= self.n)
+        } else {
+            v.chars().count() >= self.n
+        }
+    }
+
+    /// The length test a pattern's syntax tree is, if it is one: a greedy or lazy
+    /// repetition, at least N and without a maximum, of any character, or of any
+    /// character but a line feed.
+    fn of(h: &Hir) -> Option<MinRun> {
+        let HirKind::Repetition(r) = h.kind() else {
+            return None;
+        };
+        let HirKind::Class(Class::Unicode(c)) = r.sub.kind() else {
+            return None;
+        };
+        if r.max.is_some() {
+            return None;
+        }
+        let ranges: Vec<(char, char)> = c.ranges().iter().map(|r| (r.start(), r.end())).collect();
+        let lines = match ranges.as_slice() {
+            [('\0', '\u{10FFFF}')] => false,
+            [('\0', '\t'), ('\u{b}', '\u{10FFFF}')] => true,
+            _ => return None,
+        };
+        Some(MinRun {
+            n: r.min as usize,
+            lines,
+        })
+    }
 }
 
 /// The single lowercase char every member of a class lowercases to, if there is one
@@ -147,11 +201,17 @@ impl RegexCache {
             .build()
             .map_err(|e| format!("regex '{source}' does not compile: {e}"))?;
         // Literals of one or two characters filter nothing useful.
-        let required = regex_syntax::parse(source)
-            .ok()
-            .and_then(|h| required_literals(&h))
+        let hir = regex_syntax::parse(source).ok();
+        let required = hir
+            .as_ref()
+            .and_then(required_literals)
             .filter(|r| r.iter().all(|s| s.chars().count() >= 3));
-        let re = Arc::new(CompiledRegex { re, required });
+        let min_run = hir.as_ref().and_then(MinRun::of);
+        let re = Arc::new(CompiledRegex {
+            re,
+            required,
+            min_run,
+        });
         Ok(Arc::clone(
             self.lock().entry(source.to_string()).or_insert(re),
         ))
@@ -175,6 +235,52 @@ impl RegexCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn length_patterns_are_counted_as_the_regex_matches() {
+        let c = RegexCache::default();
+        let values = [
+            "",
+            "abcd",
+            "abcde",
+            "ab\ncde",
+            "abcde\n",
+            "ab\ncdefg",
+            "ab\r\ncdef",
+            "ééééé",
+            "éééé",
+            "a\u{2028}bcd",
+            "\n\n\n\n\n\n",
+            "a\nb\nc\nd\ne\nf",
+        ];
+        for (pattern, run) in [
+            (".{5,}", Some(MinRun { n: 5, lines: true })),
+            (".{5,}?", Some(MinRun { n: 5, lines: true })),
+            ("(?s).{5,}", Some(MinRun { n: 5, lines: false })),
+            (".{0,}", Some(MinRun { n: 0, lines: true })),
+            (".{5,9}", None),
+            (".{5}", None),
+            ("^.{5,}", None),
+            ("a{5,}", None),
+        ] {
+            let r = c.get(pattern).unwrap();
+            assert_eq!(r.min_run, run, "{pattern}");
+            if let Some(run) = r.min_run {
+                for v in values {
+                    assert_eq!(run.is_match(v), r.re.is_match(v), "{pattern} on {v:?}");
+                }
+            }
+        }
+        let long = c.get(".{1000,}").unwrap();
+        let run = long.min_run.expect("a length test");
+        for v in [
+            "x".repeat(999),
+            "x".repeat(1000),
+            format!("{}\n{}", "é".repeat(999), "y".repeat(999)),
+        ] {
+            assert_eq!(run.is_match(&v), long.re.is_match(&v));
+        }
+    }
 
     #[test]
     fn one_regex_per_pattern() {

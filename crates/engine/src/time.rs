@@ -83,9 +83,31 @@ impl TimeFormat {
         let off = z.offset().seconds();
         let sign = if off < 0 { '-' } else { '+' };
         let off = off.unsigned_abs();
-        let zone = format!("{sign}{:02}:{:02}", off / 3600, (off % 3600) / 60);
         let (y, mo, d) = (z.year(), z.month(), z.day());
         let (h, mi, s) = (z.hour(), z.minute(), z.second());
+        if self.style == TimeStyle::Standard && (0..=9999).contains(&y) {
+            // The default layout, once per row written: digits pushed, no `fmt`.
+            let mut out = String::with_capacity(30);
+            let fields = [
+                (y as u32, 4, '-'),
+                (mo as u32, 2, '-'),
+                (d as u32, 2, ' '),
+                (h as u32, 2, ':'),
+                (mi as u32, 2, ':'),
+                (s as u32, 2, '.'),
+                (ms, 3, ' '),
+            ];
+            for (v, width, then) in fields {
+                push_padded(&mut out, v, width);
+                out.push(then);
+            }
+            out.push(sign);
+            push_padded(&mut out, off / 3600, 2);
+            out.push(':');
+            push_padded(&mut out, off % 3600 / 60, 2);
+            return out;
+        }
+        let zone = format!("{sign}{:02}:{:02}", off / 3600, (off % 3600) / 60);
         match self.style {
             TimeStyle::Standard => {
                 format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{ms:03} {zone}")
@@ -142,6 +164,19 @@ impl TimeFormat {
     }
 }
 
+/// Appends `v` in decimal, zero-padded to `width` digits (more when it needs them).
+fn push_padded(out: &mut String, v: u32, width: usize) {
+    let mut digits = [b'0'; 10];
+    let mut at = digits.len();
+    let mut rest = v;
+    while rest > 0 || digits.len() - at < width {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+}
+
 /// Parses a `SystemTime` such as `2019-03-19T23:47:14.870588Z` (or with an offset).
 pub fn parse(s: &str) -> Option<Timestamp> {
     s.trim().parse::<Timestamp>().ok()
@@ -164,6 +199,47 @@ mod tests {
             "2019-03-19 23:47:14.870 +00:00"
         );
         assert!(parse("not a time").is_none());
+    }
+
+    #[test]
+    fn the_standard_layout_is_written_as_fmt_writes_it() {
+        let zones = [
+            TimeZone::UTC,
+            TimeZone::fixed(jiff::tz::offset(9)),
+            TimeZone::fixed(jiff::tz::Offset::from_seconds(-(5 * 3600 + 30 * 60)).unwrap()),
+        ];
+        let mut t = parse("0001-01-01T00:00:00Z").unwrap();
+        let step = jiff::SignedDuration::new(86_400 * 37 + 3_661, 987_654_321);
+        while t < parse("9999-12-30T00:00:00Z").unwrap() {
+            for tz in &zones {
+                let z = t.to_zoned(tz.clone());
+                let off = z.offset().seconds();
+                let sign = if off < 0 { '-' } else { '+' };
+                let off = off.unsigned_abs();
+                let want = format!(
+                    "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03} {sign}{:02}:{:02}",
+                    z.year(),
+                    z.month(),
+                    z.day(),
+                    z.hour(),
+                    z.minute(),
+                    z.second(),
+                    z.subsec_nanosecond() / 1_000_000,
+                    off / 3600,
+                    off % 3600 / 60
+                );
+                assert_eq!(TimeFormat::in_zone(tz.clone()).format(t), want);
+            }
+            match t.checked_add(step) {
+                Ok(next) => t = next,
+                Err(_) => break,
+            }
+        }
+        let mut out = String::new();
+        push_padded(&mut out, 0, 3);
+        push_padded(&mut out, 12345, 2);
+        push_padded(&mut out, u32::MAX, 1);
+        assert_eq!(out, "000123454294967295");
     }
 
     #[test]

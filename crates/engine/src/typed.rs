@@ -374,25 +374,25 @@ impl TypedState {
         view.clear(table.len());
         self.path.clear();
         if self.ids_version != table.version() {
-            // Ids kept for another table: drop them, and walk a planned record.
+            // Ids kept for another table, and the plans holding them, go.
             self.leaf_ids.clear();
             self.templates.plans.clear();
             self.ids_version = table.version();
-            if self.planned {
-                self.planned = false;
-                let values_end = self.rec.text.len() as u32;
-                if self.resolve().is_none() {
-                    return;
-                }
-                self.to_plan = Shape::of(&self.rec).map(|s| (s, values_end));
-            }
         }
         if self.planned {
-            let shape = Shape::of(&self.rec).expect("a planned shape");
-            let plan = self.templates.plans.find(self.root_template, shape);
-            plan.expect("a plan found by prepare")
-                .fill(&self.rec, &mut self.leaf, view);
-            return;
+            let shape = Shape::of(&self.rec);
+            let plan = shape.and_then(|s| self.templates.plans.find(self.root_template, s));
+            if let Some(plan) = plan {
+                plan.fill(&self.rec, &mut self.leaf, view);
+                return;
+            }
+            // Its plan went with the field ids: resolve it and walk it.
+            self.planned = false;
+            let values_end = self.rec.text.len() as u32;
+            if self.resolve().is_none() {
+                return;
+            }
+            self.to_plan = shape.map(|s| (s, values_end));
         }
         if self.rec.elems.is_empty() {
             return;

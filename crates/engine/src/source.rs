@@ -485,7 +485,13 @@ fn typed_records<E, F>(
                 )),
             },
             Some(Err(e)) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
-            None => {}
+            // Both walks read the same headers, so this is not expected; if it happens
+            // the record is reported, not dropped silently.
+            None => err(format!(
+                "{}: chunk {number}: record {}: the parser's walk ended before it",
+                path.display(),
+                s.id
+            )),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! repeat `Data` names (no `Data` is named by a value). For such records the first of
 //! each shape is resolved and walked as usual and the walk is recorded; the next ones
 //! replay it. Plans hold field ids, so they are dropped when the field table changes.
+//! A worker keeps at most 8 shapes per template and 2,048 plans in all.
 
 use super::{Kind, Resolved};
 use scanner_rules::FieldId;
@@ -20,6 +21,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 const MAX_VALUES: usize = 64;
 /// Shapes kept per template; past that the oldest gives way.
 const PER_TEMPLATE: usize = 8;
+/// Plans a worker keeps in all (a few KB each); past that they start afresh.
+const MAX_PLANS: usize = 2048;
 
 /// Which values of a record are null and which are empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +140,8 @@ fn value_at(r: &Resolved, (a, b): (u32, u32), values_end: u32) -> Option<Result<
 #[derive(Debug, Default)]
 pub(super) struct Plans {
     by_template: Vec<Vec<Plan>>,
+    /// Plans held.
+    count: usize,
 }
 
 impl Plans {
@@ -149,9 +154,13 @@ impl Plans {
 
     pub(super) fn clear(&mut self) {
         self.by_template.clear();
+        self.count = 0;
     }
 
     fn insert(&mut self, template: u32, plan: Plan) {
+        if self.count >= MAX_PLANS {
+            self.clear();
+        }
         let t = template as usize;
         if self.by_template.len() <= t {
             self.by_template.resize_with(t + 1, Vec::new);
@@ -159,8 +168,10 @@ impl Plans {
         let list = &mut self.by_template[t];
         if list.len() >= PER_TEMPLATE {
             list.remove(0);
+            self.count -= 1;
         }
         list.push(plan);
+        self.count += 1;
     }
 }
 
@@ -260,5 +271,41 @@ impl Recorder {
             uses: uses.into(),
         };
         plans.insert(template, plan);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(nulls: u64) -> Plan {
+        Plan {
+            id: 0,
+            shape: Shape { nulls, empties: 0 },
+            leaves: Vec::new(),
+            bytes: 0,
+            nodes: 0,
+            uses: Box::new([]),
+        }
+    }
+
+    #[test]
+    fn plans_are_bounded_per_template_and_in_all() {
+        let mut p = Plans::default();
+        for n in 0..PER_TEMPLATE as u64 + 3 {
+            p.insert(1, plan(n));
+        }
+        let shape = |nulls| Shape { nulls, empties: 0 };
+        assert!(p.find(1, shape(0)).is_none(), "the oldest shape gave way");
+        assert!(p.find(1, shape(PER_TEMPLATE as u64 + 2)).is_some());
+        assert_eq!(p.count, PER_TEMPLATE);
+        for t in 2..2 + MAX_PLANS as u32 {
+            p.insert(t, plan(0));
+            assert!(p.count <= MAX_PLANS);
+        }
+        assert!(p.find(2 + MAX_PLANS as u32 - 1, shape(0)).is_some());
+        p.clear();
+        assert_eq!(p.count, 0);
+        assert!(p.find(1, shape(PER_TEMPLATE as u64 + 2)).is_none());
     }
 }

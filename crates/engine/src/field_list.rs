@@ -31,16 +31,23 @@ struct Entry {
 /// applied and control characters as spaces.
 #[derive(Debug, Default)]
 pub struct FieldList {
+    /// The current record's entries.
+    out: Listing,
+    /// Keys and order by sequence of leaf paths (records of one template share one).
+    shapes: FxHashMap<u64, Shape>,
+    /// The same, for views whose paths have an id (`RecordView::paths_id`), by id.
+    shapes_by_id: FxHashMap<u64, Shape>,
+}
+
+/// A record's entries and the buffers they are built in.
+#[derive(Debug, Default)]
+struct Listing {
     text: String,
     entries: Vec<Entry>,
     sorted: Vec<Entry>,
     scratch: String,
     /// A value's legacy form, while it is listed.
     legacy: String,
-    /// Keys and order by sequence of leaf paths (records of one template share one).
-    shapes: FxHashMap<u64, Shape>,
-    /// The same, for views whose paths have an id (`RecordView::paths_id`), by id.
-    shapes_by_id: FxHashMap<u64, Shape>,
 }
 
 /// Shapes kept before the cache starts afresh.
@@ -129,70 +136,16 @@ fn sort_order(ka: &str, ea: &str, kb: &str, eb: &str) -> std::cmp::Ordering {
     }
 }
 
-impl FieldList {
-    /// Builds the list of `view`'s fields, replacing the previous record's.
-    pub fn fill(&mut self, view: &RecordView, map: &RecordMap) {
-        self.text.clear();
-        self.entries.clear();
-        let leaves = || view.leaves().filter(event_data);
-        let shape = match view.paths_id() {
-            Some(id) => {
-                if self.shapes_by_id.len() >= MAX_SHAPES && !self.shapes_by_id.contains_key(&id) {
-                    self.shapes_by_id.clear();
-                }
-                self.shapes_by_id
-                    .entry(id)
-                    .or_insert_with(|| Shape::new(leaves().map(|(p, _)| p)))
-            }
-            None => {
-                let sig = self.shape_of(view);
-                match self.shapes.get(&sig) {
-                    Some(shape) => shape,
-                    None => return,
-                }
-            }
-        };
-        Self::list(
-            shape,
-            view,
-            map,
-            (&mut self.text, &mut self.entries, &mut self.sorted),
-            (&mut self.scratch, &mut self.legacy),
-        );
-    }
-
-    /// The key of the shape of `view`'s leaf paths in `shapes` (made if new), found by
-    /// hashing them.
-    fn shape_of(&mut self, view: &RecordView) -> u64 {
-        let leaves = || view.leaves().filter(event_data);
-        let mut h = FxHasher::default();
-        for (p, _) in leaves() {
-            h.write(p.as_bytes());
-            h.write_u8(0xff);
-        }
-        let sig = h.finish();
-        if self
-            .shapes
-            .get(&sig)
-            .is_none_or(|s| !s.holds(leaves().map(|(p, _)| p)))
-        {
-            if self.shapes.len() >= MAX_SHAPES {
-                self.shapes.clear();
-            }
-            self.shapes
-                .insert(sig, Shape::new(leaves().map(|(p, _)| p)));
-        }
-        sig
-    }
-
-    /// Lists `view`'s fields, of shape `shape`, into `text` and `entries`.
-    fn list(
-        shape: &Shape,
-        view: &RecordView,
-        map: &RecordMap,
-        (text, entries, sorted): (&mut String, &mut Vec<Entry>, &mut Vec<Entry>),
-        (scratch, legacy): (&mut String, &mut String),
-    ) {
+impl Listing {
+    /// Lists `view`'s fields, of shape `shape`, into the listing the caller cleared.
+    fn list(&mut self, shape: &Shape, view: &RecordView, map: &RecordMap) {
+        let Listing {
+            text,
+            entries,
+            sorted,
+            scratch,
+            legacy,
+        } = self;
         let leaves = || view.leaves().filter(event_data);
         for (i, (_, v)) in leaves().enumerate() {
             let k0 = text.len();
@@ -240,6 +193,57 @@ impl FieldList {
             at(text, a.key) == at(text, b.key) && at(text, a.exact) == at(text, b.exact)
         });
     }
+}
+
+impl FieldList {
+    /// Builds the list of `view`'s fields, replacing the previous record's.
+    pub fn fill(&mut self, view: &RecordView, map: &RecordMap) {
+        self.out.text.clear();
+        self.out.entries.clear();
+        let leaves = || view.leaves().filter(event_data);
+        let shape = match view.paths_id() {
+            Some(id) => {
+                if self.shapes_by_id.len() >= MAX_SHAPES && !self.shapes_by_id.contains_key(&id) {
+                    self.shapes_by_id.clear();
+                }
+                self.shapes_by_id
+                    .entry(id)
+                    .or_insert_with(|| Shape::new(leaves().map(|(p, _)| p)))
+            }
+            None => {
+                let sig = self.shape_of(view);
+                match self.shapes.get(&sig) {
+                    Some(shape) => shape,
+                    None => return,
+                }
+            }
+        };
+        self.out.list(shape, view, map);
+    }
+
+    /// The key of the shape of `view`'s leaf paths in `shapes` (made if new), found by
+    /// hashing them.
+    fn shape_of(&mut self, view: &RecordView) -> u64 {
+        let leaves = || view.leaves().filter(event_data);
+        let mut h = FxHasher::default();
+        for (p, _) in leaves() {
+            h.write(p.as_bytes());
+            h.write_u8(0xff);
+        }
+        let sig = h.finish();
+        if self
+            .shapes
+            .get(&sig)
+            .is_none_or(|s| !s.holds(leaves().map(|(p, _)| p)))
+        {
+            if self.shapes.len() >= MAX_SHAPES {
+                self.shapes.clear();
+            }
+            self.shapes
+                .insert(sig, Shape::new(leaves().map(|(p, _)| p)));
+        }
+        sig
+    }
 
     /// Appends every entry as `name: value ¦ …` to `out`, or `-` when there is none.
     pub fn write_all(&self, out: &mut String) {
@@ -257,16 +261,17 @@ impl FieldList {
 
     fn write_where(&self, out: &mut String, keep: impl Fn(&str) -> bool) {
         let start = out.len();
-        for e in &self.entries {
-            if !keep(at(&self.text, e.exact)) {
+        let Listing { text, entries, .. } = &self.out;
+        for e in entries {
+            if !keep(at(text, e.exact)) {
                 continue;
             }
             if out.len() > start {
                 out.push_str(SEP);
             }
-            out.push_str(at(&self.text, e.key));
+            out.push_str(at(text, e.key));
             out.push(':');
-            let v = at(&self.text, e.value);
+            let v = at(text, e.value);
             if !v.is_empty() {
                 out.push(' ');
                 out.push_str(v);

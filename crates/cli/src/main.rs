@@ -13,6 +13,7 @@ mod output;
 mod progress_bar;
 mod report_html;
 mod rules_cmd;
+mod sort_memory;
 mod summary;
 mod timeline_cmd;
 mod write_behind;

@@ -75,41 +75,6 @@ fn time_format(a: &TimelineArgs) -> TimeFormat {
     base.with_style(style)
 }
 
-/// `--sort-memory MiB` in bytes.
-fn sort_memory(mib: f64) -> Result<usize, String> {
-    if !(mib >= 0.0 && mib.is_finite()) {
-        return Err(format!(
-            "--sort-memory {mib}: give a number of MiB, 0 or more"
-        ));
-    }
-    Ok((mib * 1048576.0).min(usize::MAX as f64) as usize)
-}
-
-/// The sort memory when `--sort-memory` is not given: an eighth of the machine's memory
-/// (`MemTotal` of `/proc/meminfo`), within 512 MiB..=4 GiB; 512 MiB where it cannot be
-/// read. Spilling costs a write and a read of every row past the bound, so a machine
-/// that has the memory keeps more rows in it, as `sort(1)` sizes its buffer.
-fn default_sort_memory() -> usize {
-    let total = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| mem_total(&m));
-    sort_memory_for(total)
-}
-
-/// The default sort memory on a machine of `total` bytes (`None`: not known).
-fn sort_memory_for(total: Option<usize>) -> usize {
-    const MIB: usize = 1 << 20;
-    total.map_or(512 * MIB, |bytes| (bytes / 8).clamp(512 * MIB, 4096 * MIB))
-}
-
-/// `MemTotal` of a `/proc/meminfo` text, in bytes.
-fn mem_total(meminfo: &str) -> Option<usize> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let mut words = line["MemTotal:".len()..].split_whitespace();
-    let kib: usize = words.next()?.parse().ok()?;
-    (words.next() == Some("kB")).then(|| kib.saturating_mul(1024))
-}
-
 fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, String> {
     let started = Instant::now();
     if a.dirs.is_empty() && a.files.is_empty() {
@@ -188,8 +153,8 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     });
     scanner.set_recover_records(a.recover_records);
     let sort_bytes = match a.sort_memory {
-        Some(mib) => sort_memory(mib)?,
-        None => default_sort_memory(),
+        Some(mib) => crate::sort_memory::from_mib(mib)?,
+        None => crate::sort_memory::default(),
     };
     scanner.set_sort_memory(Some(sort_bytes));
     let mut result = scanner.scan_sorted(&files, kind);
@@ -332,25 +297,4 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     } else {
         exit::INPUT_ERRORS
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MIB: usize = 1 << 20;
-
-    #[test]
-    fn default_sort_memory_is_an_eighth_of_the_machine_within_bounds() {
-        let meminfo = "MemTotal:       24634416 kB\nMemFree:        1000 kB\n";
-        let total = mem_total(meminfo);
-        assert_eq!(total, Some(24634416 * 1024));
-        assert_eq!(sort_memory_for(total), 24634416 * 1024 / 8);
-        assert_eq!(sort_memory_for(Some(2048 * MIB)), 512 * MIB);
-        assert_eq!(sort_memory_for(Some(1 << 40)), 4096 * MIB);
-        assert_eq!(sort_memory_for(None), 512 * MIB);
-        assert_eq!(mem_total("MemFree: 5 kB\n"), None);
-        assert_eq!(mem_total("MemTotal: lots\n"), None);
-        assert_eq!(mem_total("MemTotal: 5 MB\n"), None);
-    }
 }

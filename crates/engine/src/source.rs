@@ -5,7 +5,7 @@ use crate::flatten::Flattener;
 use crate::record::RecordView;
 use crate::typed::TypedState;
 use evtx::err::ChunkError;
-use evtx::{EvtxChunk, EvtxChunkData, EvtxParser, EvtxRecordHeader, ParserSettings};
+use evtx::{EvtxChunk, EvtxChunkData, EvtxParser, EvtxRecord, EvtxRecordHeader, ParserSettings};
 use rayon::prelude::*;
 use scanner_rules::FieldTable;
 use std::cell::RefCell;
@@ -375,20 +375,7 @@ fn chunk_records<E, F>(
                         continue;
                     }
                 }
-                match r.into_json() {
-                    Ok(j) => f(RawRecord {
-                        content: Content::Json(&j.data),
-                        record_id: Some(id),
-                        recovered,
-                    }),
-                    // Carved records are often garbage: not an input error.
-                    Err(_) if recovered => {}
-                    Err(e) => err(format!(
-                        "{}: chunk {number}: record {id}: {}",
-                        path.display(),
-                        chain(&e)
-                    )),
-                }
+                hand_json(r, (path, number), err, &mut f);
             }
             Err(e) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
         }
@@ -471,19 +458,7 @@ fn typed_records<E, F>(
             walked += 1;
         }
         match item {
-            Some(Ok(r)) => match r.into_json() {
-                Ok(j) => f(RawRecord {
-                    content: Content::Json(&j.data),
-                    record_id: Some(s.id),
-                    recovered: false,
-                }),
-                Err(e) => err(format!(
-                    "{}: chunk {number}: record {}: {}",
-                    path.display(),
-                    s.id,
-                    chain(&e)
-                )),
-            },
+            Some(Ok(r)) => hand_json(r, (path, number), err, &mut f),
             Some(Err(e)) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
             // Both walks read the same headers, so this is not expected; if it happens
             // the record is reported, not dropped silently.
@@ -493,6 +468,29 @@ fn typed_records<E, F>(
                 s.id
             )),
         }
+    }
+}
+
+/// Hands `r` to `f` rendered as JSON, or reports why it does not render (but for a
+/// carved record: those are often garbage, not an input error).
+fn hand_json<E, F>(r: EvtxRecord<'_>, (path, number): (&Path, u64), err: &E, f: &mut F)
+where
+    E: Fn(String),
+    F: FnMut(RawRecord<'_>),
+{
+    let (id, recovered) = (r.event_record_id, r.recovered);
+    match r.into_json() {
+        Ok(j) => f(RawRecord {
+            content: Content::Json(&j.data),
+            record_id: Some(id),
+            recovered,
+        }),
+        Err(_) if recovered => {}
+        Err(e) => err(format!(
+            "{}: chunk {number}: record {id}: {}",
+            path.display(),
+            chain(&e)
+        )),
     }
 }
 

@@ -276,9 +276,7 @@ impl TypedState {
                 plan.cost(&self.rec)
             }
             None => {
-                let values_end = self.rec.text.len() as u32;
-                self.resolve()?;
-                self.to_plan = shape.map(|s| (s, values_end));
+                self.resolve_to_walk(shape)?;
                 self.rec.cost(&self.templates.names)
             }
         };
@@ -290,14 +288,17 @@ impl TypedState {
         Some(())
     }
 
-    /// Resolves the record's tree from its root instance; `None` when the typed path does
-    /// not cover it.
-    fn resolve(&mut self) -> Option<()> {
+    /// Resolves the record read (its values only) from its root instance, to be walked,
+    /// and notes that a plan for its shape (`None`: no plan stands for it) is to be
+    /// recorded as it is walked; `None` when the typed path does not cover it.
+    fn resolve_to_walk(&mut self, shape: Option<Shape>) -> Option<()> {
+        let values_end = self.rec.text.len() as u32;
         let t = self.templates.get(self.root_template);
         self.rec.resolve(&self.templates, self.root, t.root, 0)?;
         if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
             return None;
         }
+        self.to_plan = shape.map(|s| (s, values_end));
         Some(())
     }
 
@@ -388,11 +389,9 @@ impl TypedState {
             }
             // Its plan went with the field ids: resolve it and walk it.
             self.planned = false;
-            let values_end = self.rec.text.len() as u32;
-            if self.resolve().is_none() {
+            if self.resolve_to_walk(shape).is_none() {
                 return;
             }
-            self.to_plan = shape.map(|s| (s, values_end));
         }
         if self.rec.elems.is_empty() {
             return;

@@ -1,5 +1,6 @@
 //! Record timestamps: reading `TimeCreated` and formatting it for the timeline.
 
+use crate::value_text::push_padded;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
@@ -89,22 +90,22 @@ impl TimeFormat {
             // The default layout, once per row written: digits pushed, no `fmt`.
             let mut out = String::with_capacity(30);
             let fields = [
-                (y as u32, 4, '-'),
-                (mo as u32, 2, '-'),
-                (d as u32, 2, ' '),
-                (h as u32, 2, ':'),
-                (mi as u32, 2, ':'),
-                (s as u32, 2, '.'),
-                (ms, 3, ' '),
+                (y as u64, 4, '-'),
+                (mo as u64, 2, '-'),
+                (d as u64, 2, ' '),
+                (h as u64, 2, ':'),
+                (mi as u64, 2, ':'),
+                (s as u64, 2, '.'),
+                (u64::from(ms), 3, ' '),
             ];
             for (v, width, then) in fields {
                 push_padded(&mut out, v, width);
                 out.push(then);
             }
             out.push(sign);
-            push_padded(&mut out, off / 3600, 2);
+            push_padded(&mut out, u64::from(off / 3600), 2);
             out.push(':');
-            push_padded(&mut out, off % 3600 / 60, 2);
+            push_padded(&mut out, u64::from(off % 3600 / 60), 2);
             return out;
         }
         let zone = format!("{sign}{:02}:{:02}", off / 3600, (off % 3600) / 60);
@@ -162,19 +163,6 @@ impl TimeFormat {
             _ => format!("{y:04}-{mo:02}-{d:02}"),
         }
     }
-}
-
-/// Appends `v` in decimal, zero-padded to `width` digits (more when it needs them).
-fn push_padded(out: &mut String, v: u32, width: usize) {
-    let mut digits = [b'0'; 10];
-    let mut at = digits.len();
-    let mut rest = v;
-    while rest > 0 || digits.len() - at < width {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-    }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// Parses a `SystemTime` such as `2019-03-19T23:47:14.870588Z` (or with an offset).
@@ -238,8 +226,9 @@ mod tests {
         let mut out = String::new();
         push_padded(&mut out, 0, 3);
         push_padded(&mut out, 12345, 2);
-        push_padded(&mut out, u32::MAX, 1);
-        assert_eq!(out, "000123454294967295");
+        push_padded(&mut out, u64::MAX, 1);
+        push_padded(&mut out, 0, 1);
+        assert_eq!(out, "00012345184467440737095516150");
     }
 
     #[test]

@@ -109,17 +109,24 @@ fn push_num(out: &mut String, n: impl Into<i128>) {
     if n < 0 {
         out.push('-');
     }
-    let mut v = n.unsigned_abs() as u64;
-    let mut digits = [0u8; 40];
+    push_padded(out, n.unsigned_abs() as u64, 1);
+}
+
+/// Appends `v` in decimal, zero-padded to `width` digits (more when it needs them).
+pub(crate) fn push_padded(out: &mut String, v: u64, width: usize) {
+    let mut digits = [b'0'; 20];
     let mut at = digits.len();
+    let mut rest = v;
     loop {
         at -= 1;
-        digits[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
             break;
         }
     }
+    // The buffer's zeros pad it.
+    let at = at.min(digits.len().saturating_sub(width));
     out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 

@@ -106,10 +106,7 @@ impl Template {
                             let all: Vec<String> = [a, b]
                                 .into_iter()
                                 .chain(vals)
-                                .map(|v| {
-                                    let mut buf = String::new();
-                                    detail_value(name, v, map, &mut buf).into_owned()
-                                })
+                                .map(|v| detail_value(name, v, map, &mut shown.legacy).into_owned())
                                 .collect();
                             shown.push_shown(&all.join(" "))
                         }

@@ -73,6 +73,11 @@ fn event_data((p, _): &(&str, &str)) -> bool {
     !p.starts_with("Event.System.") && p.starts_with("Event.")
 }
 
+/// `view`'s event-data leaves, (path, value), in record order.
+fn event_leaves(view: &RecordView) -> impl Iterator<Item = (&str, &str)> {
+    view.leaves().filter(event_data)
+}
+
 fn nth<'t>(text: &'t str, ends: &[u32], i: usize) -> &'t str {
     let start = if i == 0 { 0 } else { ends[i - 1] as usize };
     &text[start..ends[i] as usize]
@@ -146,8 +151,7 @@ impl Listing {
             scratch,
             legacy,
         } = self;
-        let leaves = || view.leaves().filter(event_data);
-        for (i, (_, v)) in leaves().enumerate() {
+        for (i, (_, v)) in event_leaves(view).enumerate() {
             let k0 = text.len();
             text.push_str(nth(&shape.keys, &shape.key_ends, i));
             let key = (k0 as u32, text.len() as u32);
@@ -200,7 +204,6 @@ impl FieldList {
     pub fn fill(&mut self, view: &RecordView, map: &RecordMap) {
         self.out.text.clear();
         self.out.entries.clear();
-        let leaves = || view.leaves().filter(event_data);
         let shape = match view.paths_id() {
             Some(id) => {
                 if self.shapes_by_id.len() >= MAX_SHAPES && !self.shapes_by_id.contains_key(&id) {
@@ -208,7 +211,7 @@ impl FieldList {
                 }
                 self.shapes_by_id
                     .entry(id)
-                    .or_insert_with(|| Shape::new(leaves().map(|(p, _)| p)))
+                    .or_insert_with(|| Shape::new(event_leaves(view).map(|(p, _)| p)))
             }
             None => {
                 let sig = self.shape_of(view);
@@ -224,9 +227,8 @@ impl FieldList {
     /// The key of the shape of `view`'s leaf paths in `shapes` (made if new), found by
     /// hashing them.
     fn shape_of(&mut self, view: &RecordView) -> u64 {
-        let leaves = || view.leaves().filter(event_data);
         let mut h = FxHasher::default();
-        for (p, _) in leaves() {
+        for (p, _) in event_leaves(view) {
             h.write(p.as_bytes());
             h.write_u8(0xff);
         }
@@ -234,13 +236,13 @@ impl FieldList {
         if self
             .shapes
             .get(&sig)
-            .is_none_or(|s| !s.holds(leaves().map(|(p, _)| p)))
+            .is_none_or(|s| !s.holds(event_leaves(view).map(|(p, _)| p)))
         {
             if self.shapes.len() >= MAX_SHAPES {
                 self.shapes.clear();
             }
             self.shapes
-                .insert(sig, Shape::new(leaves().map(|(p, _)| p)));
+                .insert(sig, Shape::new(event_leaves(view).map(|(p, _)| p)));
         }
         sig
     }

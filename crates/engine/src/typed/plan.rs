@@ -85,7 +85,7 @@ impl Plan {
     /// What rendering the record in `r` would cost the crate, as `Resolved::cost`
     /// reckons it.
     pub(super) fn cost(&self, r: &Resolved) -> (usize, usize) {
-        let text: usize = self.uses.iter().map(|&v| value_len(r, v)).sum();
+        let text: usize = self.uses.iter().map(|&v| value_text(r, v).len()).sum();
         (self.bytes + 6 * text, self.nodes)
     }
 
@@ -114,11 +114,6 @@ impl Plan {
 fn value_text(r: &Resolved, v: u16) -> &str {
     let (a, b) = r.vals[v as usize].span;
     &r.text[a as usize..b as usize]
-}
-
-fn value_len(r: &Resolved, v: u16) -> usize {
-    let (a, b) = r.vals[v as usize].span;
-    (b - a) as usize
 }
 
 /// The value whose text is exactly `text[a..b]` (not empty), when the text is a value's
@@ -261,7 +256,7 @@ impl Recorder {
                 }
             }
         }
-        let text: usize = uses.iter().map(|&v| value_len(r, v)).sum();
+        let text: usize = uses.iter().map(|&v| value_text(r, v).len()).sum();
         let plan = Plan {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             shape: self.shape,

@@ -11,7 +11,7 @@ use compact_str::CompactString;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use regex::Regex;
 use scanner_benches::data;
-use scanner_rules::regex_cache::RegexCache;
+use scanner_rules::RegexCache;
 use std::hint::black_box;
 use std::io::Write;
 use std::time::Duration;

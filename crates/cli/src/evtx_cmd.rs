@@ -3,7 +3,7 @@
 use crate::args::{EvtxGenerateArgs, EvtxWriteArgs};
 use crate::exit;
 use crate::output::{check_target, write_atomically};
-use scanner_evtx_writer::{generate, xml, Event, EvtxWriter, WriterOptions};
+use scanner_evtx_writer::{events_from_xml, generate, Event, EvtxWriter, WriterOptions};
 use std::io::{BufRead, BufReader, BufWriter};
 use std::time::Instant;
 
@@ -37,7 +37,7 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
         match ext.as_str() {
             "xml" => {
                 let text = std::fs::read_to_string(&a.from)?;
-                for e in xml::events_from_xml(&text).map_err(|e| bad(e.to_string()))? {
+                for e in events_from_xml(&text).map_err(|e| bad(e.to_string()))? {
                     w.write(&e).map_err(io)?;
                 }
             }

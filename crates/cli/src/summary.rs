@@ -7,7 +7,7 @@ use scanner_engine::detect_info::Origin;
 use scanner_engine::input::InputFile;
 use scanner_engine::time::TimeFormat;
 use scanner_engine::{DetectInfo, ScanStats};
-use scanner_rules::fields::FxHashMap;
+use scanner_rules::FxHashMap;
 use scanner_rules::{Level, RuleSet};
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -9,7 +9,7 @@ use crate::field_list::FieldList;
 use crate::field_map::FieldMap;
 use crate::record::RecordView;
 use crate::time;
-use scanner_rules::prefilter::ALL_VALUES;
+use scanner_rules::ALL_VALUES;
 use scanner_rules::{Event, FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
 
 /// Fields the output reads, interned next to the rules' own.
@@ -145,7 +145,7 @@ pub struct Detector<'a> {
     set: &'a RuleSet,
     out: OutputFields,
     rule_details: Vec<Option<Template>>,
-    default_details: scanner_rules::fields::FxHashMap<String, Template>,
+    default_details: scanner_rules::FxHashMap<String, Template>,
     /// For each rule, the correlations it feeds.
     feeds: Vec<Vec<u32>>,
     group_fields: Vec<Vec<FieldId>>,
@@ -169,7 +169,7 @@ pub fn prepare(
 ) -> (
     OutputFields,
     Vec<Option<Template>>,
-    scanner_rules::fields::FxHashMap<String, Template>,
+    scanner_rules::FxHashMap<String, Template>,
 ) {
     let f: &mut FieldTable = &mut set.fields;
     let out = OutputFields {
@@ -200,7 +200,7 @@ impl<'a> Detector<'a> {
         prepared: (
             OutputFields,
             Vec<Option<Template>>,
-            scanner_rules::fields::FxHashMap<String, Template>,
+            scanner_rules::FxHashMap<String, Template>,
         ),
         extra: bool,
     ) -> Self {

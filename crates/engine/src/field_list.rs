@@ -7,7 +7,7 @@
 use crate::details::{collapse_into, legacy_form_in, squeeze_spaces_into, Shown, SEP};
 use crate::field_map::RecordMap;
 use crate::record::RecordView;
-use scanner_rules::fields::{FxHashMap, FxHasher};
+use scanner_rules::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
 type Span = (u32, u32);
@@ -291,7 +291,7 @@ mod tests {
     use crate::details::Template;
     use crate::field_map::FieldMap;
     use crate::flatten::Flattener;
-    use scanner_rules::config::DataMapping;
+    use scanner_rules::DataMapping;
     use scanner_rules::FieldTable;
 
     fn view(t: &FieldTable, json: &str) -> RecordView {

@@ -9,8 +9,8 @@
 //! `%%1538 %%1541` is rewritten code by code. Mapping only changes what is displayed:
 //! rules always match the recorded values.
 
-use scanner_rules::config::DataMapping;
-use scanner_rules::fields::FxHashMap;
+use scanner_rules::DataMapping;
+use scanner_rules::FxHashMap;
 use std::borrow::Cow;
 
 #[derive(Debug, Clone, Default)]

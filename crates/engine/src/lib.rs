@@ -72,7 +72,7 @@ pub struct Scanner {
     prepared: (
         detector::OutputFields,
         Vec<Option<details::Template>>,
-        scanner_rules::fields::FxHashMap<String, details::Template>,
+        scanner_rules::FxHashMap<String, details::Template>,
     ),
     extra: bool,
     field_data_mapping: bool,

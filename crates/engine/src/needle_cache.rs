@@ -8,7 +8,7 @@
 //! allocated once they are warm; long values, which rarely repeat, are scanned as they
 //! come.
 
-use scanner_rules::fields::FxHasher;
+use scanner_rules::FxHasher;
 use std::hash::Hasher;
 
 /// Slots (a power of two).

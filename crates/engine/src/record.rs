@@ -98,7 +98,7 @@ impl RecordView {
         let r0 = self.raw.len();
         self.raw.push_str(value);
         let l0 = self.lower.len();
-        scanner_rules::matcher::push_lowercase(&mut self.lower, value);
+        scanner_rules::push_lowercase(&mut self.lower, value);
         let leaf = Leaf {
             path: span(&self.paths, p0),
             raw: span(&self.raw, r0),

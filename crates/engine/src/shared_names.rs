@@ -8,7 +8,7 @@
 //! kept (about 256 KB); past that, names are copied per row as before.
 
 use compact_str::CompactString;
-use scanner_rules::fields::FxHasher;
+use scanner_rules::FxHasher;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::sync::{Mutex, OnceLock};

@@ -9,7 +9,7 @@
 //! escape, damage) makes [`parse`] return `None`, and the record takes the JSON path.
 //! It is not a general BinXML parser and never renders anything.
 
-use scanner_rules::fields::FxHashMap;
+use scanner_rules::FxHashMap;
 
 /// Deepest element nesting the `evtx` crate accepts in one stream.
 const MAX_DEPTH: usize = 512;

@@ -9,7 +9,7 @@ use crate::detect_info::{DetectInfo, Origin};
 use crate::input::InputFile;
 use crate::row_encoder::write_encoded;
 use crate::time::TimeFormat;
-use scanner_rules::fields::FxHashMap;
+use scanner_rules::FxHashMap;
 use scanner_rules::{RuleMeta, RuleSet};
 use std::collections::HashSet;
 use std::io::{self, Write};

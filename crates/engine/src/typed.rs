@@ -26,7 +26,7 @@ use crate::record::RecordView;
 use crate::template::{self, NameKind, Names, Reader, TNode, Template};
 use crate::value_text::format_raw;
 use evtx::EvtxRecord;
-use scanner_rules::fields::FxHashMap;
+use scanner_rules::FxHashMap;
 use scanner_rules::{FieldId, FieldTable};
 use std::fmt::Write as _;
 

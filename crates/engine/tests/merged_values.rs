@@ -5,9 +5,9 @@
 
 use scanner_engine::flatten::Flattener;
 use scanner_engine::record::RecordView;
-use scanner_rules::matcher::{Check, ValueTest};
-use scanner_rules::rule::Selection;
+use scanner_rules::Selection;
 use scanner_rules::{load, LoadOptions, RuleSet, RuleSource};
+use scanner_rules::{Check, ValueTest};
 
 fn rules(yaml: &str) -> RuleSet {
     let dir = std::env::temp_dir().join(format!(

@@ -6,8 +6,8 @@ use scanner_engine::flatten::Flattener;
 use scanner_engine::source;
 use scanner_engine::typed::TypedState;
 use scanner_engine::RecordView;
-use scanner_evtx_writer::value::{Guid, Sid, SysTime};
 use scanner_evtx_writer::{generate, write_events, Element, Event, Value};
+use scanner_evtx_writer::{Guid, Sid, SysTime};
 use scanner_rules::{Event as _, FieldId, FieldTable};
 use std::io::Cursor;
 use std::sync::Arc;
@@ -101,7 +101,7 @@ fn event(id: u16, data: Element) -> Event {
             Element::new("Security").attr("UserID", Value::Sid(Sid::parse("S-1-5-18").unwrap())),
         );
     let root = Element::new("Event")
-        .attr("xmlns", scanner_evtx_writer::event::EVENT_NS)
+        .attr("xmlns", scanner_evtx_writer::EVENT_NS)
         .child(system)
         .child(data);
     Event { root }

@@ -35,10 +35,11 @@ pub mod value;
 pub mod writer;
 pub mod xml;
 
-pub use event::{Attribute, Element, Event, Node};
+pub use event::{Attribute, Element, Event, Node, EVENT_NS};
 pub use generate::{generate, Generator, GroundTruth, Planted};
-pub use value::{Guid, Sid, SysTime, Value};
+pub use value::{parse_filetime, Guid, Sid, SysTime, Value};
 pub use writer::{EvtxWriter, WriteStats, WriterOptions};
+pub use xml::events_from_xml;
 
 use std::borrow::Borrow;
 use std::io::{Seek, Write};

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use scanner_evtx_writer::{xml::events_from_xml, Event, Generator, WriterOptions};
+use scanner_evtx_writer::{events_from_xml, Event, Generator, WriterOptions};
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use scanner_evtx_writer::value::parse_filetime;
+use scanner_evtx_writer::parse_filetime;
 use scanner_evtx_writer::*;
 use serde_json::json;
 

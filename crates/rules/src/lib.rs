@@ -41,12 +41,16 @@ pub mod prefilter;
 pub mod regex_cache;
 pub mod rule;
 
-pub use config::Config;
+pub use condition::{parse as parse_condition, Cond};
+pub use config::{Config, DataMapping};
 pub use correlation::{Correlation, CorrelationKind};
 pub use event::{Event, Value};
-pub use fields::{FieldId, FieldTable, CHANNEL, EVENT_ID};
+pub use fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID};
 pub use index::{Bucket, RuleIndex};
 pub use loader::{
     load, Disabled, LoadError, LoadOptions, LoadReport, RuleSelect, RuleSet, RuleSource,
 };
-pub use rule::{Level, Rule, RuleMeta};
+pub use matcher::{push_lowercase, Check, ValueTest};
+pub use prefilter::ALL_VALUES;
+pub use regex_cache::RegexCache;
+pub use rule::{Level, Rule, RuleMeta, Selection};

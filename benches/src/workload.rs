@@ -7,8 +7,8 @@
 //! folder often enough to make a measurable JSON corpus. Environment variables
 //! `SCANNER_BENCH_RULES` and `SCANNER_BENCH_CORPUS` (a folder) override the choice.
 
-use scanner_engine::input::{discover, InputFile, InputKind};
 use scanner_engine::{Profile, Scanner};
+use scanner_input::{discover, InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSet, RuleSource};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -148,7 +148,7 @@ pub fn parse_only(c: &Corpus) -> u64 {
 
 fn parse_evtx(f: &InputFile) -> u64 {
     use rayon::prelude::*;
-    let settings = Arc::new(scanner_engine::source::settings());
+    let settings = Arc::new(scanner_input::settings());
     let Ok(parser) = evtx::EvtxParser::from_path(&f.path) else {
         return 0;
     };

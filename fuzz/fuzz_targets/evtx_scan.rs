@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scanner_engine::input::{InputFile, InputKind};
+use scanner_input::{InputFile, InputKind};
 use scanner_engine::Scanner;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;

@@ -4,9 +4,9 @@
 
 use jiff::Timestamp;
 use scanner_engine::detect_info::Origin;
-use scanner_engine::input::InputFile;
 use scanner_engine::time::TimeFormat;
 use scanner_engine::{DetectInfo, ScanStats};
+use scanner_input::InputFile;
 use scanner_rules::FxHashMap;
 use scanner_rules::{Level, RuleSet};
 use std::collections::HashMap;

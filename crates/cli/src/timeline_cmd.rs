@@ -10,12 +10,12 @@ use crate::summary::{group_errors, level_of, Tally};
 use crate::write_behind::WriteBehind;
 use crate::write_pipeline;
 use scanner_engine::csv_encoder::CsvEncoder;
-use scanner_engine::input::{self, InputKind};
 use scanner_engine::json_timeline::JsonEncoder;
 use scanner_engine::progress::Progress;
 use scanner_engine::time::{TimeFormat, TimeStyle};
 use scanner_engine::timeline::Style;
-use scanner_engine::{channel_filter, DetectInfo, Profile, Scanner, TimelineWriter};
+use scanner_engine::{DetectInfo, Profile, Scanner, TimelineWriter};
+use scanner_input::InputKind;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Instant;
@@ -119,10 +119,10 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     } else {
         InputKind::Evtx
     };
-    let (mut files, discover_errors) = input::discover(&a.dirs, &a.files, kind);
+    let (mut files, discover_errors) = scanner_input::discover(&a.dirs, &a.files, kind);
     let mut skipped = 0;
     if kind == InputKind::Evtx && !a.scan_all_files {
-        let (kept, left) = channel_filter::split(files, &set);
+        let (kept, left) = scanner_input::split_by_channel(files, &set);
         files = kept;
         skipped = left.len();
     }

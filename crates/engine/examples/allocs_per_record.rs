@@ -5,8 +5,8 @@
 //! Rules are loaded first (not counted); then the file is scanned and every allocation
 //! made during the scan is counted by a wrapping global allocator.
 
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -16,7 +16,7 @@
 //! None of this changes what rules match: matching reads the recorded values.
 
 use crate::field_map::RecordMap;
-use crate::record::RecordView;
+use scanner_input::RecordView;
 use scanner_rules::{Event, FieldId, FieldTable};
 use std::borrow::Cow;
 
@@ -392,7 +392,7 @@ pub fn squeeze_spaces_into(v: &str, out: &mut String) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flatten::Flattener;
+    use scanner_input::Flattener;
 
     /// Collapsing as `split_whitespace` does, the plain way.
     fn collapsed_slowly(v: &str) -> String {

@@ -7,8 +7,7 @@ use crate::details::{Shown, Template, SEP};
 use crate::detect_info::{DetectInfo, Origin};
 use crate::field_list::FieldList;
 use crate::field_map::FieldMap;
-use crate::record::RecordView;
-use crate::time;
+use scanner_input::RecordView;
 use scanner_rules::ALL_VALUES;
 use scanner_rules::{Event, FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
 
@@ -355,8 +354,8 @@ impl<'a> Detector<'a> {
     ) {
         let time = view
             .first(self.out.time)
-            .and_then(time::parse)
-            .unwrap_or_else(time::missing);
+            .and_then(scanner_input::parse_timestamp)
+            .unwrap_or_else(scanner_input::missing_timestamp);
         // `System/EventRecordID` is what analysts and other tools key on; the record
         // header's id differs from it in exported logs.
         let record_id = view

@@ -6,7 +6,7 @@
 
 use crate::details::{collapse_into, legacy_form_in, squeeze_spaces_into, Shown, SEP};
 use crate::field_map::RecordMap;
-use crate::record::RecordView;
+use scanner_input::RecordView;
 use scanner_rules::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
@@ -290,7 +290,7 @@ mod tests {
     use super::*;
     use crate::details::Template;
     use crate::field_map::FieldMap;
-    use crate::flatten::Flattener;
+    use scanner_input::Flattener;
     use scanner_rules::DataMapping;
     use scanner_rules::FieldTable;
 

@@ -14,18 +14,18 @@
 //! ([`Scanner::scan_sorted`]).
 //!
 //! ```no_run
-//! use scanner_engine::{Scanner, input::InputKind};
+//! use scanner_engine::Scanner;
+//! use scanner_input::{discover, InputKind};
 //! use scanner_rules::{load, LoadOptions, RuleSource};
 //! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
 //! let scanner = Scanner::new(set, true);
-//! let (files, _errors) = scanner_engine::input::discover(&["logs".into()], &[], InputKind::Evtx);
+//! let (files, _errors) = scanner_input::discover(&["logs".into()], &[], InputKind::Evtx);
 //! let result = scanner.scan(&files, InputKind::Evtx);
 //! println!("{} detections", result.rows.len());
 //! ```
 
 #![warn(missing_docs)]
 
-pub mod channel_filter;
 pub mod correlate;
 pub mod csv_encoder;
 pub mod details;
@@ -33,12 +33,9 @@ pub mod detect_info;
 pub mod detector;
 pub mod field_list;
 pub mod field_map;
-pub mod flatten;
-pub mod input;
 pub mod json_timeline;
 mod needle_cache;
 pub mod progress;
-pub mod record;
 pub mod record_filter;
 pub mod row_codec;
 pub mod row_encoder;
@@ -48,22 +45,17 @@ pub mod run_file;
 pub mod scan;
 pub mod shared_names;
 pub mod sorted_rows;
-pub mod source;
 pub mod temp_files;
-mod template;
 pub mod time;
 pub mod timeline;
-pub mod typed;
-mod value_text;
 
 pub use detect_info::DetectInfo;
-pub use record::RecordView;
 pub use scan::{ScanResult, ScanStats};
 pub use sorted_rows::SortedRows;
 pub use timeline::{Profile, TimelineWriter};
 
 use detector::Detector;
-use input::{InputFile, InputKind};
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::RuleSet;
 
 /// A rule set prepared for scanning.

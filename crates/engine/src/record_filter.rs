@@ -4,9 +4,8 @@
 //! per record.
 
 use crate::detector::OutputFields;
-use crate::record::RecordView;
-use crate::time;
 use jiff::Timestamp;
+use scanner_input::RecordView;
 use scanner_rules::EVENT_ID;
 use std::collections::HashSet;
 
@@ -64,7 +63,10 @@ impl RecordFilter {
             }
         }
         if self.start.is_some() || self.end.is_some() {
-            let Some(t) = view.first(out.time).and_then(time::parse) else {
+            let Some(t) = view
+                .first(out.time)
+                .and_then(scanner_input::parse_timestamp)
+            else {
                 return false;
             };
             if self.start.is_some_and(|s| t < s) || self.end.is_some_and(|e| t > e) {
@@ -78,7 +80,7 @@ impl RecordFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flatten::Flattener;
+    use scanner_input::Flattener;
     use scanner_rules::FieldTable;
 
     fn record(t: &FieldTable, eid: u32, computer: &str, time: &str) -> RecordView {

@@ -1,19 +1,18 @@
 //! The scan: input files in parallel (large EVTX files chunk-parallel), each record
 //! filled into a per-worker [`RecordView`] (from typed values where it can, else by
-//! flattening JSON: [`source::Content::fill`]) and tested by the [`Detector`]; rows
+//! flattening JSON: [`scanner_input::Content::fill`]) and tested by the [`Detector`]; rows
 //! go to a [`RowStore`] (which spills sorted runs to disk past its memory bound),
 //! correlations are evaluated, and the timeline comes out sorted by time.
 
 use crate::correlate;
 use crate::detect_info::DetectInfo;
 use crate::detector::{Detector, Matches};
-use crate::flatten::Flattener;
-use crate::input::{InputFile, InputKind};
-use crate::record::RecordView;
 use crate::row_store::RowStore;
 use crate::sorted_rows::SortedRows;
-use crate::source;
 use rayon::prelude::*;
+use scanner_input::Flattener;
+use scanner_input::RecordView;
+use scanner_input::{InputFile, InputKind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -152,10 +151,10 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         // and ends that file only.
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match opts.kind {
             InputKind::Evtx => {
-                let n = source::evtx(
+                let n = scanner_input::read_evtx(
                     &f.path,
                     f.size,
-                    source::EvtxRead {
+                    scanner_input::EvtxRead {
                         recover: opts.recover_records,
                         typed: true,
                     },
@@ -181,7 +180,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             }
             InputKind::Json => {
                 let mut w = Worker::new(&sink, &store, det);
-                source::json(
+                scanner_input::read_json(
                     &f.path,
                     &mut w,
                     |w, v| match w.flat.fill_value(v, table, &mut w.view) {
@@ -201,7 +200,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 report(format!(
                     "{}: reading stopped by an internal error: {}",
                     f.path.display(),
-                    source::panic_message(&*p)
+                    scanner_input::panic_message(&*p)
                 ));
                 0
             }

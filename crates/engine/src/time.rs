@@ -1,8 +1,8 @@
 //! Record timestamps: reading `TimeCreated` and formatting it for the timeline.
 
-use crate::value_text::push_padded;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
+use scanner_input::push_padded;
 
 /// Hayabusa's timestamp layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -165,19 +165,10 @@ impl TimeFormat {
     }
 }
 
-/// Parses a `SystemTime` such as `2019-03-19T23:47:14.870588Z` (or with an offset).
-pub fn parse(s: &str) -> Option<Timestamp> {
-    s.trim().parse::<Timestamp>().ok()
-}
-
-/// The timestamp rows get when a record has none: the Unix epoch, as Hayabusa does.
-pub fn missing() -> Timestamp {
-    Timestamp::UNIX_EPOCH
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scanner_input::parse_timestamp as parse;
 
     #[test]
     fn formats_truncated_milliseconds_in_utc() {

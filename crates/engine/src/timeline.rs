@@ -6,9 +6,9 @@
 use crate::csv_encoder::CsvEncoder;
 use crate::details::SEP;
 use crate::detect_info::{DetectInfo, Origin};
-use crate::input::InputFile;
 use crate::row_encoder::write_encoded;
 use crate::time::TimeFormat;
+use scanner_input::InputFile;
 use scanner_rules::FxHashMap;
 use scanner_rules::{RuleMeta, RuleSet};
 use std::collections::HashSet;

@@ -2,8 +2,8 @@
 //! give exactly the detections listed in `NAME.expect` (`<rule-id> <ids>|none`).
 
 use scanner_engine::detect_info::Origin;
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -3,8 +3,8 @@
 //! `Count:N ¦ field:v1/v2 ¦ group:value`).
 
 use scanner_engine::detect_info::Origin;
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;
 

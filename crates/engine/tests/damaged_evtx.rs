@@ -3,8 +3,8 @@
 //! (carving) from slack space. On `testdata/evtx/security.evtx` (our writer's: one
 //! chunk, records 1 at 512, 2 at 3040, 3 at 4618, 1307 bytes long).
 
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::{ScanResult, Scanner};
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
 

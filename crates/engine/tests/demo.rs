@@ -2,8 +2,8 @@
 //! the detections listed in `expected.tsv` (`<EventRecordID>\t<rule id>`).
 
 use scanner_engine::detect_info::Origin;
-use scanner_engine::input::{self, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::InputKind;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,7 +18,7 @@ fn builtin_rules_find_exactly_the_planted_detections() {
         set.report.errors
     );
     let scanner = Scanner::new(set, true);
-    let (files, errors) = input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
+    let (files, errors) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
     assert!(errors.is_empty(), "{errors:?}");
     assert!(!files.is_empty());
     let result = scanner.scan(&files, InputKind::Json);
@@ -61,7 +61,7 @@ fn rule_statistics_count_every_evaluation_slowest_first() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo");
     let set = load(&[RuleSource::Builtin], &LoadOptions::default());
     let mut scanner = Scanner::new(set, false);
-    let (files, _) = input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
+    let (files, _) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
     let off = scanner.scan(&files, InputKind::Json);
     assert!(off.rule_stats.is_none(), "statistics are off by default");
     scanner.enable_rule_stats();

@@ -3,8 +3,8 @@
 //! built-in rules, with and without record recovery: no panic, no hang, and the same
 //! live records either way.
 
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::Path;
 use std::sync::mpsc;

@@ -11,8 +11,8 @@
 //! `edge_case_corpus` (the real damaged files of evtx-edge-cases).
 
 use evtx::{EvtxParser, ParserSettings};
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
@@ -396,8 +396,7 @@ fn check(scanners: &Arc<[Scanner; 2]>, path: &Path, limit: Duration) -> Result<O
             }];
             let result = s[0].scan(&files, InputKind::Evtx);
             let recovering = s[1].scan(&files, InputKind::Evtx);
-            let (crate_records, crate_panicked) =
-                crate_records(&p, &scanner_engine::source::settings());
+            let (crate_records, crate_panicked) = crate_records(&p, &scanner_input::settings());
             Outcome {
                 scanned_recovering: recovering.stats.records,
                 crate_records,
@@ -534,7 +533,7 @@ fn assert_clean(t: &Tally) {
 }
 
 fn evtx_files(dir: &Path) -> Vec<PathBuf> {
-    let (files, _) = scanner_engine::input::discover(&[dir.to_path_buf()], &[], InputKind::Evtx);
+    let (files, _) = scanner_input::discover(&[dir.to_path_buf()], &[], InputKind::Evtx);
     files.into_iter().map(|f| f.path).collect()
 }
 

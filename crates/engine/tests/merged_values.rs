@@ -3,8 +3,8 @@
 //! across two), and a selection list of one-field maps becomes one test of the field
 //! (with long affix lists as sets).
 
-use scanner_engine::flatten::Flattener;
-use scanner_engine::record::RecordView;
+use scanner_input::Flattener;
+use scanner_input::RecordView;
 use scanner_rules::Selection;
 use scanner_rules::{load, LoadOptions, RuleSet, RuleSource};
 use scanner_rules::{Check, ValueTest};

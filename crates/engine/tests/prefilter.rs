@@ -3,8 +3,8 @@
 //! every case event and the demo intrusion, with the built-in rules too.
 
 use scanner_engine::detect_info::Origin;
-use scanner_engine::input::{self, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::InputKind;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,7 +23,7 @@ fn prefilter_keeps_every_detection() {
         "prefiltered buckets {buckets}, rules {rules}"
     );
     let mut scanner = Scanner::new(set, false);
-    let (files, errors) = input::discover(
+    let (files, errors) = scanner_input::discover(
         &[root.join("cases"), root.join("demo")],
         &[],
         InputKind::Json,

@@ -6,8 +6,8 @@
 //! `match_count` are printed, not failed.) It needs the shared data, so it is `#[ignore]`d and run by
 //! `.ci/run` (`cargo test --release -p scanner-engine --test sigma_regression -- --ignored`).
 
-use scanner_engine::input::{InputFile, InputKind};
 use scanner_engine::Scanner;
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
 

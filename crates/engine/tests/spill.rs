@@ -3,9 +3,9 @@
 //! an error naming its file; the runs' files are removed after the run and after an
 //! error. (One test: the temporary folder is set for the whole process.)
 
-use scanner_engine::input::{self, InputFile, InputKind};
 use scanner_engine::time::TimeFormat;
 use scanner_engine::{json_timeline, Profile, Scanner, TimelineWriter};
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
 
@@ -41,7 +41,7 @@ fn spilled_rows_merge_in_order_and_errors_name_the_run() {
     assert_eq!(std::env::temp_dir(), tmp);
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
-    let (mut files, errors) = input::discover(&[root.join("demo")], &[], InputKind::Json);
+    let (mut files, errors) = scanner_input::discover(&[root.join("demo")], &[], InputKind::Json);
     assert!(errors.is_empty(), "{errors:?}");
     // The same events twice: rows with equal sort keys but for the file.
     files.extend(files.clone());

@@ -2,7 +2,7 @@
 //! and its typed substitution values, without rendering JSON and flattening it again.
 //!
 //! It produces exactly the leaves that flattening the `evtx` crate's JSON rendering
-//! (with separated attributes, [`crate::source::settings`]) produces: the same paths
+//! (with separated attributes, [`crate::evtx::settings`]) produces: the same paths
 //! (`#text` folded into its element, `<Elem>_attributes`, `_N` suffixes on repeated
 //! element names, `Data` keyed by its `Name` inside `EventData`/`UserData`, positional
 //! `Data` as a list), values as the crate writes them, elements that depend on a null
@@ -21,10 +21,10 @@
 //! once per [`TypedState`] (the scan keeps one per thread) and kept across chunks and
 //! files; per record, nothing is allocated once the buffers are warm.
 
+use super::template::{self, NameKind, Names, Reader, TNode, Template};
+use super::value_text::format_raw;
 use crate::flatten;
 use crate::record::RecordView;
-use crate::template::{self, NameKind, Names, Reader, TNode, Template};
-use crate::value_text::format_raw;
 use evtx::EvtxRecord;
 use scanner_rules::FxHashMap;
 use scanner_rules::{FieldId, FieldTable};

@@ -8,10 +8,10 @@
 //!
 //!     cargo run --release -p scanner-engine --example typed_check -- [--show-fallback N] [--mutate N] PATH...
 
-use scanner_engine::flatten::Flattener;
-use scanner_engine::input::{self, InputKind};
-use scanner_engine::typed::TypedState;
-use scanner_engine::{source, RecordView};
+use scanner_input::Flattener;
+use scanner_input::InputKind;
+use scanner_input::RecordView;
+use scanner_input::TypedState;
 use scanner_rules::FieldTable;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,9 +47,9 @@ fn main() {
         }
         let p = PathBuf::from(&arg);
         let (files, _) = if p.is_dir() {
-            input::discover(&[p], &[], InputKind::Evtx)
+            scanner_input::discover(&[p], &[], InputKind::Evtx)
         } else {
-            input::discover(&[], &[p], InputKind::Evtx)
+            scanner_input::discover(&[], &[p], InputKind::Evtx)
         };
         let mut t = Tally {
             show_fallback,
@@ -119,7 +119,7 @@ fn damaged(log: &[u8], rng: &mut Rng) -> Vec<u8> {
 }
 
 fn check_log(path: &Path, log: Vec<u8>, state: &mut TypedState, t: &mut Tally) {
-    let settings = Arc::new(source::settings());
+    let settings = Arc::new(scanner_input::settings());
     let Ok(parser) = evtx::EvtxParser::from_buffer(log) else {
         return;
     };

@@ -1,9 +1,9 @@
 //! The text the `evtx` crate's JSON rendering gives each BinXML substitution value type
 //! (numbers, booleans, hex, binary, GUIDs, SIDs, FILETIME and SYSTEMTIME), written
-//! without `fmt` into a reused buffer, for the typed record path ([`crate::typed`]).
+//! without `fmt` into a reused buffer, for the typed record path ([`super::typed`]).
 //! Types it does not reproduce exactly (floats, arrays, handles) are left to JSON.
 
-use crate::template;
+use super::template;
 
 /// Appends the text the crate renders for a substitution value of type `ty` stored in
 /// `b` (unescaped); `Some(null)`, or `None` for a value the typed path leaves to JSON
@@ -113,7 +113,7 @@ fn push_num(out: &mut String, n: impl Into<i128>) {
 }
 
 /// Appends `v` in decimal, zero-padded to `width` digits (more when it needs them).
-pub(crate) fn push_padded(out: &mut String, v: u64, width: usize) {
+pub fn push_padded(out: &mut String, v: u64, width: usize) {
     let mut digits = [b'0'; 20];
     let mut at = digits.len();
     let mut rest = v;

@@ -1,15 +1,22 @@
-//! Record sources: EVTX files (through the `evtx` crate) and JSON event files. Each
-//! hands records one at a time to a callback; nothing collects a file's records.
+//! EVTX files, read through the `evtx` crate: chunks in parallel, each record handed
+//! one at a time to a callback (as typed values where the typed path covers it, else as
+//! the crate's JSON rendering), damaged chunks salvaged or reported; nothing collects a
+//! file's records.
+
+mod template;
+mod typed;
+mod value_text;
+
+pub use typed::TypedState;
+pub use value_text::push_padded;
 
 use crate::flatten::Flattener;
 use crate::record::RecordView;
-use crate::typed::TypedState;
 use evtx::err::ChunkError;
 use evtx::{EvtxChunk, EvtxChunkData, EvtxParser, EvtxRecord, EvtxRecordHeader, ParserSettings};
 use rayon::prelude::*;
 use scanner_rules::FieldTable;
 use std::cell::RefCell;
-use std::io::{BufRead, BufReader};
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,7 +108,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// The message of a caught panic.
-pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<String>()
         .cloned()
         .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
@@ -510,85 +517,4 @@ fn hand_typed<F: FnMut(RawRecord<'_>)>(
         recovered: false,
     });
     true
-}
-
-/// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.
-pub fn json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
-where
-    F: Fn(&mut S, &serde_json::Value),
-    E: Fn(String),
-{
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) => {
-            err(format!("{}: {e}", path.display()));
-            return 0;
-        }
-    };
-    let mut reader = BufReader::new(file);
-    let first = match reader.fill_buf() {
-        Ok(b) => b.iter().copied().find(|c| !c.is_ascii_whitespace()),
-        Err(e) => {
-            err(format!("{}: {e}", path.display()));
-            return 0;
-        }
-    };
-    let mut n = 0;
-    if first == Some(b'[') {
-        // One array: stream its elements without collecting them.
-        struct Each<'a, S, F>(&'a mut S, &'a F, &'a mut u64);
-        impl<'de, S, F: Fn(&mut S, &serde_json::Value)> serde::de::Visitor<'de> for Each<'_, S, F> {
-            type Value = ();
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an array of events")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-                while let Some(v) = seq.next_element::<serde_json::Value>()? {
-                    *self.2 += 1;
-                    (self.1)(self.0, &v);
-                }
-                Ok(())
-            }
-        }
-        let mut de = serde_json::Deserializer::from_reader(reader);
-        if let Err(e) = serde::Deserializer::deserialize_seq(&mut de, Each(state, &f, &mut n)) {
-            err(format!("{}: after {n} events: {e}", path.display()));
-        }
-        return n;
-    }
-    let mut line = String::new();
-    let mut lineno = 0;
-    loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                err(format!("{}: line {}: {e}", path.display(), lineno + 1));
-                break;
-            }
-        }
-        lineno += 1;
-        let t = line.trim();
-        if t.is_empty() {
-            continue;
-        }
-        // A line may hold several concatenated objects.
-        for v in serde_json::Deserializer::from_str(t).into_iter::<serde_json::Value>() {
-            match v {
-                Ok(v) => {
-                    n += 1;
-                    f(state, &v);
-                }
-                Err(e) => {
-                    err(format!(
-                        "{}: line {lineno}: invalid JSON: {e}",
-                        path.display()
-                    ));
-                    break;
-                }
-            }
-        }
-    }
-    n
 }

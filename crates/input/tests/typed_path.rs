@@ -2,12 +2,11 @@
 //! fills, on logs written here: a generated log, and events of unusual shapes and value
 //! types. It must also be the path most records take.
 
-use scanner_engine::flatten::Flattener;
-use scanner_engine::source;
-use scanner_engine::typed::TypedState;
-use scanner_engine::RecordView;
 use scanner_evtx_writer::{generate, write_events, Element, Event, Value};
 use scanner_evtx_writer::{Guid, Sid, SysTime};
+use scanner_input::Flattener;
+use scanner_input::RecordView;
+use scanner_input::TypedState;
 use scanner_rules::{Event as _, FieldId, FieldTable};
 use std::io::Cursor;
 use std::sync::Arc;
@@ -40,7 +39,7 @@ fn linked(v: &RecordView, f: FieldId) -> Vec<(&str, &str)> {
 
 /// Like [`compare`], and every field of `table` must hold the same values both ways.
 fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tally {
-    let settings = Arc::new(source::settings());
+    let settings = Arc::new(scanner_input::settings());
     let parser = evtx::EvtxParser::from_buffer(log).expect("an EVTX log");
     let mut parser = parser.with_configuration((*settings).clone());
     let mut flat = Flattener::default();
@@ -278,7 +277,7 @@ fn fields_link_alike_when_the_field_table_changes() {
     assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
 }
 
-/// Each record `source::evtx` hands over for `log`: its id and its leaves.
+/// Each record `read_evtx` hands over for `log`: its id and its leaves.
 fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec<String>) {
     let dir = std::env::temp_dir().join(format!("scanner-typed-walk-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
@@ -287,11 +286,11 @@ fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec
     let table = FieldTable::new();
     let records = std::sync::Mutex::new(Vec::new());
     let errors = std::sync::Mutex::new(Vec::new());
-    let read = source::EvtxRead {
+    let read = scanner_input::EvtxRead {
         recover: false,
         typed,
     };
-    source::evtx(
+    scanner_input::read_evtx(
         &path,
         log.len() as u64,
         read,

@@ -10,15 +10,15 @@
 /// Files smaller than this are scanned without a channel check.
 pub const MIN_BYTES: u64 = 1 << 20;
 
-use crate::input::InputFile;
-use crate::source;
-use evtx::EvtxParser;
+use crate::discover::InputFile;
+use crate::evtx;
+use ::evtx::EvtxParser;
 use scanner_rules::RuleSet;
 
 /// The `Channel` of a file's first record, if it can be read. Only the first chunk's
 /// header tables and one record are parsed.
 pub fn first_channel(path: &std::path::Path) -> Option<String> {
-    let settings = std::sync::Arc::new(source::settings());
+    let settings = std::sync::Arc::new(evtx::settings());
     let mut parser = EvtxParser::from_path(path)
         .ok()?
         .with_configuration((*settings).clone());

@@ -12,10 +12,10 @@
 //!     cargo run --release -p scanner-engine --example parse_only -- PATH... [--threads N] [--typed|--view|--json-view]
 
 use rayon::prelude::*;
-use scanner_engine::flatten::Flattener;
-use scanner_engine::input::{self, InputFile, InputKind};
-use scanner_engine::source::{self, EvtxRead};
-use scanner_engine::RecordView;
+use scanner_input::EvtxRead;
+use scanner_input::Flattener;
+use scanner_input::RecordView;
+use scanner_input::{InputFile, InputKind};
 use scanner_rules::FieldTable;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,7 +51,7 @@ fn main() {
             .ok();
     }
     let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = paths.into_iter().partition(|p| p.is_dir());
-    let (files, _) = input::discover(&dirs, &files, InputKind::Evtx);
+    let (files, _) = scanner_input::discover(&dirs, &files, InputKind::Evtx);
     let bytes: u64 = files.iter().map(|f| f.size).sum();
     let start = Instant::now();
     let records = AtomicU64::new(0);
@@ -83,7 +83,7 @@ fn main() {
 
 /// Every record rendered to JSON, as the scan did before the typed path.
 fn json(f: &InputFile) -> u64 {
-    let n = source::evtx(
+    let n = scanner_input::read_evtx(
         &f.path,
         f.size,
         EvtxRead::default(),
@@ -102,15 +102,15 @@ fn view(f: &InputFile, typed: bool) -> u64 {
         typed,
     };
     let init = || (Flattener::default(), RecordView::default());
-    let each = |(flat, v): &mut (Flattener, RecordView), rec: source::RawRecord<'_>| {
+    let each = |(flat, v): &mut (Flattener, RecordView), rec: scanner_input::RawRecord<'_>| {
         let _ = rec.content.fill(flat, &table, v);
     };
-    source::evtx(&f.path, f.size, read, init, each, |_| {}).records
+    scanner_input::read_evtx(&f.path, f.size, read, init, each, |_| {}).records
 }
 
 /// Every record's typed substitution values, chunks in parallel as the scan reads them.
 fn typed_values(f: &InputFile) -> u64 {
-    let settings = Arc::new(source::settings());
+    let settings = Arc::new(scanner_input::settings());
     let Ok(parser) = evtx::EvtxParser::from_path(&f.path) else {
         return 0;
     };

@@ -1,7 +1,7 @@
 //! BinXML template definitions read straight from an EVTX chunk: the element tree a
 //! template instance fills, with its names, literal text and substitution slots.
 //!
-//! It is for the typed record path ([`crate::typed`]), which fills a record view from a
+//! It is for the typed record path ([`super::typed`]), which fills a record view from a
 //! template and the record's typed substitution values instead of rendering JSON. It
 //! reads only the shapes that path reproduces exactly (elements, attributes, literal
 //! UTF-16 text and substitutions); anything else (entity or character references,

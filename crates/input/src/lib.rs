@@ -1,0 +1,57 @@
+//! Windows event log input: files in, one reusable record view per record out.
+//!
+//! This crate finds input files ([`discover`]), reads EVTX files through the `evtx`
+//! crate ([`read_evtx`]: chunks in parallel, damaged chunks salvaged or reported) and
+//! JSON event files ([`read_json`]), and fills a [`RecordView`] for each record: the
+//! record's leaves (path and value, each value lowercased once) linked to the
+//! [`scanner_rules::FieldId`]s rules read, so a rule tests a field by index. A
+//! [`RecordView`] implements [`scanner_rules::Event`]: it is what the rules evaluate.
+//! It knows nothing of detections, sorting or output formats.
+//!
+//! Two decisions shape it. Records are streamed: every reader hands one record at a
+//! time to a callback, and nothing collects a file's records. And an EVTX record is
+//! read, where it can be, straight from its template and typed values ([`TypedState`]),
+//! without the crate building and rendering its tree; the JSON rendering is the
+//! fallback, and both give the same leaves.
+//!
+//! ```no_run
+//! use scanner_input::{discover, read_evtx, EvtxRead, Flattener, InputKind, RecordView};
+//! use scanner_rules::FieldTable;
+//! let (files, _errors) = discover(&["logs".into()], &[], InputKind::Evtx);
+//! let table = FieldTable::default();
+//! for f in &files {
+//!     read_evtx(
+//!         &f.path,
+//!         f.size,
+//!         EvtxRead { recover: false, typed: true },
+//!         || (Flattener::default(), RecordView::default()),
+//!         |(flat, view), rec| {
+//!             if rec.content.fill(flat, &table, view).is_ok() {
+//!                 println!("{} leaves", view.len());
+//!             }
+//!         },
+//!         |e| eprintln!("{e}"),
+//!     );
+//! }
+//! ```
+
+#![warn(missing_docs)]
+
+mod channel;
+mod discover;
+mod evtx;
+mod flatten;
+mod json;
+mod record;
+mod timestamp;
+
+pub use channel::{first_channel, split as split_by_channel, MIN_BYTES as CHANNEL_CHECK_MIN_BYTES};
+pub use discover::{discover, InputFile, InputKind};
+pub use evtx::{
+    evtx as read_evtx, panic_message, push_padded, settings, settings_with, Content, EvtxCounts,
+    EvtxRead, RawRecord, TypedState,
+};
+pub use flatten::Flattener;
+pub use json::json as read_json;
+pub use record::{FieldValues, RecordView};
+pub use timestamp::{missing_timestamp, parse_timestamp};

@@ -7,9 +7,10 @@
 //! folder often enough to make a measurable JSON corpus. Environment variables
 //! `SCANNER_BENCH_RULES` and `SCANNER_BENCH_CORPUS` (a folder) override the choice.
 
-use scanner_engine::{Profile, Scanner};
+use scanner_engine::Scanner;
 use scanner_input::{discover, InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSet, RuleSource};
+use scanner_timeline::Profile;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 use crate::args::TimelineArgs;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
-use scanner_engine::record_filter::RecordFilter;
+use scanner_engine::RecordFilter;
 use scanner_rules::RuleSet;
 
 /// Parses a time such as `2020-02-22 00:00:00 +09:00`, `2020/02/22 00:00:00 +0900`,

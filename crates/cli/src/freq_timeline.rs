@@ -3,7 +3,7 @@
 //! characters as tall as its count (scaled to the busiest slice).
 
 use crate::histogram::Histogram;
-use scanner_engine::time::TimeFormat;
+use scanner_timeline::TimeFormat;
 
 /// Slices (terminal columns) of the chart.
 pub const WIDTH: usize = 100;

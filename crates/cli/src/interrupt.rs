@@ -24,7 +24,7 @@ pub fn install() {
             .spawn(move || {
                 let mut sig = 0;
                 if libc::sigwait(&set, &mut sig) == 0 {
-                    let n = scanner_engine::temp_files::remove_all_and_hold();
+                    let n = scanner_engine::remove_all_temp_files_and_hold();
                     eprintln!("\ninterrupted (signal {sig}); {n} temporary file(s) removed");
                     std::process::exit(128 + sig);
                 }

@@ -17,7 +17,6 @@ mod sort_memory;
 mod summary;
 mod timeline_cmd;
 mod write_behind;
-mod write_pipeline;
 
 /// Exit codes.
 mod exit {

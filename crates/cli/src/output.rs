@@ -30,15 +30,15 @@ pub fn write_atomically<T>(
     let tmp = temp_path(target);
     let result = (|| {
         // Remembered, so that a run stopped by a signal removes it (`interrupt`).
-        let mut file = scanner_engine::temp_files::create(&tmp, false)?;
+        let mut file = scanner_engine::create_temp_file(&tmp, false)?;
         let value = f(&mut file)?;
         file.sync_all()?;
         std::fs::rename(&tmp, target)?;
-        scanner_engine::temp_files::forget(&tmp);
+        scanner_engine::forget_temp_file(&tmp);
         Ok(value)
     })();
     result.map_err(|e: std::io::Error| {
-        let _ = scanner_engine::temp_files::remove(&tmp);
+        let _ = scanner_engine::remove_temp_file(&tmp);
         format!("cannot write {}: {e}", target.display())
     })
 }

@@ -2,7 +2,7 @@
 //! the time left, redrawn a few times a second from the scan's counters. It is drawn
 //! only when standard error is a terminal; the caller decides (and `-q` turns it off).
 
-use scanner_engine::progress::{Progress, ProgressSnapshot};
+use scanner_engine::{Progress, ProgressSnapshot};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 
 use crate::histogram::Histogram;
 use crate::summary::{group, Summary};
-use scanner_engine::time::TimeFormat;
 use scanner_rules::Level;
+use scanner_timeline::TimeFormat;
 use std::fmt::Write as _;
 
 /// Slices of the detection-frequency chart.

@@ -3,12 +3,12 @@
 //! and in the HTML report.
 
 use jiff::Timestamp;
-use scanner_engine::detect_info::Origin;
-use scanner_engine::time::TimeFormat;
+use scanner_engine::Origin;
 use scanner_engine::{DetectInfo, ScanStats};
 use scanner_input::InputFile;
 use scanner_rules::FxHashMap;
 use scanner_rules::{Level, RuleSet};
+use scanner_timeline::TimeFormat;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -214,7 +214,7 @@ impl<'a> Tally<'a> {
         bump(&mut self.dates, &day.text, l);
         // A correlation's computers are joined with ` ¦ `; most cells hold one name.
         if r.computer.contains('¦') {
-            for c in r.computer.split(scanner_engine::details::SEP) {
+            for c in r.computer.split(scanner_engine::DETAILS_SEP) {
                 bump(&mut self.computers, c, l);
             }
         } else {

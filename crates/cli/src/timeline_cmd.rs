@@ -8,14 +8,12 @@ use crate::progress_bar::ProgressBar;
 use crate::rules_cmd::{load_rules, print_report};
 use crate::summary::{group_errors, level_of, Tally};
 use crate::write_behind::WriteBehind;
-use crate::write_pipeline;
-use scanner_engine::csv_encoder::CsvEncoder;
-use scanner_engine::json_timeline::JsonEncoder;
-use scanner_engine::progress::Progress;
-use scanner_engine::time::{TimeFormat, TimeStyle};
-use scanner_engine::timeline::Style;
-use scanner_engine::{DetectInfo, Profile, Scanner, TimelineWriter};
+use scanner_engine::Progress;
+use scanner_engine::{DetectInfo, Scanner};
 use scanner_input::InputKind;
+use scanner_timeline::{
+    write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, Style, TimeFormat, TimeStyle,
+};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Instant;
@@ -171,7 +169,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
         remove_duplicates: a.remove_duplicates,
     };
     let set = scanner.rules();
-    let writer = TimelineWriter::new(set, &files, time.clone(), profile)
+    let writer = Layout::new(set, &files, time.clone(), profile)
         .with_style(style)
         .with_recovered_column(a.recover_records);
     // One pass over the sorted rows (merged from disk if they were spilled): each row
@@ -210,13 +208,9 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     };
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {
-            Format::Csv => write_pipeline::write(CsvEncoder::new(&writer), out, rows, on_row),
-            Format::Json => {
-                write_pipeline::write(JsonEncoder::new(&writer, false), out, rows, on_row)
-            }
-            Format::JsonLines => {
-                write_pipeline::write(JsonEncoder::new(&writer, true), out, rows, on_row)
-            }
+            Format::Csv => write_timeline(CsvEncoder::new(&writer), out, rows, on_row),
+            Format::Json => write_timeline(JsonEncoder::new(&writer, false), out, rows, on_row),
+            Format::JsonLines => write_timeline(JsonEncoder::new(&writer, true), out, rows, on_row),
         }
     };
     let write_start = Instant::now();
@@ -238,7 +232,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     }
     if let Some(path) = &a.rule_stats {
         write_atomically(path, |f| {
-            scanner_engine::rule_stats::write_tsv(&result, scanner.rules(), f)
+            scanner_engine::write_rule_stats(result.rule_stats.as_ref(), scanner.rules(), f)
         })?;
     }
     let errors: Vec<String> = discover_errors

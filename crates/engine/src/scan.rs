@@ -4,11 +4,11 @@
 //! go to a [`RowStore`] (which spills sorted runs to disk past its memory bound),
 //! correlations are evaluated, and the timeline comes out sorted by time.
 
-use crate::correlate;
-use crate::detect_info::DetectInfo;
-use crate::detector::{Detector, Matches};
-use crate::row_store::RowStore;
-use crate::sorted_rows::SortedRows;
+use crate::detect::correlate;
+use crate::detect::{Detector, Matches};
+use crate::row::DetectInfo;
+use crate::sort::merge::SortedRows;
+use crate::sort::RowStore;
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
@@ -57,7 +57,7 @@ pub struct ScanResult<R = Vec<DetectInfo>> {
     /// Problems met (file, chunk or record, and the reason); the scan went on.
     pub errors: Vec<String>,
     /// Per-rule timings, when rule statistics were on.
-    pub rule_stats: Option<crate::rule_stats::RuleStats>,
+    pub rule_stats: Option<crate::detect::stats::RuleStats>,
 }
 
 /// Per-worker buffers, reused for every record. Rows are handed to the store whenever

@@ -1,7 +1,7 @@
 //! Hand-written cases: `testdata/cases/NAME.yml` rules over `NAME.jsonl` events must
 //! give exactly the detections listed in `NAME.expect` (`<rule-id> <ids>|none`).
 
-use scanner_engine::detect_info::Origin;
+use scanner_engine::Origin;
 use scanner_engine::Scanner;
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};

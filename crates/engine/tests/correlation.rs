@@ -2,7 +2,7 @@
 //! windows fire, and the rows they give (Hayabusa's format: no RecordID, Details
 //! `Count:N ¦ field:v1/v2 ¦ group:value`).
 
-use scanner_engine::detect_info::Origin;
+use scanner_engine::Origin;
 use scanner_engine::Scanner;
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};

@@ -39,7 +39,7 @@ fn record_ids(r: &ScanResult) -> Vec<u64> {
         .rows
         .iter()
         .filter_map(|d| match d.origin {
-            scanner_engine::detect_info::Origin::Record { record_id, .. } => Some(record_id),
+            scanner_engine::Origin::Record { record_id, .. } => Some(record_id),
             _ => None,
         })
         .collect();
@@ -124,7 +124,7 @@ fn recovery_carves_slack_records_and_marks_them() {
     assert!(!rec.is_empty());
     assert!(rec.iter().all(|d| matches!(
         d.origin,
-        scanner_engine::detect_info::Origin::Record {
+        scanner_engine::Origin::Record {
             record_id: 184202,
             ..
         }

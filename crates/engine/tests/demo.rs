@@ -1,7 +1,7 @@
 //! The built-in rule set over the demo intrusion in `testdata/demo/` must give exactly
 //! the detections listed in `expected.tsv` (`<EventRecordID>\t<rule id>`).
 
-use scanner_engine::detect_info::Origin;
+use scanner_engine::Origin;
 use scanner_engine::Scanner;
 use scanner_input::InputKind;
 use scanner_rules::{load, LoadOptions, RuleSource};
@@ -72,7 +72,7 @@ fn rule_statistics_count_every_evaluation_slowest_first() {
         "timing does not change detections"
     );
     let mut tsv = Vec::new();
-    scanner_engine::rule_stats::write_tsv(&on, scanner.rules(), &mut tsv).unwrap();
+    scanner_engine::write_rule_stats(on.rule_stats.as_ref(), scanner.rules(), &mut tsv).unwrap();
     let tsv = String::from_utf8(tsv).unwrap();
     let mut lines = tsv.lines();
     assert_eq!(

@@ -2,7 +2,7 @@
 //! case rule, loaded together (so their buckets are large enough to be prefiltered), over
 //! every case event and the demo intrusion, with the built-in rules too.
 
-use scanner_engine::detect_info::Origin;
+use scanner_engine::Origin;
 use scanner_engine::Scanner;
 use scanner_input::InputKind;
 use scanner_rules::{load, LoadOptions, RuleSource};

@@ -4,8 +4,8 @@
 //! The list is built into buffers a worker keeps, once per record that matched however
 //! many rules it matched: no allocation per entry.
 
-use crate::details::{collapse_into, legacy_form_in, squeeze_spaces_into, Shown, SEP};
-use crate::field_map::RecordMap;
+use crate::render::data_mapping::RecordMap;
+use crate::render::details::{collapse_into, legacy_form_in, squeeze_spaces_into, Shown, SEP};
 use scanner_input::RecordView;
 use scanner_rules::{FxHashMap, FxHasher};
 use std::hash::Hasher;
@@ -288,8 +288,8 @@ impl FieldList {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::details::Template;
-    use crate::field_map::FieldMap;
+    use crate::render::data_mapping::FieldMap;
+    use crate::render::details::Template;
     use scanner_input::Flattener;
     use scanner_rules::DataMapping;
     use scanner_rules::FieldTable;

@@ -2,7 +2,7 @@
 //! bytes that gather in the encoder until taken, so that rows can be encoded on one
 //! thread and written on another. [`write_encoded`] does both on the calling thread.
 
-use crate::detect_info::DetectInfo;
+use scanner_engine::DetectInfo;
 use std::io::{self, Write};
 
 /// One output format's encoder, for one pass over the rows.

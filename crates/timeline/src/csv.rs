@@ -4,10 +4,11 @@
 //! doubled). `-M`/`-S` put their separator in place of the ` ¦ ` of multi-item cells
 //! (and of RuleAuthor's list).
 
-use crate::details::SEP;
-use crate::detect_info::DetectInfo;
-use crate::row_encoder::{take_bytes, RowEncoder};
-use crate::timeline::{Column, RowCells, TimelineWriter};
+use crate::encoder::{take_bytes, RowEncoder};
+use crate::layout::{Layout, RowCells};
+use crate::profile::Column;
+use scanner_engine::DetectInfo;
+use scanner_engine::DETAILS_SEP as SEP;
 use std::io;
 
 /// Whether `field` is written bare: it reads as a float or an integer (`csv`'s test).
@@ -62,7 +63,7 @@ pub struct CsvEncoder<'w, 'a> {
 
 impl<'w, 'a> CsvEncoder<'w, 'a> {
     /// An encoder of `writer`'s columns.
-    pub fn new(writer: &'w TimelineWriter<'a>) -> Self {
+    pub fn new(writer: &'w Layout<'a>) -> Self {
         CsvEncoder {
             cells: RowCells::new(writer),
             out: Vec::new(),

@@ -4,13 +4,13 @@
 //! bytes. Batches pass over bounded channels, so only a few are in flight at a time.
 //! Encoded batches go back to the merge, which drops their rows (work taken off the
 //! encoder, the busiest of the three) and refills them. The bytes are those of encoding
-//! and writing the rows on one thread ([`scanner_engine::row_encoder::write_encoded`]).
+//! and writing the rows on one thread ([`crate::write_encoded`]).
 //!
 //! A row that cannot be read back (a damaged run) ends the pass with its error, after
 //! the rows before it; a write that fails stops the other two threads, and the merge
 //! removes its runs as it stops.
 
-use scanner_engine::row_encoder::RowEncoder;
+use crate::encoder::RowEncoder;
 use scanner_engine::{DetectInfo, SortedRows};
 use std::io::{self, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -155,10 +155,9 @@ fn write_out(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoder::write_encoded;
     use jiff::Timestamp;
-    use scanner_engine::detect_info::Origin;
-    use scanner_engine::row_encoder::write_encoded;
-    use scanner_engine::row_store::RowStore;
+    use scanner_engine::{Origin, RowStore};
     use std::path::{Path, PathBuf};
 
     /// Writes each row's record id, padded to 64 bytes; drops every seventh row, as

@@ -1,329 +1,16 @@
-//! The timeline's columns, in Hayabusa's profiles and conventions: its column names and
-//! order, abbreviated levels, channels and providers, MITRE columns from rule tags.
-//! Cells are rendered once by [`RowCells`], which the CSV and JSON encoders share
-//! ([`crate::csv_encoder`], [`crate::json_timeline`]).
+//! The timeline's cells: a [`Layout`] turns a row into the cells of a profile's columns,
+//! in Hayabusa's conventions (abbreviated levels, channels and providers, MITRE columns
+//! from rule tags); [`RowCells`] renders one pass's rows, which the CSV and JSON
+//! encoders share ([`crate::CsvEncoder`], [`crate::JsonEncoder`]).
 
-use crate::csv_encoder::CsvEncoder;
-use crate::details::SEP;
-use crate::detect_info::{DetectInfo, Origin};
-use crate::row_encoder::write_encoded;
-use crate::time::TimeFormat;
+use crate::profile::{Column, Profile, Style};
+use crate::time_format::TimeFormat;
+use scanner_engine::DETAILS_SEP as SEP;
+use scanner_engine::{DetectInfo, Origin};
 use scanner_input::InputFile;
 use scanner_rules::FxHashMap;
 use scanner_rules::{RuleMeta, RuleSet};
 use std::collections::HashSet;
-use std::io::{self, Write};
-
-/// Output columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Column {
-    /// Record time.
-    Timestamp,
-    /// The literal `hayabusa` (Timesketch's `timestamp_desc`).
-    TimestampDesc,
-    /// Rule title.
-    RuleTitle,
-    /// Level (abbreviated).
-    Level,
-    /// Computer.
-    Computer,
-    /// Channel (abbreviated).
-    Channel,
-    /// EventID.
-    EventID,
-    /// Rule `author`.
-    RuleAuthor,
-    /// Rule `modified`.
-    RuleModifiedDate,
-    /// Rule `status`.
-    Status,
-    /// MITRE tactics (short names).
-    MitreTactics,
-    /// MITRE technique, group and software ids.
-    MitreTags,
-    /// Other tags.
-    OtherTags,
-    /// EventRecordID.
-    RecordID,
-    /// Details.
-    Details,
-    /// Event fields not shown in Details.
-    ExtraFieldInfo,
-    /// Every event field.
-    AllFieldInfo,
-    /// Provider (abbreviated).
-    Provider,
-    /// Rule `date`.
-    RuleCreationDate,
-    /// Rule file name.
-    RuleFile,
-    /// Rule id.
-    RuleID,
-    /// Input file path.
-    EvtxFile,
-    /// `Y` for a record carved by `--recover-records` (appended only then).
-    RecoveredRecord,
-}
-
-impl Column {
-    /// Whether the cell holds ` ¦ `-separated items (which `-M` and `-S` split).
-    pub fn is_multi(self) -> bool {
-        matches!(
-            self,
-            Column::Details
-                | Column::ExtraFieldInfo
-                | Column::AllFieldInfo
-                | Column::MitreTactics
-                | Column::MitreTags
-                | Column::OtherTags
-        )
-    }
-
-    /// Whether the JSON timeline writes the cell as an object of its `name: value` items.
-    pub fn is_field_list(self) -> bool {
-        matches!(
-            self,
-            Column::Details | Column::ExtraFieldInfo | Column::AllFieldInfo
-        )
-    }
-}
-
-/// Output profiles (Hayabusa's names, column names and orders).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
-    /// `minimal`
-    Minimal,
-    /// `standard` (default)
-    Standard,
-    /// `verbose`
-    Verbose,
-    /// `all-field-info`
-    AllFieldInfo,
-    /// `all-field-info-verbose`
-    AllFieldInfoVerbose,
-    /// `super-verbose`
-    SuperVerbose,
-    /// `timesketch-minimal`
-    TimesketchMinimal,
-    /// `timesketch-verbose`
-    TimesketchVerbose,
-}
-
-use Column as C;
-const MINIMAL: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-];
-const STANDARD: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("RuleID", C::RuleID),
-];
-const VERBOSE: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const ALL_FIELD_INFO: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RecordID", C::RecordID),
-    ("AllFieldInfo", C::AllFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const ALL_FIELD_INFO_VERBOSE: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("AllFieldInfo", C::AllFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const SUPER_VERBOSE: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RuleAuthor", C::RuleAuthor),
-    ("RuleModifiedDate", C::RuleModifiedDate),
-    ("Status", C::Status),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("Provider", C::Provider),
-    ("RuleCreationDate", C::RuleCreationDate),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const TIMESKETCH_MINIMAL: &[(&str, Column)] = &[
-    ("datetime", C::Timestamp),
-    ("timestamp_desc", C::TimestampDesc),
-    ("message", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const TIMESKETCH_VERBOSE: &[(&str, Column)] = &[
-    ("datetime", C::Timestamp),
-    ("timestamp_desc", C::TimestampDesc),
-    ("message", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-
-impl Profile {
-    /// Every profile, in the order `list-profiles` shows them.
-    pub const ALL: [Profile; 8] = [
-        Profile::Minimal,
-        Profile::Standard,
-        Profile::Verbose,
-        Profile::AllFieldInfo,
-        Profile::AllFieldInfoVerbose,
-        Profile::SuperVerbose,
-        Profile::TimesketchMinimal,
-        Profile::TimesketchVerbose,
-    ];
-
-    /// Parses a profile name.
-    pub fn parse(s: &str) -> Option<Profile> {
-        Profile::ALL.into_iter().find(|p| p.name() == s)
-    }
-
-    /// The profile's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Minimal => "minimal",
-            Profile::Standard => "standard",
-            Profile::Verbose => "verbose",
-            Profile::AllFieldInfo => "all-field-info",
-            Profile::AllFieldInfoVerbose => "all-field-info-verbose",
-            Profile::SuperVerbose => "super-verbose",
-            Profile::TimesketchMinimal => "timesketch-minimal",
-            Profile::TimesketchVerbose => "timesketch-verbose",
-        }
-    }
-
-    /// The columns, in order, each with its header name.
-    pub fn named_columns(self) -> &'static [(&'static str, Column)] {
-        match self {
-            Profile::Minimal => MINIMAL,
-            Profile::Standard => STANDARD,
-            Profile::Verbose => VERBOSE,
-            Profile::AllFieldInfo => ALL_FIELD_INFO,
-            Profile::AllFieldInfoVerbose => ALL_FIELD_INFO_VERBOSE,
-            Profile::SuperVerbose => SUPER_VERBOSE,
-            Profile::TimesketchMinimal => TIMESKETCH_MINIMAL,
-            Profile::TimesketchVerbose => TIMESKETCH_VERBOSE,
-        }
-    }
-
-    /// The columns, in order.
-    pub fn columns(self) -> impl Iterator<Item = Column> {
-        self.named_columns().iter().map(|(_, c)| *c)
-    }
-
-    /// Whether the profile prints ExtraFieldInfo (so the detector renders it).
-    pub fn has_extra(self) -> bool {
-        self.columns().any(|c| c == Column::ExtraFieldInfo)
-    }
-
-    /// Whether the profile prints AllFieldInfo (so the detector renders it).
-    pub fn has_all_fields(self) -> bool {
-        self.columns().any(|c| c == Column::AllFieldInfo)
-    }
-}
-
-/// How cells are written, beyond the profile.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Style {
-    /// `-M`: the items of multi-item cells one per line (CRLF inside the cell).
-    pub multiline: bool,
-    /// `-S`: the items of multi-item cells separated by tabs.
-    pub tab_separator: bool,
-    /// `-b`: full level, channel and provider names.
-    pub no_abbreviations: bool,
-    /// `-X`: rows identical to an earlier row with the same timestamp (every column
-    /// but EvtxFile) are dropped.
-    pub remove_duplicates: bool,
-}
-
-impl Style {
-    /// The separator between the items of a multi-item cell.
-    pub fn separator(self) -> &'static str {
-        if self.multiline {
-            "\r\n"
-        } else if self.tab_separator {
-            "\t"
-        } else {
-            SEP
-        }
-    }
-}
 
 struct Tags {
     tactics: String,
@@ -394,8 +81,9 @@ fn push_date(date: &str, out: &mut String) {
     out.extend(date.chars().map(|c| if c == '/' { '-' } else { c }));
 }
 
-/// Renders rows into cells in a profile's columns; writes them as CSV.
-pub struct TimelineWriter<'a> {
+/// The layout of a timeline: a profile's columns, the cell style, the time format,
+/// and what cells are looked up in (the rules' metadata and tags, the input files).
+pub struct Layout<'a> {
     set: &'a RuleSet,
     files: &'a [InputFile],
     time: TimeFormat,
@@ -407,7 +95,7 @@ pub struct TimelineWriter<'a> {
     columns: Vec<(&'static str, Column)>,
 }
 
-impl<'a> TimelineWriter<'a> {
+impl<'a> Layout<'a> {
     /// A writer for a scan's rows.
     pub fn new(
         set: &'a RuleSet,
@@ -425,7 +113,7 @@ impl<'a> TimelineWriter<'a> {
             .iter()
             .map(|c| split_tags(&c.meta.tags, set))
             .collect();
-        TimelineWriter {
+        Layout {
             set,
             files,
             time,
@@ -589,17 +277,6 @@ impl<'a> TimelineWriter<'a> {
             Column::RecoveredRecord => out.push_str(if r.recovered { "Y" } else { "" }),
         }
     }
-
-    /// Writes the header and every row to `out` as CSV, calling `on_row` with each row
-    /// written (after `-X`), for counts taken in the same pass; returns the number of
-    /// rows written.
-    pub fn write<W, I>(&self, out: W, rows: I, on_row: impl FnMut(&DetectInfo)) -> io::Result<usize>
-    where
-        W: Write,
-        I: IntoIterator<Item = io::Result<DetectInfo>>,
-    {
-        write_encoded(CsvEncoder::new(self), out, rows, on_row)
-    }
 }
 
 /// One pass's cells: each row's cells in turn, in the profile's column order, items of
@@ -609,7 +286,7 @@ impl<'a> TimelineWriter<'a> {
 /// earlier row with the same timestamp is dropped (such rows are neighbours in timeline
 /// order).
 pub struct RowCells<'w, 'a> {
-    writer: &'w TimelineWriter<'a>,
+    writer: &'w Layout<'a>,
     cols: Vec<Column>,
     cells: Vec<String>,
     memo: Memo,
@@ -619,7 +296,7 @@ pub struct RowCells<'w, 'a> {
 
 impl<'w, 'a> RowCells<'w, 'a> {
     /// A pass over rows written by `writer`.
-    pub fn new(writer: &'w TimelineWriter<'a>) -> Self {
+    pub fn new(writer: &'w Layout<'a>) -> Self {
         let cols: Vec<Column> = writer.columns.iter().map(|(_, c)| *c).collect();
         RowCells {
             writer,
@@ -632,7 +309,7 @@ impl<'w, 'a> RowCells<'w, 'a> {
     }
 
     /// The writer whose columns these are.
-    pub fn writer(&self) -> &'w TimelineWriter<'a> {
+    pub fn writer(&self) -> &'w Layout<'a> {
         self.writer
     }
 

@@ -5,11 +5,12 @@
 //! MITRE and tag columns are arrays. Output is a JSON array (one object per
 //! indented block) or, with `-L`, JSON Lines.
 
-use crate::details::SEP;
-use crate::detect_info::DetectInfo;
-use crate::row_encoder::{take_bytes, write_encoded, RowEncoder};
-use crate::timeline::{Column, RowCells, TimelineWriter};
-use std::io::{self, Write};
+use crate::encoder::{take_bytes, RowEncoder};
+use crate::layout::{Layout, RowCells};
+use crate::profile::Column;
+use scanner_engine::DetectInfo;
+use scanner_engine::DETAILS_SEP as SEP;
+use std::io;
 
 /// Whether `v` is an integer written as Rust writes it (digits, a `-` but no `+`, no
 /// leading zero), short enough to be exact in any JSON reader.
@@ -145,7 +146,7 @@ pub struct JsonEncoder<'w, 'a> {
 
 impl<'w, 'a> JsonEncoder<'w, 'a> {
     /// An encoder of `writer`'s columns, as JSON Lines when `lines`.
-    pub fn new(writer: &'w TimelineWriter<'a>, lines: bool) -> Self {
+    pub fn new(writer: &'w Layout<'a>, lines: bool) -> Self {
         JsonEncoder {
             cells: RowCells::new(writer),
             lines,
@@ -195,23 +196,6 @@ impl RowEncoder for JsonEncoder<'_, '_> {
     fn take(&mut self, into: &mut Vec<u8>) {
         take_bytes(&mut self.out, into);
     }
-}
-
-/// Writes the rows (a stream in timeline order, see [`write_encoded`])
-/// as a JSON array, or as JSON Lines when `lines`, calling `on_row` with each row
-/// written (after `-X`); returns the number of rows written.
-pub fn write<W, I>(
-    tw: &TimelineWriter<'_>,
-    out: W,
-    rows: I,
-    lines: bool,
-    on_row: impl FnMut(&DetectInfo),
-) -> io::Result<usize>
-where
-    W: Write,
-    I: IntoIterator<Item = io::Result<DetectInfo>>,
-{
-    write_encoded(JsonEncoder::new(tw, lines), out, rows, on_row)
 }
 
 #[cfg(test)]

@@ -72,11 +72,6 @@ impl FieldMap {
         FieldMap { by_event }
     }
 
-    /// Whether there is no mapping at all.
-    pub fn is_empty(&self) -> bool {
-        self.by_event.is_empty()
-    }
-
     /// The mappings for a record of `channel`, `event_id` and `provider`.
     pub fn for_record<'a>(
         &'a self,

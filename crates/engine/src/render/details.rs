@@ -15,7 +15,7 @@
 //!
 //! None of this changes what rules match: matching reads the recorded values.
 
-use crate::field_map::RecordMap;
+use crate::render::data_mapping::RecordMap;
 use scanner_input::RecordView;
 use scanner_rules::{Event, FieldId, FieldTable};
 use std::borrow::Cow;
@@ -303,7 +303,8 @@ pub fn collapse_into(v: &str, out: &mut String) -> bool {
 /// (`365ABB72-AC09-…`), a FILETIME (`…T16:10:39.0000000Z`) with six fractional digits
 /// (`…T16:10:39.000000Z`, truncated). Only a whole value of exactly that shape is
 /// changed: the same text inside a longer string is kept as recorded.
-pub fn legacy_form(v: &str) -> Cow<'_, str> {
+#[cfg(test)]
+fn legacy_form(v: &str) -> Cow<'_, str> {
     let mut buf = String::new();
     if push_legacy(v, &mut buf) {
         Cow::Owned(buf)
@@ -312,7 +313,7 @@ pub fn legacy_form(v: &str) -> Cow<'_, str> {
     }
 }
 
-/// [`legacy_form`] into a reused buffer: `v` itself, or its legacy form written into
+/// The legacy form of `v` (see the tests' `legacy_form`) into a reused buffer: `v` itself, or its legacy form written into
 /// `buf` (cleared first).
 pub fn legacy_form_in<'a>(v: &'a str, buf: &'a mut String) -> &'a str {
     buf.clear();

@@ -3,10 +3,10 @@
 //! an error naming its file; the runs' files are removed after the run and after an
 //! error. (One test: the temporary folder is set for the whole process.)
 
-use scanner_engine::time::TimeFormat;
-use scanner_engine::{json_timeline, Profile, Scanner, TimelineWriter};
+use scanner_engine::Scanner;
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
+use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
 use std::path::{Path, PathBuf};
 
 fn files_in(d: &Path) -> Vec<PathBuf> {
@@ -24,17 +24,17 @@ fn scanner(bound: Option<usize>) -> Scanner {
 }
 
 fn csv(s: &Scanner, files: &[InputFile], rows: scanner_engine::SortedRows) -> Vec<u8> {
-    let w = TimelineWriter::new(s.rules(), files, TimeFormat::utc(), Profile::SuperVerbose);
+    let w = Layout::new(s.rules(), files, TimeFormat::utc(), Profile::SuperVerbose);
     let mut out = Vec::new();
     let mut seen = 0;
-    let n = w.write(&mut out, rows, |_| seen += 1).expect("written");
+    let n = write_timeline(CsvEncoder::new(&w), &mut out, rows, |_| seen += 1).expect("written");
     assert_eq!(n, seen);
     out
 }
 
 #[test]
 fn spilled_rows_merge_in_order_and_errors_name_the_run() {
-    let tmp = std::env::temp_dir().join(format!("scanner-engine-spill-{}", std::process::id()));
+    let tmp = std::env::temp_dir().join(format!("scanner-timeline-spill-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     std::env::set_var("TMPDIR", &tmp);
@@ -84,12 +84,12 @@ fn spilled_rows_merge_in_order_and_errors_name_the_run() {
             .unwrap();
         f.set_len(f.metadata().unwrap().len() - 3).unwrap();
         drop(f);
-        let w = TimelineWriter::new(tiny.rules(), &files, TimeFormat::utc(), Profile::Verbose);
+        let w = Layout::new(tiny.rules(), &files, TimeFormat::utc(), Profile::Verbose);
         let mut out = Vec::new();
         let err = if json {
-            json_timeline::write(&w, &mut out, rows, true, |_| {}).unwrap_err()
+            write_timeline(JsonEncoder::new(&w, true), &mut out, rows, |_| {}).unwrap_err()
         } else {
-            w.write(&mut out, rows, |_| {}).unwrap_err()
+            write_timeline(CsvEncoder::new(&w), &mut out, rows, |_| {}).unwrap_err()
         };
         let msg = err.to_string();
         assert!(msg.contains(&victim.display().to_string()), "{msg}");

@@ -2,11 +2,16 @@
 //! EventID), evaluate them, and turn matches into [`DetectInfo`] rows and correlation
 //! inputs.
 
-use crate::correlate::CorrelationHit;
-use crate::details::{Shown, Template, SEP};
-use crate::detect_info::{DetectInfo, Origin};
-use crate::field_list::FieldList;
-use crate::field_map::FieldMap;
+pub(crate) mod correlate;
+pub(crate) mod filter;
+mod needle_cache;
+pub(crate) mod stats;
+
+use crate::detect::correlate::CorrelationHit;
+use crate::render::data_mapping::FieldMap;
+use crate::render::details::{Shown, Template};
+use crate::render::field_list::FieldList;
+use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
 use scanner_rules::ALL_VALUES;
 use scanner_rules::{Event, FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
@@ -34,7 +39,7 @@ pub struct Matches {
     /// Inputs to correlations.
     pub hits: Vec<CorrelationHit>,
     /// Per-rule timings, when rule statistics are on.
-    pub stats: Option<crate::rule_stats::RuleStats>,
+    pub stats: Option<crate::detect::stats::RuleStats>,
     /// Whether the record being tested was carved (`--recover-records`); set by the
     /// caller before [`Detector::detect`], copied into its rows.
     pub recovered: bool,
@@ -57,7 +62,7 @@ struct RenderScratch {
     out: String,
     key: String,
     /// Channel and provider names, shared by the rows that show them.
-    names: crate::shared_names::NameCache,
+    names: crate::render::names::NameCache,
 }
 
 /// Per-worker prefilter buffers: which rules were admitted for the current record.
@@ -68,7 +73,7 @@ struct Scratch {
     epoch: u32,
     admitted: Vec<u32>,
     /// Needles found in values met before.
-    needles: crate::needle_cache::NeedleCache,
+    needles: crate::detect::needle_cache::NeedleCache,
 }
 
 impl Scratch {
@@ -153,7 +158,7 @@ pub struct Detector<'a> {
     /// Whether rows carry AllFieldInfo.
     all_fields: bool,
     /// Records that pass this filter are tested; `None` tests every record.
-    filter: Option<crate::record_filter::RecordFilter>,
+    filter: Option<crate::detect::filter::RecordFilter>,
     /// Field data mappings for Details and ExtraFieldInfo (empty when disabled).
     field_map: FieldMap,
     /// Time every rule evaluation (`--rule-stats`).
@@ -261,7 +266,7 @@ impl<'a> Detector<'a> {
     }
 
     /// Tests only the records `filter` keeps (time range, EventIDs, computers).
-    pub fn with_filter(mut self, filter: Option<crate::record_filter::RecordFilter>) -> Self {
+    pub fn with_filter(mut self, filter: Option<crate::detect::filter::RecordFilter>) -> Self {
         self.filter = filter.filter(|f| !f.is_empty());
         self
     }
@@ -302,7 +307,7 @@ impl<'a> Detector<'a> {
         Matches {
             stats: self
                 .stats
-                .then(|| crate::rule_stats::RuleStats::new(self.set.rules.len())),
+                .then(|| crate::detect::stats::RuleStats::new(self.set.rules.len())),
             ..Matches::default()
         }
     }
@@ -460,12 +465,4 @@ impl<'a> Detector<'a> {
         });
         (details, extra, all_fields)
     }
-}
-
-/// Joins distinct values, sorted, with the Details separator.
-pub fn join_distinct<'s>(values: impl Iterator<Item = &'s str>) -> String {
-    let mut v: Vec<&str> = values.collect();
-    v.sort_unstable();
-    v.dedup();
-    v.join(SEP)
 }

@@ -2,8 +2,8 @@
 //! any runs spilled to disk (a k-way merge on [`DetectInfo::timeline_cmp`]). The order
 //! is the same whatever was spilled; only one row per run is held at a time.
 
-use crate::detect_info::DetectInfo;
-use crate::run_file::RunReader;
+use crate::row::DetectInfo;
+use crate::sort::run::RunReader;
 use jiff::Timestamp;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -3,7 +3,7 @@
 //! each string as a LEB128 length and its UTF-8 bytes. Only this process reads it back,
 //! but every read is checked: a damaged run gives an error, never a panic or a bad row.
 
-use crate::detect_info::{DetectInfo, Origin};
+use crate::row::{DetectInfo, Origin};
 use compact_str::CompactString;
 use jiff::Timestamp;
 use std::io::{self, Read, Write};

@@ -2,8 +2,8 @@
 //! The file is removed when its [`RunFile`] (or the [`RunReader`] that took it) is
 //! dropped, whether the run was read to the end, failed, or was never read.
 
-use crate::detect_info::DetectInfo;
-use crate::row_codec;
+use crate::row::DetectInfo;
+use crate::sort::codec;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ impl RunFile {
         for _ in 0..64 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("scanner-sort-{pid}-{n}.run"));
-            match crate::temp_files::create(&path, true) {
+            match crate::sort::temp_files::create(&path, true) {
                 Ok(f) => return Ok((RunFile { path, rows: 0 }, f)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => {
@@ -59,7 +59,7 @@ impl RunFile {
         let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
         let written = (|| {
             for r in rows {
-                row_codec::encode(&r?, &mut w)?;
+                codec::encode(&r?, &mut w)?;
                 run.rows += 1;
             }
             w.flush()
@@ -75,21 +75,11 @@ impl RunFile {
         let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
         let written = rows
             .iter()
-            .try_for_each(|r| row_codec::encode(r, &mut w))
+            .try_for_each(|r| codec::encode(r, &mut w))
             .and_then(|()| w.flush());
         written.map_err(|e| run.error("cannot write sorted detections to", e))?;
         run.rows = rows.len() as u64;
         Ok(run)
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Rows in the run.
-    pub fn rows(&self) -> u64 {
-        self.rows
     }
 
     /// Opens the run for reading from its start.
@@ -114,7 +104,7 @@ impl RunFile {
 
 impl Drop for RunFile {
     fn drop(&mut self) {
-        let _ = crate::temp_files::remove(&self.path);
+        let _ = crate::sort::temp_files::remove(&self.path);
     }
 }
 
@@ -133,7 +123,7 @@ impl RunReader {
             return None;
         }
         self.left -= 1;
-        Some(match row_codec::decode(&mut self.reader) {
+        Some(match codec::decode(&mut self.reader) {
             Ok(r) => Ok(r),
             Err(e) => {
                 self.left = 0;

@@ -126,15 +126,15 @@ impl RuleStats {
     }
 }
 
-/// Writes a scan's rule statistics as TSV, slowest rules (by total time) first. The scan
-/// must have run with statistics on ([`crate::Scanner::enable_rule_stats`]).
-pub fn write_tsv<R>(
-    result: &crate::ScanResult<R>,
+/// Writes rule statistics ([`crate::ScanResult::rule_stats`]) as TSV, slowest rules (by
+/// total time) first; `None` (statistics were off) writes the header alone.
+pub fn write_tsv(
+    stats: Option<&RuleStats>,
     set: &RuleSet,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let empty = RuleStats::default();
-    let stats = result.rule_stats.as_ref().unwrap_or(&empty);
+    let stats = stats.unwrap_or(&empty);
     writeln!(
         out,
         "rule_id\ttitle\tfile\tevaluations\ttotal_ns\tmean_ns\ttp90_ns\ttp95_ns\ttp99_ns\tmax_ns"

@@ -3,7 +3,7 @@
 //! no rule sees it. With no filter set the detector holds `None` and pays one branch
 //! per record.
 
-use crate::detector::OutputFields;
+use crate::detect::OutputFields;
 use jiff::Timestamp;
 use scanner_input::RecordView;
 use scanner_rules::EVENT_ID;
@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn filters_by_eid_computer_and_time() {
         let mut set = scanner_rules::load(&[], &Default::default());
-        let (out, _, _) = crate::detector::prepare(&mut set);
+        let (out, _, _) = crate::detect::prepare(&mut set);
         let t = &set.fields;
         let a = record(t, 4624, "DC01", "2020-01-02T00:00:00Z");
         let b = record(t, 4688, "ws7", "2021-06-01T12:00:00Z");

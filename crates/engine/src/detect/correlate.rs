@@ -6,8 +6,8 @@
 //! and `temporal_ordered` require every referenced rule to fire for the same group
 //! within the window (in order, for the latter).
 
-use crate::detect_info::{DetectInfo, Origin};
-use crate::detector::join_distinct;
+use crate::render::details::SEP;
+use crate::row::{DetectInfo, Origin};
 use compact_str::CompactString;
 use jiff::Timestamp;
 use scanner_rules::{Correlation, CorrelationKind, RuleSet};
@@ -154,10 +154,14 @@ fn row(
         let mut vals: Vec<&str> = w.iter().filter_map(|h| h.value.as_deref()).collect();
         vals.sort_unstable();
         vals.dedup();
-        details.push_str(&format!("{}{f}:{}", crate::details::SEP, vals.join("/")));
+        details.push_str(&format!(
+            "{}{f}:{}",
+            crate::render::details::SEP,
+            vals.join("/")
+        ));
     }
     for (g, v) in c.group_by.iter().zip(group.split('\u{1f}')) {
-        details.push_str(&format!("{}{g}:{v}", crate::details::SEP));
+        details.push_str(&format!("{}{g}:{v}", crate::render::details::SEP));
     }
     let files: Vec<String> = w.iter().map(|h| file_name(h.file)).collect();
     DetectInfo {
@@ -176,4 +180,12 @@ fn row(
         extra: Some("-".into()),
         all_fields: Some("-".into()),
     }
+}
+
+/// Joins distinct values, sorted, with the Details separator.
+fn join_distinct<'s>(values: impl Iterator<Item = &'s str>) -> String {
+    let mut v: Vec<&str> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    v.join(SEP)
 }

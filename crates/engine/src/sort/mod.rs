@@ -5,9 +5,14 @@
 //! bound). [`RowStore::finish`] sorts what is left and hands everything over as one
 //! ordered stream ([`SortedRows`]).
 
-use crate::detect_info::DetectInfo;
-use crate::run_file::{RunFile, RunReader};
-use crate::sorted_rows::SortedRows;
+mod codec;
+pub(crate) mod merge;
+mod run;
+pub(crate) mod temp_files;
+
+use crate::row::DetectInfo;
+use crate::sort::merge::SortedRows;
+use crate::sort::run::{RunFile, RunReader};
 use jiff::Timestamp;
 use rayon::prelude::*;
 use std::io;
@@ -174,7 +179,7 @@ fn narrow(dir: &std::path::Path, runs: &mut Vec<RunFile>) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect_info::Origin;
+    use crate::row::Origin;
 
     fn row(i: u64) -> DetectInfo {
         DetectInfo {

@@ -1,0 +1,47 @@
+//! The timeline: sorted detections in, CSV or JSON bytes out, as Hayabusa writes them.
+//!
+//! A [`Layout`] holds what a timeline looks like: one of Hayabusa's eight profiles
+//! ([`Profile`]: which columns, in which order), the cell [`Style`] (`-M`, `-S`, `-b`,
+//! `-X`), the [`TimeFormat`], and where cells are looked up (the rules' titles, levels
+//! and tags; the input files' names). Cells are rendered once per row ([`RowCells`])
+//! and encoded by a [`RowEncoder`]: [`CsvEncoder`] or [`JsonEncoder`] (one array or
+//! JSON Lines). [`write_timeline`] runs the merge of the engine's sorted rows, the
+//! encoding and the writing on three threads; [`write_encoded`] does the same on one,
+//! with the same bytes. It knows nothing of flags, input formats or rule matching.
+//!
+//! The design decision that matters: rows reach this crate as slim
+//! [`scanner_engine::DetectInfo`] values holding ids and rendered text, never records,
+//! so writing needs neither the input nor the rule matchers, and the rows can come back
+//! from the engine's spilled sort runs one at a time.
+//!
+//! ```no_run
+//! use scanner_engine::Scanner;
+//! use scanner_input::{discover, InputKind};
+//! use scanner_rules::{load, LoadOptions, RuleSource};
+//! use scanner_timeline::{write_timeline, CsvEncoder, Layout, Profile, TimeFormat};
+//! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
+//! let scanner = Scanner::new(set, Profile::Standard.has_extra());
+//! let (files, _errors) = discover(&["logs".into()], &[], InputKind::Evtx);
+//! let result = scanner.scan_sorted(&files, InputKind::Evtx);
+//! let layout = Layout::new(scanner.rules(), &files, TimeFormat::utc(), Profile::Standard);
+//! let mut out = std::io::stdout().lock();
+//! write_timeline(CsvEncoder::new(&layout), &mut out, result.rows, |_| {}).unwrap();
+//! ```
+
+#![warn(missing_docs)]
+
+mod csv;
+mod encoder;
+mod json;
+mod layout;
+mod pipeline;
+mod profile;
+mod time_format;
+
+pub use csv::CsvEncoder;
+pub use encoder::{take_bytes, write_encoded, RowEncoder};
+pub use json::{field_pairs, row_json, JsonEncoder};
+pub use layout::{Layout, RowCells};
+pub use pipeline::write as write_timeline;
+pub use profile::{Column, Profile, Style};
+pub use time_format::{TimeFormat, TimeStyle};

@@ -7,7 +7,7 @@
 //! folder often enough to make a measurable JSON corpus. Environment variables
 //! `SCANNER_BENCH_RULES` and `SCANNER_BENCH_CORPUS` (a folder) override the choice.
 
-use scanner_engine::Scanner;
+use scanner_engine::{Scanner, ScannerBuilder};
 use scanner_input::{discover, InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSet, RuleSource};
 use scanner_timeline::Profile;
@@ -118,7 +118,9 @@ pub fn corpus() -> Corpus {
 
 /// A scanner over `set` as `csv-timeline -p verbose` prepares it.
 pub fn scanner(set: RuleSet) -> Scanner {
-    Scanner::new(set, Profile::Verbose.has_extra())
+    ScannerBuilder::new()
+        .extra_field_info(Profile::Verbose.has_extra())
+        .build(set)
 }
 
 /// Scans the corpus; returns (records, detections).

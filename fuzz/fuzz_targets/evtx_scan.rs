@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use scanner_input::{InputFile, InputKind};
-use scanner_engine::Scanner;
+use scanner_engine::{Scanner, ScannerBuilder};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -21,13 +21,15 @@ fn ctx() -> &'static Ctx {
     static CTX: OnceLock<Ctx> = OnceLock::new();
     CTX.get_or_init(|| {
         let rules = || load(&[RuleSource::Builtin], &LoadOptions::default());
-        let mut recovering = Scanner::new(rules(), true);
-        recovering.set_recover_records(true);
+        let recovering = ScannerBuilder::new()
+            .extra_field_info(true)
+            .recover_records(true)
+            .build(rules());
         let dir = std::env::var_os("FUZZ_TMP")
             .map(PathBuf::from)
             .unwrap_or_else(std::env::temp_dir);
         Ctx {
-            plain: Scanner::new(rules(), true),
+            plain: ScannerBuilder::new().extra_field_info(true).build(rules()),
             recovering,
             path: dir.join(format!("scanner-fuzz-{}.evtx", std::process::id())),
         }

@@ -3,6 +3,7 @@
 
 mod alloc;
 mod args;
+mod config;
 mod cpu_profile;
 mod evtx_cmd;
 mod filters;

@@ -1,6 +1,7 @@
 //! `scanner csv-timeline` and `scanner json-timeline`, and `list-profiles`.
 
 use crate::args::TimelineArgs;
+use crate::config;
 use crate::exit;
 use crate::histogram::Histogram;
 use crate::output::{check_target, write_atomically};
@@ -8,12 +9,10 @@ use crate::progress_bar::ProgressBar;
 use crate::rules_cmd::{load_rules, print_report};
 use crate::summary::{group_errors, level_of, Tally};
 use crate::write_behind::WriteBehind;
-use scanner_engine::Progress;
-use scanner_engine::{DetectInfo, Scanner};
-use scanner_input::InputKind;
-use scanner_timeline::{
-    write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, Style, TimeFormat, TimeStyle,
-};
+use scanner_engine::{DetectInfo, Progress, ScanResult, Scanner, SortedRows};
+use scanner_input::{InputFile, InputKind};
+use scanner_rules::RuleSet;
+use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,28 +48,18 @@ pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
     }
 }
 
-fn time_format(a: &TimelineArgs) -> TimeFormat {
-    let base = if a.utc {
-        TimeFormat::utc()
-    } else {
-        TimeFormat::local()
-    };
-    let style = if a.iso8601 {
-        TimeStyle::Iso8601
-    } else if a.rfc3339 {
-        TimeStyle::Rfc3339
-    } else if a.rfc2822 {
-        TimeStyle::Rfc2822
-    } else if a.us_time {
-        TimeStyle::UsTime
-    } else if a.us_military_time {
-        TimeStyle::UsMilitary
-    } else if a.european_time {
-        TimeStyle::European
-    } else {
-        TimeStyle::Standard
-    };
-    base.with_style(style)
+/// What the run read: the files to scan, the problems met finding them, and how many
+/// files the channel check left out.
+struct Inputs {
+    files: Vec<InputFile>,
+    errors: Vec<String>,
+    skipped: usize,
+}
+
+/// The charts counted as the rows are written (`-H`, `-T`).
+struct Charts {
+    report: Option<Histogram>,
+    terminal: Option<Histogram>,
 }
 
 fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, String> {
@@ -78,10 +67,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     if a.dirs.is_empty() && a.files.is_empty() {
         return Err("nothing to scan: give -d DIR or -f FILE".into());
     }
-    let profile = Profile::parse(&a.profile).ok_or_else(|| {
-        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-        format!("unknown profile '{}' ({})", a.profile, names.join(", "))
-    })?;
+    let profile = config::profile(a)?;
     for target in [&a.output, &a.html_report, &a.rule_stats, &a.cpu_profile]
         .into_iter()
         .flatten()
@@ -94,8 +80,47 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             .build_global()
             .map_err(|e| format!("cannot start {n} threads: {e}"))?;
     }
-    let terminal = std::io::stderr().is_terminal();
-    let colour = terminal && !a.no_color && std::env::var_os("NO_COLOR").is_none();
+    let set = load(a)?;
+    let inputs = inputs(a, &set);
+    let time = config::time_format(a);
+    let (scanner, mut result, sort_bytes) = scan(a, profile, set, &inputs.files, &time)?;
+    let layout = Layout::new(scanner.rules(), &inputs.files, time.clone(), profile)
+        .with_style(config::style(a))
+        .with_recovered_column(a.recover_records);
+    let rows = std::mem::take(&mut result.rows);
+    if debug {
+        eprintln!(
+            "sort: {} detections; {} sorted runs spilled to {} (sort memory {} MiB)",
+            rows.len(),
+            rows.spilled_runs(),
+            std::env::temp_dir().display(),
+            sort_bytes >> 20
+        );
+    }
+    let chart = |slices| rows.time_range().map(|(f, l)| Histogram::new(f, l, slices));
+    let mut charts = Charts {
+        report: a
+            .html_report
+            .is_some()
+            .then(|| chart(crate::report_html::SLICES))
+            .flatten(),
+        terminal: (a.visualize_timeline && !a.quiet)
+            .then(|| chart(crate::freq_timeline::WIDTH))
+            .flatten(),
+    };
+    let mut tally = Tally::new(scanner.rules(), &time);
+    write(a, format, debug, &layout, rows, &mut tally, &mut charts)?;
+    if let Some(path) = &a.rule_stats {
+        write_atomically(path, |f| {
+            scanner_engine::write_rule_stats(result.rule_stats.as_ref(), scanner.rules(), f)
+        })?;
+    }
+    report(a, started, &inputs, &result, tally, &charts, &time)
+}
+
+/// Loads the rules (`-b` drops the default Details templates too) and prints the load
+/// report.
+fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
     let load_start = Instant::now();
     let mut set = load_rules(&a.rules)?;
     let load_time = load_start.elapsed();
@@ -112,93 +137,84 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
         }
         eprintln!("rules loaded in {:.2} s", load_time.as_secs_f64());
     }
-    let kind = if a.json {
-        InputKind::Json
-    } else {
-        InputKind::Evtx
-    };
+    Ok(set)
+}
+
+/// Finds the input files; EVTX files whose channel no rule reads are left out unless
+/// `-a`.
+fn inputs(a: &TimelineArgs, set: &RuleSet) -> Inputs {
+    let kind = config::input_kind(a);
     let (mut files, discover_errors) = scanner_input::discover(&a.dirs, &a.files, kind);
     let mut skipped = 0;
     if kind == InputKind::Evtx && !a.scan_all_files {
-        let (kept, left) = scanner_input::split_by_channel(files, &set);
+        let (kept, left) = scanner_input::split_by_channel(files, set);
         files = kept;
         skipped = left.len();
     }
-    let time = time_format(a);
+    Inputs {
+        files,
+        errors: discover_errors,
+        skipped,
+    }
+}
+
+/// Scans the files (with a progress bar on a terminal, and the CPU profile when asked);
+/// returns the scanner, its result and the sort memory bound.
+fn scan(
+    a: &TimelineArgs,
+    profile: Profile,
+    set: RuleSet,
+    files: &[InputFile],
+    time: &TimeFormat,
+) -> Result<(Scanner, ScanResult<SortedRows>, usize), String> {
     let filter = crate::filters::record_filter(a, &set, time.zone())?;
-    let mut scanner = Scanner::new(set, profile.has_extra());
-    scanner.set_field_data_mapping(!a.no_field_data_mapping);
-    scanner.set_all_field_info(profile.has_all_fields());
-    scanner.set_record_filter(filter);
-    if a.no_prefilter {
-        scanner.set_prefilter(false);
-    }
-    if a.rule_stats.is_some() {
-        scanner.enable_rule_stats();
-    }
+    let sort_bytes = match a.sort_memory {
+        Some(mib) => crate::sort_memory::from_mib(mib)?,
+        None => crate::sort_memory::default(),
+    };
     let profiler = match &a.cpu_profile {
         Some(_) => Some(crate::cpu_profile::start()?),
         None => None,
     };
     let progress = Arc::new(Progress::default());
-    let bar = (terminal && !a.quiet).then(|| {
-        scanner.set_progress(Arc::clone(&progress));
+    let bar = (std::io::stderr().is_terminal() && !a.quiet).then(|| {
         ProgressBar::start(
             Arc::clone(&progress),
             files.len() as u64,
             files.iter().map(|f| f.size).sum(),
         )
     });
-    scanner.set_recover_records(a.recover_records);
-    let sort_bytes = match a.sort_memory {
-        Some(mib) => crate::sort_memory::from_mib(mib)?,
-        None => crate::sort_memory::default(),
-    };
-    scanner.set_sort_memory(Some(sort_bytes));
-    let mut result = scanner.scan_sorted(&files, kind);
+    let scanner = config::scanner(a, profile, filter, bar.is_some().then_some(progress))
+        .sort_memory(Some(sort_bytes))
+        .build(set);
+    let result = scanner.scan_sorted(files, config::input_kind(a));
     if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
         p.finish(path)?;
     }
     if let Some(b) = bar {
         b.finish();
     }
-    let style = Style {
-        multiline: a.multiline,
-        tab_separator: a.tab_separator,
-        no_abbreviations: a.no_abbreviations,
-        remove_duplicates: a.remove_duplicates,
-    };
-    let set = scanner.rules();
-    let writer = Layout::new(set, &files, time.clone(), profile)
-        .with_style(style)
-        .with_recovered_column(a.recover_records);
-    // One pass over the sorted rows (merged from disk if they were spilled): each row
-    // written is counted for the summary and the charts as it goes by.
-    let rows = std::mem::take(&mut result.rows);
-    if debug {
-        eprintln!(
-            "sort: {} detections; {} sorted runs spilled to {} (sort memory {} MiB)",
-            rows.len(),
-            rows.spilled_runs(),
-            std::env::temp_dir().display(),
-            sort_bytes >> 20
-        );
-    }
-    let chart = |slices| rows.time_range().map(|(f, l)| Histogram::new(f, l, slices));
-    let mut report_chart = a
-        .html_report
-        .is_some()
-        .then(|| chart(crate::report_html::SLICES))
-        .flatten();
-    let mut terminal_chart = (a.visualize_timeline && !a.quiet)
-        .then(|| chart(crate::freq_timeline::WIDTH))
-        .flatten();
-    let mut tally = Tally::new(set, &time);
+    Ok((scanner, result, sort_bytes))
+}
+
+/// Writes the timeline to `-o` (atomically) or standard output in one pass over the
+/// sorted rows (merged from disk if they were spilled); each row written is counted
+/// for the summary and the charts as it goes by.
+fn write(
+    a: &TimelineArgs,
+    format: Format,
+    debug: bool,
+    layout: &Layout<'_>,
+    rows: SortedRows,
+    tally: &mut Tally<'_>,
+    charts: &mut Charts,
+) -> Result<(), String> {
+    let set = layout.rules();
     let on_row = |r: &DetectInfo| {
         tally.add(r);
-        if report_chart.is_some() || terminal_chart.is_some() {
+        if charts.report.is_some() || charts.terminal.is_some() {
             let level = level_of(set, r);
-            for h in [&mut report_chart, &mut terminal_chart]
+            for h in [&mut charts.report, &mut charts.terminal]
                 .into_iter()
                 .flatten()
             {
@@ -208,9 +224,9 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     };
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {
-            Format::Csv => write_timeline(CsvEncoder::new(&writer), out, rows, on_row),
-            Format::Json => write_timeline(JsonEncoder::new(&writer, false), out, rows, on_row),
-            Format::JsonLines => write_timeline(JsonEncoder::new(&writer, true), out, rows, on_row),
+            Format::Csv => write_timeline(CsvEncoder::new(layout), out, rows, on_row),
+            Format::Json => write_timeline(JsonEncoder::new(layout, false), out, rows, on_row),
+            Format::JsonLines => write_timeline(JsonEncoder::new(layout, true), out, rows, on_row),
         }
     };
     let write_start = Instant::now();
@@ -230,12 +246,24 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             write_start.elapsed().as_secs_f64()
         );
     }
-    if let Some(path) = &a.rule_stats {
-        write_atomically(path, |f| {
-            scanner_engine::write_rule_stats(result.rule_stats.as_ref(), scanner.rules(), f)
-        })?;
-    }
-    let errors: Vec<String> = discover_errors
+    Ok(())
+}
+
+/// The summary, the HTML report, the terminal chart and the input errors; returns the
+/// exit code.
+fn report(
+    a: &TimelineArgs,
+    started: Instant,
+    inputs: &Inputs,
+    result: &ScanResult<SortedRows>,
+    tally: Tally<'_>,
+    charts: &Charts,
+    time: &TimeFormat,
+) -> Result<i32, String> {
+    let terminal = std::io::stderr().is_terminal();
+    let colour = terminal && !a.no_color && std::env::var_os("NO_COLOR").is_none();
+    let errors: Vec<String> = inputs
+        .errors
         .iter()
         .chain(&result.errors)
         .cloned()
@@ -243,19 +271,19 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     let detections = tally.detections();
     let mut summary = tally.finish();
     summary.stats = result.stats.clone();
-    summary.skipped_files = skipped;
-    summary.errors = group_errors(&files, &errors);
+    summary.skipped_files = inputs.skipped;
+    summary.errors = group_errors(&inputs.files, &errors);
     if let Some(path) = &a.html_report {
         summary.elapsed = started.elapsed();
         let command: Vec<String> = std::env::args().collect();
         let page =
-            crate::report_html::render(&summary, report_chart.as_ref(), &time, &command.join(" "));
+            crate::report_html::render(&summary, charts.report.as_ref(), time, &command.join(" "));
         write_atomically(path, |f| f.write_all(page.as_bytes()))?;
     }
     if a.visualize_timeline && !a.quiet {
         eprint!(
             "\n{}",
-            crate::freq_timeline::render(terminal_chart.as_ref(), detections, &time)
+            crate::freq_timeline::render(charts.terminal.as_ref(), detections, time)
         );
     }
     summary.elapsed = started.elapsed();

@@ -5,7 +5,7 @@
 //! Rules are loaded first (not counted); then the file is scanned and every allocation
 //! made during the scan is counted by a wrapping global allocator.
 
-use scanner_engine::Scanner;
+use scanner_engine::ScannerBuilder;
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -52,7 +52,7 @@ fn main() {
         RuleSource::Path(rules.into())
     };
     let set = load(&[source], &LoadOptions::default());
-    let scanner = Scanner::new(set, true);
+    let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     let files = [InputFile {
         path: file.into(),

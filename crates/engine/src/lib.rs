@@ -40,7 +40,7 @@ pub use progress::{Progress, ProgressSnapshot};
 pub use render::details::SEP as DETAILS_SEP;
 pub use row::{DetectInfo, Origin};
 pub use scan::{ScanResult, ScanStats};
-pub use scanner::Scanner;
+pub use scanner::{Scanner, ScannerBuilder};
 pub use sort::merge::SortedRows;
 pub use sort::temp_files::{
     create as create_temp_file, forget as forget_temp_file, remove as remove_temp_file,

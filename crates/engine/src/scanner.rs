@@ -1,97 +1,117 @@
-//! [`Scanner`]: a compiled rule set prepared for scanning, and how to scan with it.
+//! [`Scanner`]: a compiled rule set prepared for scanning, configured once by a
+//! [`ScannerBuilder`], and how to scan files with it.
 
 use crate::detect::filter::RecordFilter;
-use crate::detect::Detector;
+use crate::detect::{prepare, DetectOptions, Detector, Prepared};
 use crate::progress::Progress;
 use crate::scan::ScanResult;
 use crate::sort::merge::SortedRows;
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::RuleSet;
+use std::sync::Arc;
 
-/// A rule set prepared for scanning.
-pub struct Scanner {
-    set: RuleSet,
-    prepared: (
-        crate::detect::OutputFields,
-        Vec<Option<crate::render::details::Template>>,
-        scanner_rules::FxHashMap<String, crate::render::details::Template>,
-    ),
-    extra: bool,
-    field_data_mapping: bool,
-    rule_stats: bool,
-    prefilter: bool,
-    all_fields: bool,
-    filter: Option<RecordFilter>,
-    progress: Option<std::sync::Arc<Progress>>,
+/// How a [`Scanner`] scans: what its rows carry, which records it tests, and how it
+/// reads and sorts. The defaults: no ExtraFieldInfo or AllFieldInfo, data mappings
+/// on, every record tested, live records only, no memory bound on sorting.
+#[derive(Debug, Clone, Default)]
+pub struct ScannerBuilder {
+    detect: DetectOptions,
+    progress: Option<Arc<Progress>>,
     recover_records: bool,
     sort_memory: Option<usize>,
 }
 
-impl Scanner {
-    /// Prepares `set` for scanning; `extra` renders ExtraFieldInfo.
-    pub fn new(mut set: RuleSet, extra: bool) -> Self {
-        let prepared = crate::detect::prepare(&mut set);
-        Scanner {
-            set,
-            prepared,
-            extra,
-            field_data_mapping: true,
-            rule_stats: false,
-            prefilter: true,
-            all_fields: false,
-            filter: None,
-            progress: None,
-            recover_records: false,
-            sort_memory: None,
-        }
+impl ScannerBuilder {
+    /// A builder with the defaults.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Turns the shared-needle prefilter on (the default) or off; off, every rule under a
-    /// record's (Channel, EventID) is evaluated. Detections are the same either way.
-    pub fn set_prefilter(&mut self, on: bool) {
-        self.prefilter = on;
+    /// Rows carry ExtraFieldInfo (the fields Details does not show).
+    pub fn extra_field_info(&mut self, on: bool) -> &mut Self {
+        self.detect.extra = on;
+        self
     }
 
-    /// Also scans EVTX records carved from slack space and damaged chunks
-    /// (`-x/--recover-records`); their rows are marked [`DetectInfo::recovered`].
-    /// Carved records that do not render or flatten are dropped without an error.
-    pub fn set_recover_records(&mut self, on: bool) {
-        self.recover_records = on;
+    /// Rows carry AllFieldInfo (every field of the record).
+    pub fn all_field_info(&mut self, on: bool) -> &mut Self {
+        self.detect.all_fields = on;
+        self
     }
 
-    /// Times every rule evaluation during scans (`--rule-stats`); off by default, and
+    /// Applies the rules' field data mappings (`config/data_mapping`) to Details and
+    /// ExtraFieldInfo (the default); off, they show the recorded values (e.g. `%%1842`,
+    /// `0x1fc`).
+    pub fn field_data_mapping(&mut self, on: bool) -> &mut Self {
+        self.detect.field_data_mapping = on;
+        self
+    }
+
+    /// Times every rule evaluation ([`ScanResult::rule_stats`]); off by default, and
     /// free when off.
-    pub fn enable_rule_stats(&mut self) {
-        self.rule_stats = true;
+    pub fn rule_stats(&mut self, on: bool) -> &mut Self {
+        self.detect.rule_stats = on;
+        self
     }
 
-    /// Turns the field data mappings of the rules' `config/data_mapping` on (the
-    /// default) or off (`-F/--no-field-data-mapping`): off, Details and
-    /// ExtraFieldInfo show the recorded values (e.g. `%%1842`, `0x1fc`).
-    pub fn set_field_data_mapping(&mut self, on: bool) {
-        self.field_data_mapping = on;
-    }
-
-    /// Renders AllFieldInfo into every row (the all-field-info profiles print it).
-    pub fn set_all_field_info(&mut self, on: bool) {
-        self.all_fields = on;
+    /// Uses the shared-needle prefilter (the default); off, every rule under a record's
+    /// (Channel, EventID) is evaluated. Detections are the same either way.
+    pub fn prefilter(&mut self, on: bool) -> &mut Self {
+        self.detect.prefilter = on;
+        self
     }
 
     /// Tests only the records `filter` keeps; an empty filter costs nothing per record.
-    pub fn set_record_filter(&mut self, filter: RecordFilter) {
-        self.filter = (!filter.is_empty()).then_some(filter);
+    pub fn record_filter(&mut self, filter: RecordFilter) -> &mut Self {
+        self.detect.filter = (!filter.is_empty()).then_some(filter);
+        self
     }
 
-    /// Counters the scan bumps as each file is done (for a progress bar).
-    pub fn set_progress(&mut self, p: std::sync::Arc<Progress>) {
-        self.progress = Some(p);
+    /// Counters the scan bumps as each file is done (for a progress display).
+    pub fn progress(&mut self, progress: Arc<Progress>) -> &mut Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Also scans EVTX records carved from slack space and damaged chunks; their rows
+    /// are marked [`crate::DetectInfo::recovered`]. Carved records that do not render or
+    /// flatten are dropped without an error.
+    pub fn recover_records(&mut self, on: bool) -> &mut Self {
+        self.recover_records = on;
+        self
     }
 
     /// Holds about `bytes` of detections in memory for sorting (`None`, the default: no
-    /// bound); past it, [`Self::scan_sorted`] spills sorted runs to temporary files
+    /// bound); past it, [`Scanner::scan_sorted`] spills sorted runs to temporary files
     /// (in [`std::env::temp_dir`]), removed once read or dropped.
-    pub fn set_sort_memory(&mut self, bytes: Option<usize>) {
+    pub fn sort_memory(&mut self, bytes: Option<usize>) -> &mut Self {
         self.sort_memory = bytes;
+        self
+    }
+
+    /// Prepares `set` for scanning this way: interns the fields rows are built from and
+    /// compiles the Details templates.
+    pub fn build(&self, mut set: RuleSet) -> Scanner {
+        let prepared = prepare(&mut set);
+        Scanner {
+            set,
+            prepared,
+            options: self.clone(),
+        }
+    }
+}
+
+/// A rule set prepared for scanning, with how to scan ([`ScannerBuilder`]).
+pub struct Scanner {
+    set: RuleSet,
+    prepared: Prepared,
+    options: ScannerBuilder,
+}
+
+impl Scanner {
+    /// Prepares `set` with the default options ([`ScannerBuilder::new`]).
+    pub fn new(set: RuleSet) -> Self {
+        ScannerBuilder::new().build(set)
     }
 
     /// The rule set.
@@ -117,22 +137,17 @@ impl Scanner {
     }
 
     /// Scans files; the rows come as a stream in timeline order, held in memory only up
-    /// to the bound of [`Self::set_sort_memory`].
+    /// to the bound of [`ScannerBuilder::sort_memory`].
     pub fn scan_sorted(&self, files: &[InputFile], kind: InputKind) -> ScanResult<SortedRows> {
-        let det = Detector::new(&self.set, self.prepared.clone(), self.extra)
-            .with_field_data_mapping(self.field_data_mapping)
-            .with_rule_stats(self.rule_stats)
-            .with_prefilter(self.prefilter)
-            .with_all_fields(self.all_fields)
-            .with_filter(self.filter.clone());
+        let det = Detector::new(&self.set, &self.prepared, &self.options.detect);
         crate::scan::scan(
             &det,
             files,
             crate::scan::ScanOptions {
                 kind,
-                progress: self.progress.clone(),
-                recover_records: self.recover_records,
-                sort_memory: self.sort_memory,
+                progress: self.options.progress.clone(),
+                recover_records: self.options.recover_records,
+                sort_memory: self.options.sort_memory,
             },
         )
     }

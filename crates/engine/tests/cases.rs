@@ -18,7 +18,7 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
         &LoadOptions::default(),
     );
     let mut problems: Vec<String> = set.report.errors.iter().map(|e| e.to_string()).collect();
-    let scanner = Scanner::new(set, false);
+    let scanner = Scanner::new(set);
     let size = std::fs::metadata(events).map(|m| m.len()).unwrap_or(0);
     let files = [InputFile {
         path: events.to_path_buf(),

@@ -3,7 +3,7 @@
 //! `Count:N ¦ field:v1/v2 ¦ group:value`).
 
 use scanner_engine::Origin;
-use scanner_engine::Scanner;
+use scanner_engine::ScannerBuilder;
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;
@@ -54,7 +54,7 @@ fn run(corr: &str, events: &[String]) -> (Vec<(String, String)>, Vec<String>) {
         &LoadOptions::default(),
     );
     assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
-    let scanner = Scanner::new(set, true);
+    let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(&ev).unwrap().len();
     let result = scanner.scan(&[InputFile { path: ev, size }], InputKind::Json);
     let mut corr_rows = Vec::new();

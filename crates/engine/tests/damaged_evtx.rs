@@ -3,7 +3,7 @@
 //! (carving) from slack space. On `testdata/evtx/security.evtx` (our writer's: one
 //! chunk, records 1 at 512, 2 at 3040, 3 at 4618, 1307 bytes long).
 
-use scanner_engine::{ScanResult, Scanner};
+use scanner_engine::{ScanResult, ScannerBuilder};
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
@@ -25,8 +25,10 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn scan(path: &Path, recover: bool) -> ScanResult {
-    let mut s = Scanner::new(load(&[RuleSource::Builtin], &LoadOptions::default()), true);
-    s.set_recover_records(recover);
+    let s = ScannerBuilder::new()
+        .extra_field_info(true)
+        .recover_records(recover)
+        .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
     let files = [InputFile {
         path: path.to_path_buf(),
         size: std::fs::metadata(path).unwrap().len(),

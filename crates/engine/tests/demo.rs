@@ -2,7 +2,7 @@
 //! the detections listed in `expected.tsv` (`<EventRecordID>\t<rule id>`).
 
 use scanner_engine::Origin;
-use scanner_engine::Scanner;
+use scanner_engine::{Scanner, ScannerBuilder};
 use scanner_input::InputKind;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::BTreeSet;
@@ -17,7 +17,7 @@ fn builtin_rules_find_exactly_the_planted_detections() {
         "built-in rules must all load: {:?}",
         set.report.errors
     );
-    let scanner = Scanner::new(set, true);
+    let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let (files, errors) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
     assert!(errors.is_empty(), "{errors:?}");
     assert!(!files.is_empty());
@@ -60,11 +60,13 @@ fn builtin_rules_find_exactly_the_planted_detections() {
 fn rule_statistics_count_every_evaluation_slowest_first() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo");
     let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-    let mut scanner = Scanner::new(set, false);
+    let scanner = Scanner::new(set);
     let (files, _) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
     let off = scanner.scan(&files, InputKind::Json);
     assert!(off.rule_stats.is_none(), "statistics are off by default");
-    scanner.enable_rule_stats();
+    let scanner = ScannerBuilder::new()
+        .rule_stats(true)
+        .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
     let on = scanner.scan(&files, InputKind::Json);
     assert_eq!(
         on.rows.len(),

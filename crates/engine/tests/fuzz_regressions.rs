@@ -3,7 +3,7 @@
 //! built-in rules, with and without record recovery: no panic, no hang, and the same
 //! live records either way.
 
-use scanner_engine::Scanner;
+use scanner_engine::ScannerBuilder;
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::Path;
@@ -26,9 +26,14 @@ fn evtx_scan_regressions() {
             let size = std::fs::metadata(&q).unwrap().len();
             let files = [InputFile { path: q, size }];
             let rules = || load(&[RuleSource::Builtin], &LoadOptions::default());
-            let plain = Scanner::new(rules(), true).scan(&files, InputKind::Evtx);
-            let mut s = Scanner::new(rules(), true);
-            s.set_recover_records(true);
+            let plain = ScannerBuilder::new()
+                .extra_field_info(true)
+                .build(rules())
+                .scan(&files, InputKind::Evtx);
+            let s = ScannerBuilder::new()
+                .extra_field_info(true)
+                .recover_records(true)
+                .build(rules());
             let rec = s.scan(&files, InputKind::Evtx);
             let _ = tx.send((plain.stats.records, rec.stats.records));
         });

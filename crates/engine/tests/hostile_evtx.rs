@@ -11,7 +11,7 @@
 //! `edge_case_corpus` (the real damaged files of evtx-edge-cases).
 
 use evtx::{EvtxParser, ParserSettings};
-use scanner_engine::Scanner;
+use scanner_engine::{Scanner, ScannerBuilder};
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
@@ -435,9 +435,14 @@ struct Tally {
 
 fn run(sources: &[PathBuf], per_file: usize, limit: Duration, max_failures: usize) -> Tally {
     let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-    let mut recovering = Scanner::new(load(&[RuleSource::Builtin], &LoadOptions::default()), true);
-    recovering.set_recover_records(true);
-    let scanners = Arc::new([Scanner::new(set, true), recovering]);
+    let recovering = ScannerBuilder::new()
+        .extra_field_info(true)
+        .recover_records(true)
+        .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
+    let scanners = Arc::new([
+        ScannerBuilder::new().extra_field_info(true).build(set),
+        recovering,
+    ]);
     let originals: Vec<Vec<u8>> = sources
         .iter()
         .map(|p| std::fs::read(p).expect("read source"))
@@ -577,9 +582,14 @@ fn edge_case_corpus() {
     let files = evtx_files(&shared().join("evtx-edge-cases"));
     assert!(files.len() >= 6, "evtx-edge-cases: {files:?}");
     let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-    let mut recovering = Scanner::new(load(&[RuleSource::Builtin], &LoadOptions::default()), true);
-    recovering.set_recover_records(true);
-    let scanners = Arc::new([Scanner::new(set, true), recovering]);
+    let recovering = ScannerBuilder::new()
+        .extra_field_info(true)
+        .recover_records(true)
+        .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
+    let scanners = Arc::new([
+        ScannerBuilder::new().extra_field_info(true).build(set),
+        recovering,
+    ]);
     let mut failures = Vec::new();
     for p in &files {
         let name = p.file_name().unwrap().to_string_lossy().to_string();

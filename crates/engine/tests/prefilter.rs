@@ -3,7 +3,7 @@
 //! every case event and the demo intrusion, with the built-in rules too.
 
 use scanner_engine::Origin;
-use scanner_engine::Scanner;
+use scanner_engine::{Scanner, ScannerBuilder};
 use scanner_input::InputKind;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::BTreeSet;
@@ -12,17 +12,20 @@ use std::path::Path;
 #[test]
 fn prefilter_keeps_every_detection() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
-    let set = load(
-        &[RuleSource::Path(root.join("cases")), RuleSource::Builtin],
-        &LoadOptions::default(),
-    );
+    let rule_set = || {
+        load(
+            &[RuleSource::Path(root.join("cases")), RuleSource::Builtin],
+            &LoadOptions::default(),
+        )
+    };
+    let set = rule_set();
     assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
     let (buckets, rules) = set.index.prefiltered();
     assert!(
         buckets >= 1 && rules >= 50,
         "prefiltered buckets {buckets}, rules {rules}"
     );
-    let mut scanner = Scanner::new(set, false);
+    let scanner = Scanner::new(set);
     let (files, errors) = scanner_input::discover(
         &[root.join("cases"), root.join("demo")],
         &[],
@@ -40,8 +43,7 @@ fn prefilter_keeps_every_detection() {
             .collect()
     };
     let with = keys(&scanner);
-    scanner.set_prefilter(false);
-    let without = keys(&scanner);
+    let without = keys(&ScannerBuilder::new().prefilter(false).build(rule_set()));
     assert!(with.len() > 100, "{}", with.len());
     assert_eq!(with, without);
 }

@@ -82,7 +82,7 @@ fn every_regression_case_fires_its_rule() {
         &[RuleSource::Path(shared().join("rules/sigma"))],
         &LoadOptions::default(),
     );
-    let scanner = Scanner::new(set, false);
+    let scanner = Scanner::new(set);
     let mut failures = Vec::new();
     for c in &cases {
         let size = std::fs::metadata(&c.evtx).map(|m| m.len()).unwrap_or(0);

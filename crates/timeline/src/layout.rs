@@ -96,7 +96,7 @@ pub struct Layout<'a> {
 }
 
 impl<'a> Layout<'a> {
-    /// A writer for a scan's rows.
+    /// A layout for a scan's rows.
     pub fn new(
         set: &'a RuleSet,
         files: &'a [InputFile],
@@ -149,6 +149,11 @@ impl<'a> Layout<'a> {
     pub fn with_style(mut self, style: Style) -> Self {
         self.style = style;
         self
+    }
+
+    /// The rule set the rows came from.
+    pub fn rules(&self) -> &'a RuleSet {
+        self.set
     }
 
     /// The style.

@@ -3,7 +3,7 @@
 //! an error naming its file; the runs' files are removed after the run and after an
 //! error. (One test: the temporary folder is set for the whole process.)
 
-use scanner_engine::Scanner;
+use scanner_engine::{Scanner, ScannerBuilder};
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
@@ -17,10 +17,11 @@ fn files_in(d: &Path) -> Vec<PathBuf> {
 }
 
 fn scanner(bound: Option<usize>) -> Scanner {
-    let mut s = Scanner::new(load(&[RuleSource::Builtin], &LoadOptions::default()), true);
-    s.set_all_field_info(true);
-    s.set_sort_memory(bound);
-    s
+    ScannerBuilder::new()
+        .extra_field_info(true)
+        .all_field_info(true)
+        .sort_memory(bound)
+        .build(load(&[RuleSource::Builtin], &LoadOptions::default()))
 }
 
 fn csv(s: &Scanner, files: &[InputFile], rows: scanner_engine::SortedRows) -> Vec<u8> {

@@ -8,6 +8,7 @@ mod needle_cache;
 pub(crate) mod stats;
 
 use crate::detect::correlate::CorrelationHit;
+use crate::detect::filter::RecordFilter;
 use crate::render::data_mapping::FieldMap;
 use crate::render::details::{Shown, Template};
 use crate::render::field_list::FieldList;
@@ -158,23 +159,56 @@ pub struct Detector<'a> {
     /// Whether rows carry AllFieldInfo.
     all_fields: bool,
     /// Records that pass this filter are tested; `None` tests every record.
-    filter: Option<crate::detect::filter::RecordFilter>,
+    filter: Option<RecordFilter>,
     /// Field data mappings for Details and ExtraFieldInfo (empty when disabled).
     field_map: FieldMap,
-    /// Time every rule evaluation (`--rule-stats`).
+    /// Time every rule evaluation.
     stats: bool,
     /// Use the buckets' prefilters (off only to measure what they save).
     prefilter: bool,
 }
 
+/// What the rows of a scan carry and which records it tests.
+#[derive(Debug, Clone)]
+pub(crate) struct DetectOptions {
+    /// Rows carry ExtraFieldInfo.
+    pub(crate) extra: bool,
+    /// Rows carry AllFieldInfo.
+    pub(crate) all_fields: bool,
+    /// Apply the rules' field data mappings to Details and ExtraFieldInfo.
+    pub(crate) field_data_mapping: bool,
+    /// Time every rule evaluation.
+    pub(crate) rule_stats: bool,
+    /// Use the buckets' prefilters.
+    pub(crate) prefilter: bool,
+    /// Test only the records this keeps (an empty filter is dropped).
+    pub(crate) filter: Option<RecordFilter>,
+}
+
+impl Default for DetectOptions {
+    fn default() -> Self {
+        DetectOptions {
+            extra: false,
+            all_fields: false,
+            field_data_mapping: true,
+            rule_stats: false,
+            prefilter: true,
+            filter: None,
+        }
+    }
+}
+
+/// What [`prepare`] makes of a rule set before any scan: the output's field ids and the
+/// compiled Details templates (each rule's, and the defaults by provider and EventID).
+#[derive(Clone)]
+pub(crate) struct Prepared {
+    out: OutputFields,
+    rule_details: Vec<Option<Template>>,
+    default_details: scanner_rules::FxHashMap<String, Template>,
+}
+
 /// Interns the output's fields and compiles Details templates; call before scanning.
-pub fn prepare(
-    set: &mut RuleSet,
-) -> (
-    OutputFields,
-    Vec<Option<Template>>,
-    scanner_rules::FxHashMap<String, Template>,
-) {
+pub(crate) fn prepare(set: &mut RuleSet) -> Prepared {
     let f: &mut FieldTable = &mut set.fields;
     let out = OutputFields {
         computer: f.intern("Computer"),
@@ -194,21 +228,21 @@ pub fn prepare(
         .iter()
         .map(|(k, v)| (k.clone(), Template::compile(v, f)))
         .collect();
-    (out, rule_details, defaults)
+    Prepared {
+        out,
+        rule_details,
+        default_details: defaults,
+    }
 }
 
 impl<'a> Detector<'a> {
-    /// A detector over a prepared rule set; `extra` when the profile prints ExtraFieldInfo.
-    pub fn new(
-        set: &'a RuleSet,
-        prepared: (
-            OutputFields,
-            Vec<Option<Template>>,
-            scanner_rules::FxHashMap<String, Template>,
-        ),
-        extra: bool,
-    ) -> Self {
-        let (out, rule_details, default_details) = prepared;
+    /// A detector over a prepared rule set.
+    pub(crate) fn new(set: &'a RuleSet, prepared: &Prepared, options: &DetectOptions) -> Self {
+        let Prepared {
+            out,
+            rule_details,
+            default_details,
+        } = prepared.clone();
         let mut feeds = vec![Vec::new(); set.rules.len()];
         let mut group_fields = Vec::new();
         let mut value_field = Vec::new();
@@ -224,6 +258,11 @@ impl<'a> Detector<'a> {
             );
             value_field.push(c.field.as_deref().and_then(|g| set.fields.get(g)));
         }
+        let field_map = if options.field_data_mapping {
+            FieldMap::new(&set.config.data_mappings)
+        } else {
+            FieldMap::default()
+        };
         Detector {
             set,
             out,
@@ -232,43 +271,13 @@ impl<'a> Detector<'a> {
             feeds,
             group_fields,
             value_field,
-            extra,
-            all_fields: false,
-            filter: None,
-            field_map: FieldMap::new(&set.config.data_mappings),
-            stats: false,
-            prefilter: true,
+            extra: options.extra,
+            all_fields: options.all_fields,
+            filter: options.filter.clone().filter(|f| !f.is_empty()),
+            field_map,
+            stats: options.rule_stats,
+            prefilter: options.prefilter,
         }
-    }
-
-    /// Turns the shared-needle prefilter off (every candidate rule is evaluated); for
-    /// measuring what it saves.
-    pub fn with_prefilter(mut self, on: bool) -> Self {
-        self.prefilter = on;
-        self
-    }
-
-    /// Turns the field data mappings of `config/data_mapping` on (the default) or
-    /// off: off, Details and ExtraFieldInfo show the recorded values.
-    pub fn with_field_data_mapping(mut self, on: bool) -> Self {
-        self.field_map = if on {
-            FieldMap::new(&self.set.config.data_mappings)
-        } else {
-            FieldMap::default()
-        };
-        self
-    }
-
-    /// Renders AllFieldInfo into every row (for the all-field-info profiles).
-    pub fn with_all_fields(mut self, on: bool) -> Self {
-        self.all_fields = on;
-        self
-    }
-
-    /// Tests only the records `filter` keeps (time range, EventIDs, computers).
-    pub fn with_filter(mut self, filter: Option<crate::detect::filter::RecordFilter>) -> Self {
-        self.filter = filter.filter(|f| !f.is_empty());
-        self
     }
 
     /// The rule set.
@@ -310,12 +319,6 @@ impl<'a> Detector<'a> {
                 .then(|| crate::detect::stats::RuleStats::new(self.set.rules.len())),
             ..Matches::default()
         }
-    }
-
-    /// Turns per-rule timing on.
-    pub fn with_rule_stats(mut self, on: bool) -> Self {
-        self.stats = on;
-        self
     }
 
     /// `detect` with every rule evaluation timed (only with `--rule-stats`).

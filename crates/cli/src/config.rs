@@ -1,0 +1,84 @@
+//! The one step from the timeline commands' flags to the libraries' settings: the
+//! profile, the time format, the cell style and how the scanner is built. Nothing below
+//! the binary reads a flag; everything after this step reads these values.
+
+use crate::args::TimelineArgs;
+use scanner_engine::{Progress, RecordFilter, ScannerBuilder};
+use scanner_input::InputKind;
+use scanner_timeline::{Profile, Style, TimeFormat, TimeStyle};
+use std::sync::Arc;
+
+/// The profile named by `-p`, or an error listing the profiles.
+pub fn profile(a: &TimelineArgs) -> Result<Profile, String> {
+    Profile::parse(&a.profile).ok_or_else(|| {
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        format!("unknown profile '{}' ({})", a.profile, names.join(", "))
+    })
+}
+
+/// The input files' kind: `-J` reads JSON event files, else EVTX.
+pub fn input_kind(a: &TimelineArgs) -> InputKind {
+    if a.json {
+        InputKind::Json
+    } else {
+        InputKind::Evtx
+    }
+}
+
+/// The time format: the zone (`-U` UTC, else local) and the style flags.
+pub fn time_format(a: &TimelineArgs) -> TimeFormat {
+    let base = if a.utc {
+        TimeFormat::utc()
+    } else {
+        TimeFormat::local()
+    };
+    let style = if a.iso8601 {
+        TimeStyle::Iso8601
+    } else if a.rfc3339 {
+        TimeStyle::Rfc3339
+    } else if a.rfc2822 {
+        TimeStyle::Rfc2822
+    } else if a.us_time {
+        TimeStyle::UsTime
+    } else if a.us_military_time {
+        TimeStyle::UsMilitary
+    } else if a.european_time {
+        TimeStyle::European
+    } else {
+        TimeStyle::Standard
+    };
+    base.with_style(style)
+}
+
+/// The cell style: `-M`, `-S`, `-b`, `-X`.
+pub fn style(a: &TimelineArgs) -> Style {
+    Style {
+        multiline: a.multiline,
+        tab_separator: a.tab_separator,
+        no_abbreviations: a.no_abbreviations,
+        remove_duplicates: a.remove_duplicates,
+    }
+}
+
+/// How the scanner is built: what rows carry (by the profile and `-F`), which records
+/// are tested, `--no-prefilter`, `--rule-stats`, `-x`, and the progress counters when a
+/// progress bar is shown.
+pub fn scanner(
+    a: &TimelineArgs,
+    profile: Profile,
+    filter: RecordFilter,
+    progress: Option<Arc<Progress>>,
+) -> ScannerBuilder {
+    let mut b = ScannerBuilder::new();
+    b.extra_field_info(profile.has_extra())
+        .all_field_info(profile.has_all_fields())
+        .field_data_mapping(!a.no_field_data_mapping)
+        .record_filter(filter)
+        .prefilter(!a.no_prefilter)
+        .rule_stats(a.rule_stats.is_some())
+        .recover_records(a.recover_records);
+    if let Some(p) = progress {
+        b.progress(p);
+    }
+    b
+}

@@ -1,25 +1,29 @@
-//! The scanning engine: records in, detections out.
+//! The detection engine: record views in, sorted detection rows out.
 //!
-//! It reads EVTX files (through the `evtx` crate) and JSON event files, turns each
-//! record into a reusable [`RecordView`] (an EVTX record from its template and typed
-//! values, [`typed`], or else from its JSON rendering), tests it against a compiled
-//! [`scanner_rules::RuleSet`] by (Channel, EventID), and produces slim
-//! [`DetectInfo`] rows that a `scanner-timeline` writes. It knows nothing of flags or
-//! YAML: the CLI wires it up, the rules crate compiles rules.
+//! A [`Scanner`] (configured once by a [`ScannerBuilder`]) takes the input files
+//! `scanner-input` finds, has each record filled into a reusable
+//! [`scanner_input::RecordView`], and tests it against a compiled
+//! [`scanner_rules::RuleSet`]: only the rules indexed under the record's (Channel,
+//! EventID), and of those only the ones the bucket's prefilter admits. A match becomes a
+//! slim [`DetectInfo`] row, its Details, ExtraFieldInfo and AllFieldInfo rendered at
+//! once from the record; correlation rules are evaluated over the scan's hits at the
+//! end. Rows come out sorted in timeline order ([`SortedRows`]). It knows nothing of
+//! flags, YAML or output formats: the CLI configures it, `scanner-rules` compiles
+//! rules, `scanner-timeline` writes rows.
 //!
-//! Data flows one way: file → records → matches → `DetectInfo` → writer. Records are
-//! streamed: no file's records are ever collected, only its detections, and those only
-//! up to a memory bound ([`Scanner::set_sort_memory`]): past it they are sorted in runs
-//! spilled to temporary files and merged back as the timeline is written
-//! ([`Scanner::scan_sorted`]).
+//! Two decisions shape it. Records are streamed: no file's records are ever collected,
+//! only its detections, rendered as the match happens so that rows never hold a
+//! record. And detections are held only up to a memory bound
+//! ([`ScannerBuilder::sort_memory`]): past it they are sorted in runs spilled to
+//! temporary files and merged back as the timeline is written, one row at a time.
 //!
 //! ```no_run
-//! use scanner_engine::Scanner;
+//! use scanner_engine::ScannerBuilder;
 //! use scanner_input::{discover, InputKind};
 //! use scanner_rules::{load, LoadOptions, RuleSource};
 //! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-//! let scanner = Scanner::new(set, true);
-//! let (files, _errors) = scanner_input::discover(&["logs".into()], &[], InputKind::Evtx);
+//! let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
+//! let (files, _errors) = discover(&["logs".into()], &[], InputKind::Evtx);
 //! let result = scanner.scan(&files, InputKind::Evtx);
 //! println!("{} detections", result.rows.len());
 //! ```

@@ -15,12 +15,14 @@
 //! from the engine's spilled sort runs one at a time.
 //!
 //! ```no_run
-//! use scanner_engine::Scanner;
+//! use scanner_engine::ScannerBuilder;
 //! use scanner_input::{discover, InputKind};
 //! use scanner_rules::{load, LoadOptions, RuleSource};
 //! use scanner_timeline::{write_timeline, CsvEncoder, Layout, Profile, TimeFormat};
 //! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-//! let scanner = Scanner::new(set, Profile::Standard.has_extra());
+//! let scanner = ScannerBuilder::new()
+//!     .extra_field_info(Profile::Standard.has_extra())
+//!     .build(set);
 //! let (files, _errors) = discover(&["logs".into()], &[], InputKind::Evtx);
 //! let result = scanner.scan_sorted(&files, InputKind::Evtx);
 //! let layout = Layout::new(scanner.rules(), &files, TimeFormat::utc(), Profile::Standard);

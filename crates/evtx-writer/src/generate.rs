@@ -17,10 +17,10 @@
 //!
 //! The same `(records, seed)` gives the same bytes.
 
+use crate::error::Error;
 use crate::event::{Element, Event, Node, EVENT_NS};
 use crate::value::{Guid, Sid, Value};
 use crate::writer::{EvtxWriter, WriteStats, WriterOptions};
-use crate::Error;
 use std::collections::HashMap;
 use std::io::{Seek, Write};
 

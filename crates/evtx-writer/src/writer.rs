@@ -13,9 +13,10 @@
 //! - Names and template definitions live in the chunk: the first use writes them in
 //!   place (the reference points just past itself), later uses point back at them.
 
+use crate::error::Error;
 use crate::event::{Element, Event, Node};
 use crate::value::{push_utf16, Value};
-use crate::Error;
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};
 
@@ -337,6 +338,27 @@ impl<W: Write + Seek> EvtxWriter<W> {
         self.finished = true;
         Ok(())
     }
+}
+
+/// Writes `events` as an EVTX file to `out` with the default [`WriterOptions`].
+pub fn write_events<E: Borrow<Event>>(
+    events: impl IntoIterator<Item = E>,
+    out: impl Write + Seek,
+) -> Result<WriteStats, Error> {
+    write_events_with(events, out, WriterOptions::default())
+}
+
+/// Writes `events` as an EVTX file to `out`.
+pub fn write_events_with<E: Borrow<Event>>(
+    events: impl IntoIterator<Item = E>,
+    out: impl Write + Seek,
+    options: WriterOptions,
+) -> Result<WriteStats, Error> {
+    let mut writer = EvtxWriter::new(out, options)?;
+    for e in events {
+        writer.write(e.borrow())?;
+    }
+    writer.finish()
 }
 
 /// Rejects what BinXML cannot hold: bad values, names it cannot store, trees too deep.

@@ -37,10 +37,12 @@
 
 #![warn(missing_docs)]
 
+mod chunk;
 mod error;
 mod event;
 mod generate;
 mod json;
+mod template;
 mod value;
 mod writer;
 mod xml;

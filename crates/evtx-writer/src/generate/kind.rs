@@ -34,15 +34,10 @@ pub(super) fn kind_at<'a>(lists: &[&'a [Kind]], mut r: u64) -> Option<&'a Kind> 
 #[cfg(test)]
 mod tests {
     use super::super::catalog::SECURITY;
-    use super::super::world::event_data;
     use super::*;
 
     fn body(_: &mut World) -> Body {
-        Body {
-            computer: "h",
-            user: None,
-            data: event_data(Vec::new()),
-        }
+        Body::fields("h", None, Vec::new())
     }
 
     const fn kind(per_10k: u64, event_id: u16) -> Kind {

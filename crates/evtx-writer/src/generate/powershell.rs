@@ -3,7 +3,7 @@
 
 use super::catalog::POWERSHELL;
 use super::kind::Kind;
-use super::world::{event_data, Body, Header, World};
+use super::world::{Body, Header, World};
 use crate::value::Value;
 
 /// PowerShell's kinds, in draw order.
@@ -54,16 +54,12 @@ fn module_logged(w: &mut World) -> Body {
         "Get-CimInstance",
         "Select-Object",
     ]);
-    let data = event_data(vec![
+    let data = vec![
         ("ContextInfo", format!("        Severity = Informational\r\n        Host Name = ConsoleHost\r\n        Host Application = powershell.exe\r\n        Command Name = {cmd}\r\n        User = CORP\\{user}\r\n").into()),
         ("UserData", "".into()),
         ("Payload", format!("CommandInvocation({cmd}): \"{cmd}\"\r\n").into()),
-    ]);
-    Body {
-        computer: host,
-        user: Some(sid),
-        data,
-    }
+    ];
+    Body::fields(host, Some(sid), data)
 }
 
 /// 4104: one of the scripts, typed in or (half the time) from a file.
@@ -72,7 +68,7 @@ fn script_block_logged(w: &mut World) -> Body {
     let (user, sid) = w.user();
     let text = *w.rng.pick(SCRIPTS);
     let block = w.guid().render();
-    let data = event_data(vec![
+    let data = vec![
         ("MessageNumber", Value::I32(1)),
         ("MessageTotal", Value::I32(1)),
         ("ScriptBlockText", text.into()),
@@ -91,12 +87,8 @@ fn script_block_logged(w: &mut World) -> Body {
                 "".into()
             },
         ),
-    ]);
-    Body {
-        computer: host,
-        user: Some(sid),
-        data,
-    }
+    ];
+    Body::fields(host, Some(sid), data)
 }
 
 #[cfg(test)]

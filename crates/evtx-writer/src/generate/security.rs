@@ -7,7 +7,7 @@ use super::catalog::{
     PROCESSES, SECURITY, SECURITY_FAILURE,
 };
 use super::kind::Kind;
-use super::world::{event_data, Body, Header, World};
+use super::world::{Body, Header, World};
 use crate::event::Element;
 use crate::value::{Guid, Sid, Value};
 
@@ -110,7 +110,7 @@ fn logon(w: &mut World) -> Body {
             _ => (7, "User32 ", "Negotiate", "127.0.0.1".into(), user, sid),
         };
     let network = ltype == 3;
-    let data = event_data(vec![
+    let data = vec![
         ("SubjectUserSid", Value::Sid(well_known(LOCAL_SYSTEM))),
         ("SubjectUserName", short_host(host).into()),
         ("SubjectDomainName", "CORP".into()),
@@ -159,12 +159,8 @@ fn logon(w: &mut World) -> Body {
         ),
         ("ImpersonationLevel", "%%1833".into()),
         ("ElevatedToken", "%%1842".into()),
-    ]);
-    Body {
-        computer: host,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(host, None, data)
 }
 
 /// 4625: a network logon with a bad name or password, an expired or disabled account.
@@ -175,7 +171,7 @@ fn logon_failure(w: &mut World) -> Body {
         .rng
         .pick(&[0xc000_0072u32, 0xc000_006f, 0xc000_0070, 0xc000_0193]);
     let ip = w.private_ip();
-    let data = event_data(vec![
+    let data = vec![
         ("SubjectUserSid", Value::Sid(well_known(NULL_SID))),
         ("SubjectUserName", "-".into()),
         ("SubjectDomainName", "-".into()),
@@ -197,12 +193,8 @@ fn logon_failure(w: &mut World) -> Body {
         ("ProcessName", "-".into()),
         ("IpAddress", Value::String(ip)),
         ("IpPort", Value::String(w.client_port().to_string())),
-    ]);
-    Body {
-        computer: host,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(host, None, data)
 }
 
 /// 4634: a logoff.
@@ -210,53 +202,41 @@ fn logoff(w: &mut World) -> Body {
     let host = w.host();
     let (user, sid) = w.user();
     let logon_id = w.logon_id();
-    let data = event_data(vec![
+    let data = vec![
         ("TargetUserSid", Value::Sid(sid)),
         ("TargetUserName", user.into()),
         ("TargetDomainName", "CORP".into()),
         ("TargetLogonId", Value::Hex64(logon_id)),
         ("LogonType", Value::U32(*w.rng.pick(&[2u32, 3, 7]))),
-    ]);
-    Body {
-        computer: host,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(host, None, data)
 }
 
 /// 4672 for SYSTEM: the everyday kind, which no rule reports.
 fn special_logon_system(w: &mut World) -> Body {
     let host = w.host();
-    let data = event_data(vec![
+    let data = vec![
         ("SubjectUserSid", Value::Sid(well_known(LOCAL_SYSTEM))),
         ("SubjectUserName", "SYSTEM".into()),
         ("SubjectDomainName", "NT AUTHORITY".into()),
         ("SubjectLogonId", Value::Hex64(0x3e7)),
         ("PrivilegeList", "SeAssignPrimaryTokenPrivilege\r\n\t\t\tSeTcbPrivilege\r\n\t\t\tSeSecurityPrivilege\r\n\t\t\tSeTakeOwnershipPrivilege".into()),
-    ]);
-    Body {
-        computer: host,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(host, None, data)
 }
 
 /// 4672 for the domain's Administrator: special privileges for a user's logon.
 fn special_logon_admin(w: &mut World) -> Body {
     let host = w.host();
     let logon_id = w.logon_id();
-    let data = event_data(vec![
+    let data = vec![
         ("SubjectUserSid", Value::Sid(domain_sid(500))),
         ("SubjectUserName", "Administrator".into()),
         ("SubjectDomainName", "CORP".into()),
         ("SubjectLogonId", Value::Hex64(logon_id)),
         ("PrivilegeList", "SeSecurityPrivilege\r\n\t\t\tSeBackupPrivilege\r\n\t\t\tSeRestorePrivilege\r\n\t\t\tSeDebugPrivilege".into()),
-    ]);
-    Body {
-        computer: host,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(host, None, data)
 }
 
 /// 4688: one of the benign processes started.
@@ -265,7 +245,7 @@ fn process_created(w: &mut World) -> Body {
     let (user, sid) = w.user();
     let (image, cmd, parent) = *w.rng.pick(PROCESSES);
     let logon_id = w.logon_id();
-    let data = event_data(vec![
+    let data = vec![
         ("SubjectUserSid", Value::Sid(sid)),
         ("SubjectUserName", user.into()),
         ("SubjectDomainName", "CORP".into()),
@@ -282,18 +262,14 @@ fn process_created(w: &mut World) -> Body {
         ("ParentProcessName", parent.into()),
         // Medium integrity.
         ("MandatoryLabel", Value::Sid(well_known("S-1-16-8192"))),
-    ]);
-    Body {
-        computer: host,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(host, None, data)
 }
 
 /// 4720: a contractor's account created on the domain controller.
 fn user_created(w: &mut World) -> Body {
     let n = w.rng.below(900) + 100;
-    let data = event_data(vec![
+    let data = vec![
         ("TargetUserName", format!("contractor{n}").into()),
         ("TargetDomainName", "CORP".into()),
         ("TargetSid", Value::Sid(domain_sid(2000 + n as u32))),
@@ -312,18 +288,14 @@ fn user_created(w: &mut World) -> Body {
             "UserAccountControl",
             "\r\n\t\t%%2080\r\n\t\t%%2082\r\n\t\t%%2084".into(),
         ),
-    ]);
-    Body {
-        computer: DOMAIN_CONTROLLER,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(DOMAIN_CONTROLLER, None, data)
 }
 
 /// 4732: a user added to the Event Log Readers group.
 fn group_member_added(w: &mut World) -> Body {
     let (_, sid) = w.user();
-    let data = event_data(vec![
+    let data = vec![
         ("MemberName", "-".into()),
         ("MemberSid", Value::Sid(sid)),
         ("TargetUserName", "Event Log Readers".into()),
@@ -334,12 +306,8 @@ fn group_member_added(w: &mut World) -> Body {
         ("SubjectDomainName", "CORP".into()),
         ("SubjectLogonId", Value::Hex64(0x05a3_f100)),
         ("PrivilegeList", "-".into()),
-    ]);
-    Body {
-        computer: w.host(),
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(w.host(), None, data)
 }
 
 /// 1102: the Security log cleared by the Administrator.

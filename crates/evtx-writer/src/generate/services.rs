@@ -4,7 +4,7 @@
 
 use super::catalog::{domain_account, domain_sid, well_known, DEFENDER, LOCAL_SYSTEM, SCM, TASKS};
 use super::kind::Kind;
-use super::world::{event_data, Body, Header, World};
+use super::world::{Body, Header, World};
 use crate::value::{format_filetime, push_utf16, Value};
 
 /// A service entering the running or stopped state.
@@ -87,18 +87,14 @@ fn service_installed(w: &mut World) -> Body {
         ("Mozilla Maintenance Service", "\"C:\\Program Files (x86)\\Mozilla Maintenance Service\\maintenanceservice.exe\""),
         ("Microsoft Edge Elevation Service (MicrosoftEdgeElevationService)", "\"C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\122.0.2365.80\\elevation_service.exe\""),
     ]);
-    let data = event_data(vec![
+    let data = vec![
         ("ServiceName", name.into()),
         ("ImagePath", path.into()),
         ("ServiceType", "user mode service".into()),
         ("StartType", "auto start".into()),
         ("AccountName", "LocalSystem".into()),
-    ]);
-    Body {
-        computer: host,
-        user: Some(domain_sid(1107)),
-        data,
-    }
+    ];
+    Body::fields(host, Some(domain_sid(1107)), data)
 }
 
 /// 7036: a Windows service started or stopped.
@@ -115,23 +111,19 @@ fn service_state(w: &mut World) -> Body {
     let mut binary = Vec::new();
     push_utf16(&mut binary, key);
     binary.extend_from_slice(&[0, 0]);
-    let data = event_data(vec![
+    let data = vec![
         ("param1", svc.into()),
         ("param2", state.into()),
         ("Binary", Value::Binary(binary)),
-    ]);
-    Body {
-        computer: host,
-        user: None,
-        data,
-    }
+    ];
+    Body::fields(host, None, data)
 }
 
 /// 1116: the EICAR test file found in a user's downloads.
 fn defender_detection(w: &mut World) -> Body {
     let host = w.host();
     let (user, _) = w.user();
-    let data = event_data(vec![
+    let data = vec![
         ("Product Name", "Microsoft Defender Antivirus".into()),
         ("Product Version", "4.18.24010.12".into()),
         ("Detection ID", w.guid().render().to_uppercase().into()),
@@ -155,17 +147,17 @@ fn defender_detection(w: &mut World) -> Body {
             "C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe".into(),
         ),
         ("Action Name", "Not Applicable".into()),
-    ]);
+    ];
     local_system(host, data)
 }
 
 /// 5001: real-time protection turned off.
 fn defender_disabled(w: &mut World) -> Body {
     let host = w.host();
-    let data = event_data(vec![
+    let data = vec![
         ("Product Name", "Microsoft Defender Antivirus".into()),
         ("Product Version", "4.18.24010.12".into()),
-    ]);
+    ];
     local_system(host, data)
 }
 
@@ -177,20 +169,16 @@ fn task_registered(w: &mut World) -> Body {
         "\\GoogleUpdateTaskMachineUA",
         "\\Microsoft\\Office\\Office Automatic Updates 2.0",
     ]);
-    let data = event_data(vec![
+    let data = vec![
         ("TaskName", task.into()),
         ("UserContext", "NT AUTHORITY\\System".into()),
-    ]);
+    ];
     local_system(host, data)
 }
 
 /// Defender and the Task Scheduler write as LocalSystem.
-fn local_system(computer: &'static str, data: crate::event::Element) -> Body {
-    Body {
-        computer,
-        user: Some(well_known(LOCAL_SYSTEM)),
-        data,
-    }
+fn local_system(computer: &'static str, data: Vec<(&str, Value)>) -> Body {
+    Body::fields(computer, Some(well_known(LOCAL_SYSTEM)), data)
 }
 
 #[cfg(test)]

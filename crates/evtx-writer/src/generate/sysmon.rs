@@ -3,7 +3,7 @@
 
 use super::catalog::{domain_account, well_known, LOCAL_SYSTEM, PROCESSES, SYSMON};
 use super::kind::Kind;
-use super::world::{event_data, Body, Header, World};
+use super::world::{Body, Header, World};
 use crate::value::Value;
 
 /// Sysmon's kinds, in draw order.
@@ -65,11 +65,18 @@ const fn header(event_id: u16, version: u8) -> Header {
 
 /// Sysmon runs as LocalSystem.
 fn body(computer: &'static str, data: Vec<(&str, Value)>) -> Body {
-    Body {
-        computer,
-        user: Some(well_known(LOCAL_SYSTEM)),
-        data: event_data(data),
-    }
+    Body::fields(computer, Some(well_known(LOCAL_SYSTEM)), data)
+}
+
+/// The fields every Sysmon event about one process opens with: `RuleName`, `UtcTime`,
+/// `ProcessGuid`, `ProcessId`.
+fn process_fields(w: &mut World) -> Vec<(&'static str, Value)> {
+    vec![
+        ("RuleName", "-".into()),
+        ("UtcTime", w.utc_time().into()),
+        ("ProcessGuid", w.guid()),
+        ("ProcessId", Value::U32(w.process_id())),
+    ]
 }
 
 /// 1: one of the benign processes started by its usual parent.
@@ -130,11 +137,8 @@ fn network_connection(w: &mut World) -> Body {
         ),
     };
     let src = w.private_ip();
-    let data = vec![
-        ("RuleName", "-".into()),
-        ("UtcTime", w.utc_time().into()),
-        ("ProcessGuid", w.guid()),
-        ("ProcessId", Value::U32(w.process_id())),
+    let mut data = process_fields(w);
+    data.extend([
         ("Image", image.into()),
         ("User", domain_account(user).into()),
         ("Protocol", "tcp".into()),
@@ -152,7 +156,7 @@ fn network_connection(w: &mut World) -> Body {
             "DestinationPortName",
             if port == 443 { "https" } else { "epmap" }.into(),
         ),
-    ];
+    ]);
     body(host, data)
 }
 
@@ -173,11 +177,8 @@ fn image_loaded(w: &mut World) -> Body {
         "bcrypt.dll",
         "dnsapi.dll",
     ]);
-    let data = vec![
-        ("RuleName", "-".into()),
-        ("UtcTime", w.utc_time().into()),
-        ("ProcessGuid", w.guid()),
-        ("ProcessId", Value::U32(w.process_id())),
+    let mut data = process_fields(w);
+    data.extend([
         ("Image", image.into()),
         (
             "ImageLoaded",
@@ -193,7 +194,7 @@ fn image_loaded(w: &mut World) -> Body {
         ("Signature", "Microsoft Windows".into()),
         ("SignatureStatus", "Valid".into()),
         ("User", domain_account(user).into()),
-    ];
+    ]);
     body(host, data)
 }
 
@@ -241,11 +242,8 @@ fn file_created(w: &mut World) -> Body {
         1 => format!("C:\\Users\\{user}\\Downloads\\invoice_{n}.pdf"),
         _ => format!("C:\\Windows\\Prefetch\\SVCHOST.EXE-{n:08X}.pf"),
     };
-    let data = vec![
-        ("RuleName", "-".into()),
-        ("UtcTime", w.utc_time().into()),
-        ("ProcessGuid", w.guid()),
-        ("ProcessId", Value::U32(w.process_id())),
+    let mut data = process_fields(w);
+    data.extend([
         (
             "Image",
             "C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe".into(),
@@ -253,7 +251,7 @@ fn file_created(w: &mut World) -> Body {
         ("TargetFilename", target.into()),
         ("CreationUtcTime", w.utc_time().into()),
         ("User", domain_account(user).into()),
-    ];
+    ]);
     body(host, data)
 }
 

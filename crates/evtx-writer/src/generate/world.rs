@@ -34,6 +34,18 @@ pub(super) struct Body {
     pub data: Element,
 }
 
+impl Body {
+    /// An event from `computer`, by `user` if any, whose data is an `EventData` of
+    /// `fields`.
+    pub fn fields(computer: &'static str, user: Option<Sid>, fields: Vec<(&str, Value)>) -> Body {
+        Body {
+            computer,
+            user,
+            data: event_data(fields),
+        }
+    }
+}
+
 /// The simulated estate's clock, random numbers and logon sessions.
 pub(super) struct World {
     /// All random draws.
@@ -172,7 +184,7 @@ pub(super) fn sysmon_time(filetime: u64) -> String {
 }
 
 /// An `EventData` element of named `Data` fields, in order.
-pub(super) fn event_data(fields: Vec<(&str, Value)>) -> Element {
+fn event_data(fields: Vec<(&str, Value)>) -> Element {
     let mut ed = Element::new("EventData");
     for (name, v) in fields {
         ed.children.push(Node::Element(

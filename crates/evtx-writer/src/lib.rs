@@ -8,7 +8,7 @@
 //! usual `<Event><System>..` shape become template instances with substitution arrays,
 //! as in a log Windows wrote, others plain BinXML elements.
 //!
-//! [`generate`] writes a deterministic synthetic log (Security, Sysmon, PowerShell,
+//! [`generate()`] writes a deterministic synthetic log (Security, Sysmon, PowerShell,
 //! System, Defender, Task Scheduler) with attacks planted at known records, and returns
 //! which built-in rules each of those records should fire.
 //!
@@ -51,6 +51,7 @@ pub use crate::{
     error::Error,
     event::{Attribute, Element, Event, Node, EVENT_NS},
     generate::{generate, Generator, GroundTruth, Planted},
+    json::OrderedJson,
     value::{parse_filetime, Guid, Sid, SysTime, Value},
     writer::{write_events, write_events_with, EvtxWriter, WriteStats, WriterOptions},
     xml::events_from_xml,

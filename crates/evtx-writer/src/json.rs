@@ -20,10 +20,10 @@
 //! [`Event::to_json`] gives the JSON the `evtx` crate renders for an event written by
 //! this crate, which round-trip tests compare with what it reads back.
 
+use crate::error::Error;
 use crate::event::{Attribute, Element, Event, Node};
 use crate::value::Value;
 use crate::xml::{system_type, typed_if_same, SysType};
-use crate::Error;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value as J};
 

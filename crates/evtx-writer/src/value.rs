@@ -1,7 +1,7 @@
 //! Typed values: what a substitution (or an element's text) holds, how BinXML stores
 //! it, and how a reader renders it.
 
-use crate::Error;
+use crate::error::Error;
 use std::fmt::Write as _;
 
 /// Seconds between 1601-01-01 (FILETIME's epoch) and 1970-01-01.

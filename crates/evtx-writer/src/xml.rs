@@ -11,9 +11,9 @@
 //! becomes a UInt16), and `TimeCreated/@SystemTime` always becomes a FILETIME (its text
 //! then reads back with seven fractional digits).
 
+use crate::error::Error;
 use crate::event::{Attribute, Element, Event, Node};
 use crate::value::{parse_filetime, Guid, Sid, Value};
-use crate::Error;
 
 impl Event {
     /// Parses one event: `xml` must hold exactly one.

@@ -46,7 +46,7 @@ fn event(event_id: u16, record: u64, data: Vec<(&str, Value)>) -> Event {
     }
     Event {
         root: Element::new("Event")
-            .attr("xmlns", event::EVENT_NS)
+            .attr("xmlns", EVENT_NS)
             .child(system(event_id, record))
             .child(ed),
     }

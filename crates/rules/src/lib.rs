@@ -22,35 +22,38 @@
 
 #![warn(missing_docs)]
 
-pub mod affix;
-pub mod aggregation;
-pub mod builtin;
-pub mod cidr;
-pub mod condition;
-pub mod config;
-pub mod correlation;
-pub mod encode;
-pub mod event;
-pub mod fields;
-pub mod index;
-pub mod loader;
-pub mod logsource;
-pub mod matcher;
-pub mod pattern;
-pub mod prefilter;
-pub mod regex_cache;
-pub mod rule;
+mod affix;
+mod builtin;
+mod cidr;
+mod condition;
+mod config;
+mod correlation;
+mod encode;
+mod event;
+mod fields;
+mod index;
+mod loader;
+mod logsource;
+mod matcher;
+mod meta;
+mod pattern;
+mod prefilter;
+mod regex_cache;
+mod report;
+mod rule;
+mod set;
 
 pub use condition::{parse as parse_condition, Cond};
 pub use config::{Config, DataMapping};
 pub use correlation::{Correlation, CorrelationKind};
-pub use event::{Event, Value};
+pub use event::{push_lowercase, Event, Value};
 pub use fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID};
 pub use index::{Bucket, RuleIndex};
-pub use loader::{
-    load, Disabled, LoadError, LoadOptions, LoadReport, RuleSelect, RuleSet, RuleSource,
-};
-pub use matcher::{push_lowercase, Check, ValueTest};
+pub use loader::{load, LoadOptions, RuleSelect, RuleSource};
+pub use matcher::{Check, ValueTest};
+pub use meta::{Level, RuleMeta};
 pub use prefilter::ALL_VALUES;
 pub use regex_cache::RegexCache;
-pub use rule::{Level, Rule, RuleMeta, Selection};
+pub use report::{Disabled, LoadError, LoadReport};
+pub use rule::{Rule, Selection};
+pub use set::RuleSet;

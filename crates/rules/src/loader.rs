@@ -12,8 +12,11 @@ use crate::fields::{FieldId, FieldTable};
 use crate::index::RuleIndex;
 use crate::logsource::{LogsourceMap, Mapping};
 use crate::matcher::{self, CompileContext};
+use crate::meta::{self, Level, LogSource, RuleMeta};
 use crate::regex_cache::RegexCache;
-use crate::rule::{self, Level, Rule};
+use crate::report::{Disabled, LoadError, LoadReport};
+use crate::rule::{self, Rule};
+use crate::set::RuleSet;
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde_yaml::Value as Yaml;
@@ -81,7 +84,7 @@ pub struct RuleSelect {
 
 impl RuleSelect {
     /// Whether a rule passes the selection.
-    pub fn keeps(&self, meta: &rule::RuleMeta) -> bool {
+    pub fn keeps(&self, meta: &RuleMeta) -> bool {
         let has = |list: &[String], v: &str| list.iter().any(|x| x.eq_ignore_ascii_case(v));
         let any_tag = |list: &[String]| meta.tags.iter().any(|t| has(list, t));
         if !self.include_tags.is_empty() && !any_tag(&self.include_tags) {
@@ -106,119 +109,6 @@ impl RuleSelect {
         }
         status.is_empty() || !has(&self.exclude_status, status)
     }
-}
-
-/// A document that could not be loaded.
-#[derive(Debug, Clone)]
-pub struct LoadError {
-    /// The rule file.
-    pub file: String,
-    /// The document's position in the file (1-based).
-    pub document: usize,
-    /// The rule's title, when it could be read.
-    pub title: Option<String>,
-    /// Why.
-    pub reason: String,
-}
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.file)?;
-        if self.document > 1 {
-            write!(f, " (document {})", self.document)?;
-        }
-        if let Some(t) = &self.title {
-            write!(f, " [{t}]")?;
-        }
-        write!(f, ": {}", self.reason)
-    }
-}
-
-/// Why a loaded rule is not enabled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Disabled {
-    /// Listed in `exclude_rules.txt`.
-    Excluded,
-    /// Listed in `noisy_rules.txt`.
-    Noisy,
-    /// `status: deprecated`.
-    Deprecated,
-    /// `status: unsupported`.
-    Unsupported,
-    /// Below `--min-level`.
-    BelowMinLevel,
-    /// Uses an `expand` placeholder that has no values.
-    Placeholder,
-    /// Its log source is not held by any Windows event log.
-    Logsource,
-    /// A derived rule with the same title is loaded.
-    Duplicate,
-    /// Not of the `--exact-level`.
-    NotExactLevel,
-    /// Left out by a tag, category or status option.
-    Selected,
-}
-
-impl Disabled {
-    /// A short label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Disabled::Excluded => "excluded",
-            Disabled::Noisy => "noisy",
-            Disabled::Deprecated => "deprecated",
-            Disabled::Unsupported => "unsupported",
-            Disabled::BelowMinLevel => "below min level",
-            Disabled::Placeholder => "placeholder without values",
-            Disabled::Logsource => "log source not in event logs",
-            Disabled::Duplicate => "duplicate of a derived rule",
-            Disabled::NotExactLevel => "not of the exact level",
-            Disabled::Selected => "left out by tag, category or status options",
-        }
-    }
-}
-
-/// What loading did.
-#[derive(Debug, Clone, Default)]
-pub struct LoadReport {
-    /// Rule files read.
-    pub files: usize,
-    /// Rule documents found (rules and correlations).
-    pub documents: usize,
-    /// Documents loaded.
-    pub loaded: usize,
-    /// Documents rejected, with reasons.
-    pub errors: Vec<LoadError>,
-    /// Loaded but disabled, with the reason.
-    pub disabled: Vec<(Disabled, usize)>,
-    /// Rules disabled for a reason the user can act on (placeholders, log sources,
-    /// duplicates), each with its file and reason.
-    pub disabled_rules: Vec<LoadError>,
-    /// Rules (and correlations) enabled for the scan.
-    pub enabled: usize,
-    /// Problems with config files.
-    pub config_errors: Vec<String>,
-    /// Wall time of each loading phase (printed by `--debug`).
-    pub timings: Vec<(&'static str, std::time::Duration)>,
-}
-
-/// A loaded, compiled, indexed rule set.
-pub struct RuleSet {
-    /// Enabled rules; index positions are `u32` ids.
-    pub rules: Vec<Rule>,
-    /// Whether each rule emits rows of its own (false for rules that only feed a correlation).
-    pub emits: Vec<bool>,
-    /// Enabled correlations.
-    pub correlations: Vec<Correlation>,
-    /// Interned fields.
-    pub fields: FieldTable,
-    /// (Channel, EventID) index.
-    pub index: RuleIndex,
-    /// Configuration.
-    pub config: Config,
-    /// The load report.
-    pub report: LoadReport,
-    /// Number of distinct compiled regexes.
-    pub regexes: usize,
 }
 
 struct Ctx<'a> {
@@ -258,7 +148,7 @@ impl CompileContext for Ctx<'_> {
 struct Filter {
     file: String,
     title: String,
-    logsource: rule::LogSource,
+    logsource: LogSource,
     /// Rule ids or names; empty means every rule with a matching log source.
     rules: Vec<String>,
     detection: serde_yaml::Mapping,
@@ -313,7 +203,7 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
         _ => return err(None, "the document is not a map".into()),
     };
     let title = doc.get("title").and_then(Yaml::as_str).map(str::to_string);
-    let meta = match rule::read_meta(&doc, path) {
+    let meta = match meta::read(&doc, path) {
         Ok(m) => m,
         Err(e) => return err(title, e),
     };
@@ -421,7 +311,7 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
 
 /// Whether a filter's log source covers a rule's: each of product, category and service
 /// the filter names must be the rule's.
-fn logsource_covers(filter: &rule::LogSource, rule: &rule::LogSource) -> bool {
+fn logsource_covers(filter: &LogSource, rule: &LogSource) -> bool {
     let same = |a: &Option<compact_str::CompactString>, b: &Option<compact_str::CompactString>| {
         a.as_ref()
             .is_none_or(|a| b.as_ref().is_some_and(|b| a.eq_ignore_ascii_case(b)))
@@ -773,7 +663,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     }
 
     // Filters, in Hayabusa's order of precedence.
-    let verdict = |meta: &rule::RuleMeta| -> Option<Disabled> {
+    let verdict = |meta: &RuleMeta| -> Option<Disabled> {
         let id = meta.id.as_str();
         if config.exclude.contains(id) {
             return Some(Disabled::Excluded);

@@ -3,7 +3,7 @@
 //! (`rules/config/logsource.yaml`, overridable per config folder), not code.
 
 use crate::fields::FxHashMap;
-use crate::rule::LogSource;
+use crate::meta::LogSource;
 use serde_yaml::Value as Yaml;
 
 /// One set of events a log source stands for.

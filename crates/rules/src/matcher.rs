@@ -9,7 +9,7 @@
 
 use crate::cidr::Cidr;
 use crate::encode::{self, Utf16};
-use crate::event::{Event, Value};
+use crate::event::{lowercase, Event, Value};
 use crate::fields::FieldId;
 use crate::pattern::{self, Piece, Shape};
 use crate::regex_cache::RegexCache;
@@ -422,28 +422,6 @@ fn parse_mods(names: &[&str]) -> Result<Mods, String> {
         return Err("base64 and base64offset exclude each other".into());
     }
     Ok(m)
-}
-
-/// Appends `s` lowercased character by character to `out`, without allocating: the one
-/// definition of lowercase for record values (the engine's record view) and for needles
-/// (here), so the two always agree (the prefilter depends on it), even where
-/// context-dependent rules such as Greek final sigma would differ.
-pub fn push_lowercase(out: &mut String, s: &str) {
-    if s.is_ascii() {
-        let start = out.len();
-        out.push_str(s);
-        // ASCII lowercasing keeps UTF-8 valid.
-        out[start..].make_ascii_lowercase();
-    } else {
-        out.extend(s.chars().flat_map(char::to_lowercase));
-    }
-}
-
-/// `s` lowercased as [`push_lowercase`] does.
-pub fn lowercase(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    push_lowercase(&mut out, s);
-    out
 }
 
 /// A YAML scalar as Sigma text (numbers and booleans compare as text); `None` is `null`.

@@ -9,8 +9,9 @@
 //! without a requirement) are evaluated.
 
 use crate::condition::Cond;
+use crate::event::lowercase;
 use crate::fields::{FieldId, FxHashMap, CHANNEL, EVENT_ID};
-use crate::matcher::{lowercase, Check, FieldTest, StrKind, Target, ValueTest};
+use crate::matcher::{Check, FieldTest, StrKind, Target, ValueTest};
 use crate::rule::{Rule, Selection};
 use aho_corasick::AhoCorasick;
 

@@ -2,7 +2,13 @@
 //! `temporal_ordered`) as data: which rules feed them, how results are grouped and
 //! windowed, and the condition on the count. The engine evaluates them after a scan.
 
-use crate::rule::RuleMeta;
+mod aggregation;
+mod count;
+
+pub use aggregation::{parse as parse_aggregation, Aggregation};
+pub use count::{parse_timespan, CountOp};
+
+use crate::meta::RuleMeta;
 use serde_yaml::{Mapping, Value as Yaml};
 
 /// Correlation types.
@@ -16,37 +22,6 @@ pub enum CorrelationKind {
     Temporal,
     /// All referenced rules fire in the window, in the listed order.
     TemporalOrdered,
-}
-
-/// A comparison on a count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CountOp {
-    /// `gt`
-    Gt,
-    /// `gte`
-    Gte,
-    /// `lt`
-    Lt,
-    /// `lte`
-    Lte,
-    /// `eq`
-    Eq,
-    /// `neq`
-    Neq,
-}
-
-impl CountOp {
-    /// Whether `n` satisfies `op bound`.
-    pub fn holds(self, n: u64, bound: u64) -> bool {
-        match self {
-            CountOp::Gt => n > bound,
-            CountOp::Gte => n >= bound,
-            CountOp::Lt => n < bound,
-            CountOp::Lte => n <= bound,
-            CountOp::Eq => n == bound,
-            CountOp::Neq => n != bound,
-        }
-    }
 }
 
 /// A loaded correlation rule.
@@ -73,28 +48,6 @@ pub struct Correlation {
     pub generate: bool,
 }
 
-/// Parses `30s`, `5m`, `1h`, `2d`, `1w`.
-pub fn parse_timespan(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("timespan '{s}' is not <number><unit>"))?;
-    let mult = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        "w" => 604_800,
-        _ => {
-            return Err(format!(
-                "timespan '{s}' has an unknown unit (s, m, h, d, w)"
-            ))
-        }
-    };
-    Ok(n * mult)
-}
-
 fn strings(v: Option<&Yaml>) -> Vec<String> {
     match v {
         Some(Yaml::String(s)) => vec![s.clone()],
@@ -110,7 +63,7 @@ fn strings(v: Option<&Yaml>) -> Vec<String> {
 pub fn from_aggregation(
     meta: RuleMeta,
     rule: u32,
-    a: &crate::aggregation::Aggregation,
+    a: &Aggregation,
     timeframe: Option<u64>,
 ) -> Correlation {
     Correlation {

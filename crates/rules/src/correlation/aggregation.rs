@@ -1,7 +1,7 @@
 //! Legacy Sigma aggregations: `<condition> | count([field]) [by f1, f2] <op> N`, with
 //! the detection's `timeframe`. They load as correlations over the rule itself.
 
-use crate::correlation::CountOp;
+use super::count::CountOp;
 
 /// A parsed `| count()` clause.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -185,7 +185,7 @@ impl Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::{load, LoadOptions, RuleSource};
+    use crate::load::{load, LoadOptions, RuleSource};
 
     fn rules_from(yaml: &str) -> crate::RuleSet {
         let dir = std::env::temp_dir().join(format!(

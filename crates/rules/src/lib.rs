@@ -22,13 +22,10 @@
 
 #![warn(missing_docs)]
 
-mod affix;
 mod builtin;
-mod cidr;
 mod condition;
 mod config;
 mod correlation;
-mod encode;
 mod event;
 mod fields;
 mod index;
@@ -36,9 +33,7 @@ mod load;
 mod logsource;
 mod matcher;
 mod meta;
-mod pattern;
 mod prefilter;
-mod regex_cache;
 mod report;
 mod rule;
 mod set;
@@ -50,10 +45,9 @@ pub use event::{push_lowercase, Event, Value};
 pub use fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID};
 pub use index::{Bucket, RuleIndex};
 pub use load::{load, LoadOptions, RuleSelect, RuleSource};
-pub use matcher::{Check, ValueTest};
+pub use matcher::{Check, RegexCache, ValueTest};
 pub use meta::{Level, RuleMeta};
 pub use prefilter::ALL_VALUES;
-pub use regex_cache::RegexCache;
 pub use report::{Disabled, LoadError, LoadReport};
 pub use rule::{Rule, Selection};
 pub use set::RuleSet;

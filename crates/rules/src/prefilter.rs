@@ -34,7 +34,7 @@ fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
             StrKind::Any => return None,
         },
         ValueTest::Needles { needles, .. }
-        | ValueTest::Affixes(crate::affix::AffixSet { needles, .. }) => needles
+        | ValueTest::Affixes(crate::matcher::AffixSet { needles, .. }) => needles
             .iter()
             .map(|n| lowercase(n).into_boxed_str())
             .collect(),

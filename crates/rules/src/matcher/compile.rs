@@ -1,21 +1,18 @@
-//! Compiled tests on field values: what one `field|modifiers: values` entry becomes.
-//!
-//! The fast paths of the performance guide live here. Values are compared in their
-//! lowercased form (computed once per record by the record view) with `==`,
-//! `starts_with`, `ends_with` or `contains`, each behind a length check;
-//! long OR-lists of substrings become one Aho-Corasick automaton; regexes come from the
-//! shared [`RegexCache`] and are only used where a wildcard sits inside a value or the
-//! rule asks for `re`.
+//! Compiling one selection entry (`field|modifiers: values`) into a [`FieldTest`]:
+//! modifiers are checked, values expanded (placeholders, windash, base64, UTF-16) and
+//! each reduced to the cheapest exact test; long OR-lists are merged into one automaton
+//! or affix set.
 
-use crate::cidr::Cidr;
-use crate::encode::{self, Utf16};
-use crate::event::{lowercase, Event, Value};
+use super::affix::{self, AffixSet};
+use super::cidr::Cidr;
+use super::encode::{self, Utf16};
+use super::pattern::{self, Piece, Shape};
+use super::regex_cache::RegexCache;
+use super::{Check, Cmp, FieldTest, RefKind, StrKind, Target, ValueTest};
+use crate::event::lowercase;
 use crate::fields::FieldId;
-use crate::pattern::{self, Piece, Shape};
-use crate::regex_cache::RegexCache;
 use aho_corasick::AhoCorasick;
 use serde_yaml::Value as Yaml;
-use std::sync::Arc;
 
 /// Marks the error of a value whose `expand` placeholder has no values: such a rule is
 /// valid but disabled until values are supplied.
@@ -23,313 +20,6 @@ pub const NO_PLACEHOLDER_VALUES: &str = "has no values";
 
 /// OR-lists with at least this many substring needles share one automaton.
 pub const AUTOMATON_MIN_NEEDLES: usize = 4;
-
-/// A plain string test on one value.
-#[derive(Debug, Clone)]
-pub enum StrKind {
-    /// Whole-value equality.
-    Exact(Box<str>),
-    /// `starts_with`.
-    Prefix(Box<str>),
-    /// `ends_with`.
-    Suffix(Box<str>),
-    /// Substring.
-    Contains(Box<str>),
-    /// Any value.
-    Any,
-    /// Anchored regex for wildcards in the middle of a value.
-    Glob(Arc<crate::regex_cache::CompiledRegex>),
-}
-
-/// A test on one value of a field.
-#[derive(Debug, Clone)]
-pub enum ValueTest {
-    /// A string test.
-    Str {
-        /// What is compared.
-        kind: StrKind,
-        /// Compare the raw value (otherwise the lowercased one).
-        cased: bool,
-    },
-    /// Any of many substrings (one automaton scan).
-    Needles {
-        /// The automaton over every needle.
-        ac: AhoCorasick,
-        /// Compare the raw value (otherwise the lowercased one).
-        cased: bool,
-        /// The shortest needle: shorter values cannot match.
-        min_len: usize,
-        /// The needles themselves (for the rule-set prefilter).
-        needles: Box<[Box<str>]>,
-    },
-    /// Many `startswith` or `endswith` values: one set lookup per needle length.
-    Affixes(crate::affix::AffixSet),
-    /// `re`: unanchored search on the raw value.
-    Regex(Arc<crate::regex_cache::CompiledRegex>),
-    /// `cidr`.
-    Cidr(Cidr),
-    /// `gt`/`gte`/`lt`/`lte`.
-    Num(Cmp, f64),
-}
-
-/// Numeric comparisons.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cmp {
-    /// `gt`
-    Gt,
-    /// `gte`
-    Gte,
-    /// `lt`
-    Lt,
-    /// `lte`
-    Lte,
-}
-
-impl ValueTest {
-    /// Whether the value passes.
-    #[inline]
-    pub fn is_match(&self, v: Value<'_>) -> bool {
-        match self {
-            ValueTest::Str { kind, cased } => {
-                let s = if *cased { v.raw } else { v.lower };
-                match kind {
-                    // Length prefilters first: most candidates differ in length.
-                    StrKind::Exact(n) => s.len() == n.len() && s == &**n,
-                    StrKind::Prefix(n) => s.len() >= n.len() && s.starts_with(&**n),
-                    StrKind::Suffix(n) => s.len() >= n.len() && s.ends_with(&**n),
-                    StrKind::Contains(n) => s.len() >= n.len() && s.contains(&**n),
-                    StrKind::Any => true,
-                    StrKind::Glob(re) => re.re.is_match(s),
-                }
-            }
-            ValueTest::Needles {
-                ac, cased, min_len, ..
-            } => {
-                let s = if *cased { v.raw } else { v.lower };
-                s.len() >= *min_len && ac.is_match(s)
-            }
-            ValueTest::Affixes(a) => a.is_match(if a.cased { v.raw } else { v.lower }),
-            ValueTest::Regex(re) => match &re.min_run {
-                Some(run) => run.is_match(v.raw),
-                None => re.re.is_match(v.raw),
-            },
-            ValueTest::Cidr(c) => c.contains(v.raw),
-            ValueTest::Num(op, n) => match v.raw.trim().parse::<f64>() {
-                Ok(x) => match op {
-                    Cmp::Gt => x > *n,
-                    Cmp::Gte => x >= *n,
-                    Cmp::Lt => x < *n,
-                    Cmp::Lte => x <= *n,
-                },
-                Err(_) => false,
-            },
-        }
-    }
-
-    /// The lowercase literal substrings one of which must occur in a value this test
-    /// accepts, if the test is that simple (used by prefilters and for reporting).
-    pub fn needle(&self) -> Option<&str> {
-        match self {
-            ValueTest::Str {
-                kind:
-                    StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n),
-                cased: false,
-            } => Some(n),
-            _ => None,
-        }
-    }
-}
-
-/// Whether some value of `e` passes some test: the substring tests scan the record's
-/// values joined end to end once (a match must lie within one value), the others go
-/// value by value.
-fn keywords_match<E: Event>(tests: &[ValueTest], e: &E) -> bool {
-    tests.iter().any(|t| match t.joined_match(e) {
-        Some(hit) => hit,
-        None => e.all_values().any(|v| t.is_match(v)),
-    })
-}
-
-impl ValueTest {
-    /// A substring test run over [`Event::joined`], or `None` when this test (or the
-    /// event) does not allow it.
-    fn joined_match<E: Event>(&self, e: &E) -> Option<bool> {
-        match self {
-            ValueTest::Str {
-                kind: StrKind::Contains(n),
-                cased,
-            } if !n.is_empty() => {
-                let text = e.joined(*cased)?;
-                let mut at = 0;
-                while let Some(i) = text.get(at..).and_then(|t| t.find(&**n)) {
-                    let start = at + i;
-                    if e.within_one_value(*cased, start, start + n.len()) {
-                        return Some(true);
-                    }
-                    at = start + text[start..].chars().next().map_or(1, char::len_utf8);
-                }
-                Some(false)
-            }
-            ValueTest::Needles {
-                ac, cased, min_len, ..
-            } if *min_len > 0 => {
-                let text = e.joined(*cased)?;
-                // Needles are ordered shortest first, so the match reported at a position
-                // is the shortest one there: when it crosses into the next value, every
-                // longer needle at that position does too.
-                let mut at = 0;
-                while let Some(m) = ac.find(aho_corasick::Input::new(text).span(at..text.len())) {
-                    if e.within_one_value(*cased, m.start(), m.end()) {
-                        return Some(true);
-                    }
-                    at = m.start() + 1;
-                }
-                Some(false)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// What a field test reads: one field, or every value of the record (keywords).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    /// One field.
-    Field(FieldId),
-    /// Every value (keyword search).
-    Keywords,
-}
-
-/// How field references compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RefKind {
-    /// Equal.
-    Eq,
-    /// This field starts with the other.
-    Prefix,
-    /// This field ends with the other.
-    Suffix,
-    /// This field contains the other.
-    Contains,
-}
-
-/// The check made on a field's values.
-#[derive(Debug, Clone)]
-pub enum Check {
-    /// `null`: the field is absent.
-    Absent,
-    /// `exists: true|false`.
-    Exists(bool),
-    /// Some value passes some test (a YAML list is OR); `or_absent` when the list holds `null`.
-    Any {
-        /// The tests, any of which may pass.
-        tests: Vec<ValueTest>,
-        /// Whether an absent field passes too (the list held `null`).
-        or_absent: bool,
-    },
-    /// `all`: every group is passed by some value (a group is one YAML value's variants).
-    All(Vec<Vec<ValueTest>>),
-    /// `fieldref`: compare with another field of the same record.
-    FieldRef {
-        /// The fields compared with.
-        others: Vec<FieldId>,
-        /// How they compare.
-        kind: RefKind,
-        /// Case-sensitive.
-        cased: bool,
-    },
-}
-
-/// One `field|modifiers: values` entry of a selection.
-#[derive(Debug, Clone)]
-pub struct FieldTest {
-    /// What is read.
-    pub target: Target,
-    /// What is checked.
-    pub check: Check,
-    /// `neq`: the result is inverted.
-    pub negate: bool,
-}
-
-enum Values<A, B> {
-    One(A),
-    All(B),
-}
-
-impl<'a, A: Iterator<Item = Value<'a>>, B: Iterator<Item = Value<'a>>> Iterator for Values<A, B> {
-    type Item = Value<'a>;
-    #[inline]
-    fn next(&mut self) -> Option<Value<'a>> {
-        match self {
-            Values::One(a) => a.next(),
-            Values::All(b) => b.next(),
-        }
-    }
-}
-
-impl FieldTest {
-    #[inline]
-    fn values<'e, E: Event>(&self, e: &'e E) -> impl Iterator<Item = Value<'e>> {
-        match self.target {
-            Target::Field(f) => Values::One(e.values(f)),
-            Target::Keywords => Values::All(e.all_values()),
-        }
-    }
-
-    /// Whether it reads Channel or EventID (the fields rules are indexed by).
-    pub fn is_index_test(&self) -> bool {
-        matches!(self.target, Target::Field(f) if f == crate::fields::CHANNEL || f == crate::fields::EVENT_ID)
-    }
-
-    /// Whether the record passes this entry.
-    #[inline]
-    pub fn is_match<E: Event>(&self, e: &E) -> bool {
-        let r = match &self.check {
-            Check::Absent => self.values(e).next().is_none(),
-            Check::Exists(want) => self.values(e).next().is_some() == *want,
-            Check::Any { tests, or_absent } if self.target == Target::Keywords => {
-                keywords_match(tests, e) || (*or_absent && e.all_values().next().is_none())
-            }
-            Check::Any { tests, or_absent } => {
-                let mut seen = false;
-                let mut hit = false;
-                for v in self.values(e) {
-                    seen = true;
-                    if tests.iter().any(|t| t.is_match(v)) {
-                        hit = true;
-                        break;
-                    }
-                }
-                hit || (!seen && *or_absent)
-            }
-            Check::All(groups) => groups
-                .iter()
-                .all(|g| self.values(e).any(|v| g.iter().any(|t| t.is_match(v)))),
-            Check::FieldRef {
-                others,
-                kind,
-                cased,
-            } => self.values(e).any(|v| {
-                others.iter().any(|&o| {
-                    e.values(o).any(|w| {
-                        let (a, b) = if *cased {
-                            (v.raw, w.raw)
-                        } else {
-                            (v.lower, w.lower)
-                        };
-                        match kind {
-                            RefKind::Eq => a == b,
-                            RefKind::Prefix => a.starts_with(b),
-                            RefKind::Suffix => a.ends_with(b),
-                            RefKind::Contains => a.contains(b),
-                        }
-                    })
-                })
-            }),
-        };
-        r != self.negate
-    }
-}
 
 /// What compiling a field entry needs from the rule loader.
 pub trait CompileContext {
@@ -575,7 +265,7 @@ fn value_tests(
 }
 
 /// Replaces four or more case-insensitive (or four or more cased) substring tests by one
-/// Aho-Corasick automaton each, and [`crate::affix::MIN_AFFIXES`] or more prefix (or
+/// Aho-Corasick automaton each, and [`affix::MIN_AFFIXES`] or more prefix (or
 /// suffix) tests of one casing by one set each.
 pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
     let mut out = Vec::with_capacity(tests.len());
@@ -611,7 +301,7 @@ pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, Str
     }
     for (suffix, by_case) in affixes.into_iter().enumerate() {
         for (cased, tests) in by_case.into_iter().enumerate() {
-            if tests.len() < crate::affix::MIN_AFFIXES {
+            if tests.len() < affix::MIN_AFFIXES {
                 out.extend(tests);
                 continue;
             }
@@ -625,7 +315,7 @@ pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, Str
                     _ => None,
                 })
                 .collect();
-            out.push(ValueTest::Affixes(crate::affix::AffixSet::new(
+            out.push(ValueTest::Affixes(AffixSet::new(
                 list,
                 suffix == 1,
                 cased == 1,
@@ -756,4 +446,172 @@ pub fn compile_entry(
         check,
         negate: m.neq,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::FieldTable;
+    use std::sync::Mutex;
+
+    /// A compile context with a field table, a regex cache and one placeholder.
+    struct Ctx {
+        fields: Mutex<FieldTable>,
+        regexes: RegexCache,
+        admins: Vec<String>,
+    }
+
+    impl CompileContext for Ctx {
+        fn field(&self, name: &str) -> FieldId {
+            self.fields.lock().unwrap().intern(name)
+        }
+        fn regexes(&self) -> &RegexCache {
+            &self.regexes
+        }
+        fn placeholder(&self, name: &str) -> Option<&[String]> {
+            (name == "admins").then_some(self.admins.as_slice())
+        }
+    }
+
+    fn ctx() -> Ctx {
+        Ctx {
+            fields: Mutex::new(FieldTable::new()),
+            regexes: RegexCache::default(),
+            admins: vec!["root".into(), "Admin".into()],
+        }
+    }
+
+    fn entry(key: &str, yaml: &str) -> Result<FieldTest, String> {
+        compile_entry(key, &serde_yaml::from_str(yaml).unwrap(), &ctx())
+    }
+
+    fn tests(key: &str, yaml: &str) -> Vec<ValueTest> {
+        match entry(key, yaml).unwrap().check {
+            Check::Any { tests, .. } => tests,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn kind(t: &ValueTest) -> String {
+        match t {
+            ValueTest::Str { kind, cased } => {
+                let k = match kind {
+                    StrKind::Exact(s) => format!("exact {s}"),
+                    StrKind::Prefix(s) => format!("prefix {s}"),
+                    StrKind::Suffix(s) => format!("suffix {s}"),
+                    StrKind::Contains(s) => format!("contains {s}"),
+                    StrKind::Any => "any".into(),
+                    StrKind::Glob(r) => format!("glob {}", r.re.as_str()),
+                };
+                if *cased {
+                    format!("{k} (cased)")
+                } else {
+                    k
+                }
+            }
+            ValueTest::Needles { needles, .. } => format!("needles {}", needles.join(",")),
+            ValueTest::Affixes(a) => format!("affixes {}", a.needles.len()),
+            ValueTest::Regex(r) => format!("regex {}", r.re.as_str()),
+            ValueTest::Cidr(_) => "cidr".into(),
+            ValueTest::Num(op, n) => format!("{op:?} {n}"),
+        }
+    }
+
+    #[test]
+    fn values_reduce_to_the_cheapest_exact_test() {
+        let k = |key: &str, yaml: &str| tests(key, yaml).iter().map(kind).collect::<Vec<_>>();
+        assert_eq!(k("Image", "C:\\X.exe"), ["exact c:\\x.exe"]);
+        assert_eq!(k("Image|endswith", "\\CMD.exe"), ["suffix \\cmd.exe"]);
+        assert_eq!(k("Image|contains|cased", "CMD"), ["contains CMD (cased)"]);
+        assert_eq!(k("Image", "C:*x?.exe"), ["glob (?s)^c:.*x.\\.exe$"]);
+        assert_eq!(k("Image", "'*'"), ["any"]);
+        assert_eq!(k("CommandLine|re|i", "'a+b'"), ["regex (?i)a+b"]);
+        assert_eq!(k("Count|gte", "5"), ["Gte 5"]);
+        assert_eq!(k("Ip|cidr", "10.0.0.0/8"), ["cidr"]);
+        assert_eq!(
+            k("User|expand", "'%admins%'"),
+            ["exact root", "exact admin"]
+        );
+        assert_eq!(
+            k("CommandLine|contains", "[dd, a, ccc, b]"),
+            ["needles a,b,dd,ccc"],
+            "four substrings share an automaton, shortest first"
+        );
+        let nine: Vec<String> = (0..9).map(|i| format!("\\{i}.exe")).collect();
+        assert_eq!(
+            k("Image|endswith", &format!("[{}]", nine.join(", "))),
+            ["affixes 9"]
+        );
+    }
+
+    #[test]
+    fn keywords_and_special_modifiers() {
+        let t = entry("", "[whoami]").unwrap();
+        assert_eq!(t.target, Target::Keywords);
+        assert!(
+            matches!(&t.check, Check::Any { tests, .. } if kind(&tests[0]) == "contains whoami")
+        );
+        assert!(matches!(
+            entry("A|exists", "false").unwrap().check,
+            Check::Exists(false)
+        ));
+        assert!(matches!(entry("A", "null").unwrap().check, Check::Absent));
+        assert!(matches!(
+            entry("A|fieldref|endswith", "B").unwrap().check,
+            Check::FieldRef {
+                kind: RefKind::Suffix,
+                ..
+            }
+        ));
+        assert!(entry("A|neq", "x").unwrap().negate);
+        assert!(matches!(
+            entry("A", "[x, null]").unwrap().check,
+            Check::Any {
+                or_absent: true,
+                ..
+            }
+        ));
+        assert!(
+            matches!(entry("A|all|contains", "[x, y]").unwrap().check, Check::All(g) if g.len() == 2)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field_and_the_problem() {
+        let e = |key: &str, yaml: &str| entry(key, yaml).unwrap_err();
+        assert_eq!(
+            e("A|bogus", "x"),
+            "field 'A|bogus': unknown modifier 'bogus'"
+        );
+        assert_eq!(e("A|", "x"), "field 'A|': empty modifier");
+        assert_eq!(
+            e("A|contains|endswith", "x"),
+            "field 'A|contains|endswith': contains, startswith and endswith exclude each other"
+        );
+        assert_eq!(e("A|i", "x"), "field 'A|i': modifiers i, m and s need re");
+        assert_eq!(e("A|gt", "x"), "field 'A|gt': 'x' is not a number");
+        assert_eq!(
+            e("A|exists", "x"),
+            "field 'A|exists': exists takes true or false"
+        );
+        assert_eq!(e("A", "[]"), "field 'A': an empty list of values");
+        assert_eq!(e("A", "[[x]]"), "field 'A': a list inside a list of values");
+        assert_eq!(
+            e("|fieldref", "B"),
+            "field '|fieldref': fieldref needs a field"
+        );
+        assert_eq!(
+            e("A|wide", "x"),
+            "field 'A|wide': utf16 modifiers need base64 or base64offset"
+        );
+        assert_eq!(
+            e("A|expand", "'%nobody%'"),
+            "field 'A|expand': placeholder %nobody% has no values (add expand/nobody.txt to the config folder)"
+        );
+        assert!(e("A|expand", "'%nobody%'").contains(NO_PLACEHOLDER_VALUES));
+        assert_eq!(
+            e("A|cidr", "10.0.0.0/40"),
+            "field 'A|cidr': '10.0.0.0/40' has an invalid prefix length"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! rest of the metadata the timeline shows. A leaf: rules, correlations and the loader
 //! all read it, and it reads none of them.
 
+use crate::error::{ErrorKind, RuleError};
 use compact_str::CompactString;
 use serde_yaml::{Mapping, Value as Yaml};
 
@@ -120,11 +121,13 @@ fn text(doc: &Mapping, key: &str) -> Option<String> {
 }
 
 /// Reads a rule document's metadata (everything but the detection).
-pub fn read(doc: &Mapping, path: &str) -> Result<RuleMeta, String> {
+pub fn read(doc: &Mapping, path: &str) -> Result<RuleMeta, RuleError> {
     let level = match doc.get("level") {
         None | Some(Yaml::Null) => Level::Informational,
-        Some(Yaml::String(s)) => Level::parse(s).ok_or_else(|| format!("unknown level '{s}'"))?,
-        Some(_) => return Err("level is not text".into()),
+        Some(Yaml::String(s)) => {
+            Level::parse(s).ok_or_else(|| ErrorKind::UnknownLevel(s.clone()))?
+        }
+        Some(_) => return Err(ErrorKind::Malformed("level is not text").into()),
     };
     let tags = match doc.get("tags") {
         Some(Yaml::Sequence(t)) => t

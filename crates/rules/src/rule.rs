@@ -1,6 +1,7 @@
 //! One Sigma rule: its metadata and its compiled detection.
 
-use crate::condition::{self, Cond};
+use crate::condition::Cond;
+use crate::error::{Context, ErrorKind, RuleError};
 use crate::event::Event;
 use crate::fields::{CHANNEL, EVENT_ID};
 use crate::matcher::{self, Check, CompileContext, FieldTest, StrKind, Target, ValueTest};
@@ -205,17 +206,23 @@ impl Rule {
     }
 }
 
-fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, String> {
+fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, RuleError> {
     match v {
         Yaml::Mapping(m) => {
             if m.is_empty() {
-                return Err("an empty selection".into());
+                return Err(ErrorKind::Malformed("an empty selection").into());
             }
             let mut tests = Vec::with_capacity(m.len());
             for (k, v) in m {
                 let key = match k {
                     Yaml::String(s) => s.as_str(),
-                    other => return Err(format!("selection key {other:?} is not text")),
+                    other => {
+                        return Err(ErrorKind::KeyNotText {
+                            what: "selection",
+                            key: format!("{other:?}"),
+                        }
+                        .into())
+                    }
                 };
                 tests.push(matcher::compile_entry(key, v, ctx)?);
             }
@@ -223,7 +230,7 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
         }
         Yaml::Sequence(items) => {
             if items.is_empty() {
-                return Err("an empty selection list".into());
+                return Err(ErrorKind::Malformed("an empty selection list").into());
             }
             if items
                 .iter()
@@ -237,7 +244,7 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
                 .collect::<Result<_, _>>()?;
             Ok(Selection::Any(merge_alternatives(items)?))
         }
-        Yaml::Null => Err("an empty selection".into()),
+        Yaml::Null => Err(ErrorKind::Malformed("an empty selection").into()),
         Yaml::Tagged(t) => compile_selection(&t.value, ctx),
         scalar => Ok(Selection::All(vec![matcher::compile_entry(
             "", scalar, ctx,
@@ -271,7 +278,7 @@ fn into_single(s: Selection) -> Result<(Target, Vec<ValueTest>, bool), Selection
 /// (a list of one-entry maps on the same field) into one test of that field with all
 /// their values: the same OR, but one pass over the field's values, and long lists of
 /// affixes or substrings become one set or automaton.
-fn merge_alternatives(items: Vec<Selection>) -> Result<Vec<Selection>, String> {
+fn merge_alternatives(items: Vec<Selection>) -> Result<Vec<Selection>, RuleError> {
     let mut out = Vec::with_capacity(items.len());
     // Per target: its values, whether an absent field passes, and how many items.
     let mut groups: Vec<(Target, Vec<ValueTest>, bool, usize)> = Vec::new();
@@ -304,17 +311,22 @@ fn merge_alternatives(items: Vec<Selection>) -> Result<Vec<Selection>, String> {
 }
 
 /// Compiles a rule's `detection` block.
-pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Detection, String> {
+pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Detection, RuleError> {
     let mut names = Vec::new();
     let mut selections = Vec::new();
     for (k, v) in det {
         let Yaml::String(name) = k else {
-            return Err(format!("detection key {k:?} is not text"));
+            return Err(ErrorKind::KeyNotText {
+                what: "detection",
+                key: format!("{k:?}"),
+            }
+            .into());
         };
         if name == "condition" || name == "timeframe" {
             continue;
         }
-        let s = compile_selection(v, ctx).map_err(|e| format!("selection '{name}': {e}"))?;
+        let s =
+            compile_selection(v, ctx).map_err(|e| e.within(Context::Selection(name.clone())))?;
         names.push(name.clone());
         selections.push(s);
     }
@@ -324,12 +336,14 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
             .iter()
             .map(|i| match i {
                 Yaml::String(s) => Ok(s.clone()),
-                _ => Err("a condition list item is not text".to_string()),
+                _ => Err(ErrorKind::Malformed("a condition list item is not text")),
             })
             .collect::<Result<_, _>>()?,
-        Some(_) => return Err("condition is not text".into()),
+        Some(_) => return Err(ErrorKind::Malformed("condition is not text").into()),
         None if names.len() == 1 => vec![names[0].clone()],
-        None => return Err("no condition, and more than one selection".into()),
+        None => {
+            return Err(ErrorKind::Malformed("no condition, and more than one selection").into())
+        }
     };
     let mut conds = Vec::with_capacity(conditions.len());
     let mut aggregation = None;
@@ -340,16 +354,19 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
         };
         if let Some(a) = agg {
             if conditions.len() > 1 || aggregation.is_some() {
-                return Err("an aggregation in a list of conditions is not supported".into());
+                return Err(ErrorKind::Malformed(
+                    "an aggregation in a list of conditions is not supported",
+                )
+                .into());
             }
             let timeframe = match det.get("timeframe") {
                 Some(Yaml::String(t)) => Some(crate::correlation::parse_timespan(t)?),
-                Some(_) => return Err("timeframe is not text".into()),
+                Some(_) => return Err(ErrorKind::Malformed("timeframe is not text").into()),
                 None => None,
             };
             aggregation = Some((crate::correlation::parse_aggregation(a)?, timeframe));
         }
-        conds.push(condition::parse(boolean, &names)?);
+        conds.push(Cond::parse(boolean, &names)?);
     }
     let condition = if conds.len() == 1 {
         conds.remove(0)

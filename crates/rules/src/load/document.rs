@@ -5,6 +5,7 @@
 use super::filter::Filter;
 use crate::config::Config;
 use crate::correlation::{self, Correlation};
+use crate::error::{Context, ErrorKind, ErrorKind::Malformed, RuleError};
 use crate::fields::{FieldId, FieldTable, FxHashMap};
 use crate::logsource::{LogsourceMap, Mapping, Variant};
 use crate::matcher::RegexCache;
@@ -151,16 +152,16 @@ struct Place<'a> {
 }
 
 impl Place<'_> {
-    fn error(&self, reason: String) -> LoadError {
+    fn error(&self, reason: impl ToString) -> LoadError {
         LoadError {
             file: self.path.to_string(),
             document: self.document,
             title: self.title.clone(),
-            reason,
+            reason: reason.to_string(),
         }
     }
 
-    fn fail(&self, reason: String) -> Option<Doc> {
+    fn fail(&self, reason: impl ToString) -> Option<Doc> {
         Some(Doc::Error(self.error(reason)))
     }
 }
@@ -176,7 +177,7 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
                 document: n,
                 title: None,
             };
-            return place.fail("the document is not a map".into());
+            return place.fail("the document is not a map");
         }
     };
     let place = Place {
@@ -201,16 +202,16 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
         };
     }
     let Some(Yaml::Mapping(det)) = doc.get("detection") else {
-        return place.fail("no detection map".into());
+        return place.fail("no detection map");
     };
     Some(load_rule(meta, det, &place, ctx))
 }
 
 /// A filter document's `filter` map, its detection compiled once to report errors now
 /// (it is compiled again for each rule it targets).
-fn load_filter(f: &Yaml, meta: RuleMeta, ctx: &Ctx<'_>) -> Result<Filter, String> {
+fn load_filter(f: &Yaml, meta: RuleMeta, ctx: &Ctx<'_>) -> Result<Filter, RuleError> {
     let Yaml::Mapping(f) = f else {
-        return Err("filter is not a map".into());
+        return Err(Malformed("filter is not a map").into());
     };
     let rules = match f.get("rules") {
         Some(Yaml::String(s)) if s == "any" => Vec::new(),
@@ -220,15 +221,15 @@ fn load_filter(f: &Yaml, meta: RuleMeta, ctx: &Ctx<'_>) -> Result<Filter, String
             .filter_map(|i| i.as_str().map(str::to_string))
             .collect(),
         None | Some(Yaml::Null) => Vec::new(),
-        Some(_) => return Err("filter rules is not a list".into()),
+        Some(_) => return Err(Malformed("filter rules is not a list").into()),
     };
     let mut det = f.clone();
     det.remove("rules");
     if !det.contains_key("condition") {
-        return Err("filter has no condition".into());
+        return Err(Malformed("filter has no condition").into());
     }
     if let Err(e) = rule::compile_detection(&det, ctx) {
-        return Err(format!("filter: {e}"));
+        return Err(e.within(Context::Filter));
     }
     Ok(Filter {
         file: meta.path.to_string(),
@@ -244,7 +245,7 @@ fn load_filter(f: &Yaml, meta: RuleMeta, ctx: &Ctx<'_>) -> Result<Filter, String
 fn load_rule(meta: RuleMeta, det: &YamlMap, place: &Place<'_>, ctx: &Ctx<'_>) -> Doc {
     let detection = match rule::compile_detection(det, ctx) {
         Ok(d) => d,
-        Err(e) if e.contains(matcher::NO_PLACEHOLDER_VALUES) => {
+        Err(e) if matches!(e.kind(), ErrorKind::NoPlaceholderValues(_)) => {
             return Doc::Disabled(Disabled::Placeholder, place.error(e))
         }
         Err(e) => return Doc::Error(place.error(e)),
@@ -275,7 +276,7 @@ fn rule_variants(
     det: &YamlMap,
     variants: &[Variant],
     ctx: &Ctx<'_>,
-) -> Result<Vec<Rule>, String> {
+) -> Result<Vec<Rule>, RuleError> {
     let mut out = Vec::with_capacity(variants.len());
     for (vi, v) in variants.iter().enumerate() {
         let detection = if v.rename.is_empty() && v.values.is_empty() && v.prefixes.is_empty() {
@@ -293,7 +294,7 @@ fn rule_variants(
 }
 
 /// Restricts a detection to a log-source variant's channels, EventIDs and providers.
-fn restrict(mut d: Detection, v: &Variant, ctx: &Ctx<'_>) -> Result<Detection, String> {
+fn restrict(mut d: Detection, v: &Variant, ctx: &Ctx<'_>) -> Result<Detection, RuleError> {
     let list = |xs: &[String]| Yaml::Sequence(xs.iter().map(|x| Yaml::String(x.clone())).collect());
     let mut tests = vec![matcher::compile_entry("Channel", &list(&v.channels), ctx)?];
     if !v.event_ids.is_empty() {

@@ -15,6 +15,7 @@ pub use select::RuleSelect;
 use crate::builtin;
 use crate::config::Config;
 use crate::correlation::Correlation;
+use crate::error::{ErrorKind, RuleError};
 use crate::fields::FieldTable;
 use crate::index::RuleIndex;
 use crate::logsource::LogsourceMap;
@@ -127,7 +128,7 @@ fn read_config(dir: Option<&PathBuf>, opts: &LoadOptions, report: &mut LoadRepor
     report.config_errors = std::mem::take(&mut config.errors);
     if let Some(dir) = &opts.expand_dir {
         if let Err(e) = config.add_placeholder_dir(dir) {
-            report.config_errors.push(e);
+            report.config_errors.push(e.to_string());
         }
         report.config_errors.append(&mut config.errors);
     }
@@ -150,7 +151,7 @@ fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport) -> LogsourceM
         let p = d.join("logsource.yaml");
         if p.is_file() {
             match std::fs::read_to_string(&p)
-                .map_err(|e| e.to_string())
+                .map_err(|e| RuleError::from(ErrorKind::Io(e)))
                 .and_then(|t| LogsourceMap::parse(&t))
             {
                 Ok(m) => logsources.merge(m),

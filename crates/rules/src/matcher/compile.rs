@@ -9,14 +9,11 @@ use super::encode::{self, Utf16};
 use super::pattern::{self, Piece, Shape};
 use super::regex_cache::RegexCache;
 use super::{Check, Cmp, FieldTest, RefKind, StrKind, Target, ValueTest};
+use crate::error::{Context, ErrorKind, RuleError};
 use crate::event::lowercase;
 use crate::fields::FieldId;
 use aho_corasick::AhoCorasick;
 use serde_yaml::Value as Yaml;
-
-/// Marks the error of a value whose `expand` placeholder has no values: such a rule is
-/// valid but disabled until values are supplied.
-pub const NO_PLACEHOLDER_VALUES: &str = "has no values";
 
 /// OR-lists with at least this many substring needles share one automaton.
 pub const AUTOMATON_MIN_NEEDLES: usize = 4;
@@ -57,7 +54,7 @@ struct Mods {
     neq: bool,
 }
 
-fn parse_mods(names: &[&str]) -> Result<Mods, String> {
+fn parse_mods(names: &[&str]) -> Result<Mods, RuleError> {
     let mut m = Mods::default();
     for &n in names {
         match n {
@@ -89,8 +86,8 @@ fn parse_mods(names: &[&str]) -> Result<Mods, String> {
             "cased" => m.cased = true,
             "expand" => m.expand = true,
             "neq" => m.neq = true,
-            "" => return Err("empty modifier".into()),
-            other => return Err(format!("unknown modifier '{other}'")),
+            "" => return Err(ErrorKind::EmptyModifier.into()),
+            other => return Err(ErrorKind::UnknownModifier(other.to_string()).into()),
         }
     }
     if [m.contains, m.startswith, m.endswith]
@@ -99,42 +96,44 @@ fn parse_mods(names: &[&str]) -> Result<Mods, String> {
         .count()
         > 1
     {
-        return Err("contains, startswith and endswith exclude each other".into());
+        return Err(
+            ErrorKind::Modifiers("contains, startswith and endswith exclude each other").into(),
+        );
     }
     if !m.re_flags.is_empty() && !m.re {
-        return Err("modifiers i, m and s need re".into());
+        return Err(ErrorKind::Modifiers("modifiers i, m and s need re").into());
     }
     if m.re && (m.contains || m.startswith || m.endswith || m.base64 || m.base64offset || m.windash)
     {
-        return Err("re cannot be combined with string modifiers".into());
+        return Err(ErrorKind::Modifiers("re cannot be combined with string modifiers").into());
     }
     if m.base64 && m.base64offset {
-        return Err("base64 and base64offset exclude each other".into());
+        return Err(ErrorKind::Modifiers("base64 and base64offset exclude each other").into());
     }
     Ok(m)
 }
 
 /// A YAML scalar as Sigma text (numbers and booleans compare as text); `None` is `null`.
-pub fn scalar_text(v: &Yaml) -> Result<Option<String>, String> {
+fn scalar_text(v: &Yaml) -> Result<Option<String>, RuleError> {
     match v {
         Yaml::Null => Ok(None),
         Yaml::Bool(b) => Ok(Some(b.to_string())),
         Yaml::Number(n) => Ok(Some(n.to_string())),
         Yaml::String(s) => Ok(Some(s.clone())),
         Yaml::Tagged(t) => scalar_text(&t.value),
-        Yaml::Sequence(_) => Err("a list inside a list of values".into()),
-        Yaml::Mapping(_) => Err("a map where a value was expected".into()),
+        Yaml::Sequence(_) => Err(ErrorKind::Malformed("a list inside a list of values").into()),
+        Yaml::Mapping(_) => Err(ErrorKind::Malformed("a map where a value was expected").into()),
     }
 }
 
-fn value_list(v: &Yaml) -> Result<Vec<Option<String>>, String> {
+fn value_list(v: &Yaml) -> Result<Vec<Option<String>>, RuleError> {
     match v {
         Yaml::Sequence(items) => items.iter().map(scalar_text).collect(),
         other => Ok(vec![scalar_text(other)?]),
     }
 }
 
-fn expand_placeholders(value: &str, ctx: &dyn CompileContext) -> Result<Vec<String>, String> {
+fn expand_placeholders(value: &str, ctx: &dyn CompileContext) -> Result<Vec<String>, RuleError> {
     let mut out = vec![String::new()];
     let mut rest = value;
     while let Some(start) = rest.find('%') {
@@ -142,11 +141,9 @@ fn expand_placeholders(value: &str, ctx: &dyn CompileContext) -> Result<Vec<Stri
             break;
         };
         let name = &rest[start + 1..start + 1 + len];
-        let values = ctx.placeholder(name).ok_or_else(|| {
-            format!(
-                "placeholder %{name}% has no values (add expand/{name}.txt to the config folder)"
-            )
-        })?;
+        let values = ctx
+            .placeholder(name)
+            .ok_or_else(|| ErrorKind::NoPlaceholderValues(name.to_string()))?;
         let prefix = &rest[..start];
         out = out
             .iter()
@@ -164,7 +161,7 @@ fn str_test(
     pieces: Vec<Piece>,
     cased: bool,
     ctx: &dyn CompileContext,
-) -> Result<ValueTest, String> {
+) -> Result<ValueTest, RuleError> {
     let low = |s: String| -> Box<str> {
         if cased {
             s.into_boxed_str()
@@ -178,9 +175,29 @@ fn str_test(
         Shape::Suffix(s) => StrKind::Suffix(low(s)),
         Shape::Contains(s) => StrKind::Contains(low(s)),
         Shape::Any => StrKind::Any,
-        Shape::Glob(p) => StrKind::Glob(ctx.regexes().get(&pattern::glob_regex(&p, !cased))?),
+        Shape::Glob(p) => StrKind::Glob(ctx.regexes().compile(&pattern::glob_regex(&p, !cased))?),
     };
     Ok(ValueTest::Str { kind, cased })
+}
+
+/// The literal bodies (compared cased) of a value under `base64` or `base64offset`, of
+/// its UTF-16 form when a `utf16` modifier asks.
+fn encoded_bodies(v: String, m: &Mods) -> Vec<(Vec<Piece>, bool)> {
+    let bytes = match m.utf16 {
+        Some(how) => encode::utf16(&v, how),
+        None => v.into_bytes(),
+    };
+    if m.base64offset {
+        return encode::base64_offsets(&bytes)
+            .iter()
+            .map(|s| (pattern::literal(s), true))
+            .collect();
+    }
+    let mut s = encode::base64(&bytes);
+    if m.contains || m.startswith {
+        s.truncate(s.trim_end_matches('=').len());
+    }
+    vec![(pattern::literal(&s), true)]
 }
 
 /// The tests one YAML value gives (its variants under windash, base64offset or expand).
@@ -189,7 +206,7 @@ fn value_tests(
     m: &Mods,
     keyword: bool,
     ctx: &dyn CompileContext,
-) -> Result<Vec<ValueTest>, String> {
+) -> Result<Vec<ValueTest>, RuleError> {
     let expanded = if m.expand {
         expand_placeholders(value, ctx)?
     } else {
@@ -203,7 +220,7 @@ fn value_tests(
             } else {
                 format!("(?{}){value}", m.re_flags)
             };
-            out.push(ValueTest::Regex(ctx.regexes().get(&src)?));
+            out.push(ValueTest::Regex(ctx.regexes().compile(&src)?));
             continue;
         }
         if m.cidr {
@@ -214,7 +231,7 @@ fn value_tests(
             let n = value
                 .trim()
                 .parse::<f64>()
-                .map_err(|_| format!("'{value}' is not a number"))?;
+                .map_err(|_| ErrorKind::NotANumber(value.clone()))?;
             out.push(ValueTest::Num(op, n));
             continue;
         }
@@ -225,29 +242,17 @@ fn value_tests(
         };
         let encoded = m.base64 || m.base64offset;
         for v in variants {
-            let mut bodies: Vec<(Vec<Piece>, bool)> = Vec::new();
-            if encoded {
-                let bytes = match m.utf16 {
-                    Some(how) => encode::utf16(&v, how),
-                    None => v.into_bytes(),
-                };
-                if m.base64offset {
-                    for s in encode::base64_offsets(&bytes) {
-                        bodies.push((pattern::literal(&s), true));
-                    }
-                } else {
-                    let mut s = encode::base64(&bytes);
-                    if m.contains || m.startswith {
-                        s.truncate(s.trim_end_matches('=').len());
-                    }
-                    bodies.push((pattern::literal(&s), true));
-                }
+            let bodies = if encoded {
+                encoded_bodies(v, m)
             } else {
                 if m.utf16.is_some() {
-                    return Err("utf16 modifiers need base64 or base64offset".into());
+                    return Err(ErrorKind::Modifiers(
+                        "utf16 modifiers need base64 or base64offset",
+                    )
+                    .into());
                 }
-                bodies.push((pattern::parse(&v), m.cased));
-            }
+                vec![(pattern::parse(&v), m.cased)]
+            };
             for (mut pieces, cased) in bodies {
                 let wrap_start = m.contains || m.endswith || (keyword && !m.startswith);
                 let wrap_end = m.contains || m.startswith || (keyword && !m.endswith);
@@ -264,10 +269,33 @@ fn value_tests(
     Ok(out)
 }
 
+/// One automaton test over `needles` (sorted shortest first).
+fn needle_automaton(needles: &[Vec<u8>], cased: bool) -> Result<ValueTest, RuleError> {
+    let min_len = needles.iter().map(Vec::len).min().unwrap_or(0);
+    // A contiguous NFA: a fraction of a DFA's memory, still one pass per value.
+    // Only whether a needle occurs matters, so leftmost-first semantics (same
+    // answer) are chosen: they let the crate skip ahead with its SIMD prefilter.
+    let ac = AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(needles)
+        .map_err(ErrorKind::Automaton)?;
+    let list = needles
+        .iter()
+        .map(|n| String::from_utf8_lossy(n).into_owned().into_boxed_str())
+        .collect();
+    Ok(ValueTest::Needles {
+        ac,
+        cased,
+        min_len,
+        needles: list,
+    })
+}
+
 /// Replaces four or more case-insensitive (or four or more cased) substring tests by one
 /// Aho-Corasick automaton each, and [`affix::MIN_AFFIXES`] or more prefix (or
 /// suffix) tests of one casing by one set each.
-pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, String> {
+pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, RuleError> {
     let mut out = Vec::with_capacity(tests.len());
     let mut needles: [Vec<Vec<u8>>; 2] = [Vec::new(), Vec::new()];
     let mut held: [Vec<ValueTest>; 2] = [Vec::new(), Vec::new()];
@@ -327,25 +355,7 @@ pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, Str
         // is then the shortest needle there (which keyword search relies on).
         needles[i].sort_by_key(Vec::len);
         if needles[i].len() >= AUTOMATON_MIN_NEEDLES {
-            let min_len = needles[i].iter().map(Vec::len).min().unwrap_or(0);
-            // A contiguous NFA: a fraction of a DFA's memory, still one pass per value.
-            // Only whether a needle occurs matters, so leftmost-first semantics (same
-            // answer) are chosen: they let the crate skip ahead with its SIMD prefilter.
-            let ac = AhoCorasick::builder()
-                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-                .build(&needles[i])
-                .map_err(|e| format!("needle automaton: {e}"))?;
-            let list = needles[i]
-                .iter()
-                .map(|n| String::from_utf8_lossy(n).into_owned().into_boxed_str())
-                .collect();
-            out.push(ValueTest::Needles {
-                ac,
-                cased: i == 1,
-                min_len,
-                needles: list,
-            });
+            out.push(needle_automaton(&needles[i], i == 1)?);
         } else {
             out.append(&mut held[i]);
         }
@@ -358,93 +368,113 @@ pub fn compile_entry(
     key: &str,
     value: &Yaml,
     ctx: &dyn CompileContext,
-) -> Result<FieldTest, String> {
+) -> Result<FieldTest, RuleError> {
+    entry(key, value, ctx).map_err(|e| e.within(Context::Field(key.to_string())))
+}
+
+/// [`compile_entry`] without the field named in its errors.
+fn entry(key: &str, value: &Yaml, ctx: &dyn CompileContext) -> Result<FieldTest, RuleError> {
     let mut parts = key.split('|');
     let field = parts.next().unwrap_or("");
     let mod_names: Vec<&str> = parts.collect();
-    let m = parse_mods(&mod_names).map_err(|e| format!("field '{key}': {e}"))?;
+    let m = parse_mods(&mod_names)?;
     let target = if field.is_empty() {
         Target::Keywords
     } else {
         Target::Field(ctx.field(field))
     };
     let keyword = target == Target::Keywords;
-    let err = |e: String| format!("field '{key}': {e}");
-
-    if m.exists {
-        let want = match value {
-            Yaml::Bool(b) => *b,
-            Yaml::String(s) if s.eq_ignore_ascii_case("true") => true,
-            Yaml::String(s) if s.eq_ignore_ascii_case("false") => false,
-            _ => return Err(err("exists takes true or false".into())),
-        };
-        return Ok(FieldTest {
-            target,
-            check: Check::Exists(want),
-            negate: m.neq,
-        });
-    }
-
-    let mut values = value_list(value).map_err(err)?;
-    if !keyword {
-        for v in values.iter_mut().flatten() {
-            if let Some(mapped) = ctx.map_value(field, v) {
-                *v = mapped;
+    let check = if m.exists {
+        exists_check(value)?
+    } else {
+        let mut values = value_list(value)?;
+        if !keyword {
+            for v in values.iter_mut().flatten() {
+                if let Some(mapped) = ctx.map_value(field, v) {
+                    *v = mapped;
+                }
             }
         }
-    }
-    if values.is_empty() {
-        return Err(err("an empty list of values".into()));
-    }
-
-    if m.fieldref {
-        if keyword {
-            return Err(err("fieldref needs a field".into()));
+        if values.is_empty() {
+            return Err(ErrorKind::Malformed("an empty list of values").into());
         }
-        let others = values
-            .iter()
-            .map(|v| v.as_deref().map(|n| ctx.field(n)).ok_or("fieldref of null"))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| err(e.into()))?;
-        let kind = if m.contains {
-            RefKind::Contains
-        } else if m.startswith {
-            RefKind::Prefix
-        } else if m.endswith {
-            RefKind::Suffix
+        if m.fieldref {
+            fieldref_check(&values, &m, keyword, ctx)?
         } else {
-            RefKind::Eq
-        };
-        return Ok(FieldTest {
-            target,
-            check: Check::FieldRef {
-                others,
-                kind,
-                cased: m.cased,
-            },
-            negate: m.neq,
-        });
-    }
-
-    let or_absent = values.iter().any(Option::is_none);
-    let mut groups = Vec::new();
-    for v in values.iter().flatten() {
-        groups.push(value_tests(v, &m, keyword, ctx).map_err(err)?);
-    }
-    let check = if groups.is_empty() {
-        Check::Absent
-    } else if m.all {
-        Check::All(groups)
-    } else {
-        Check::Any {
-            tests: merge_needles(groups.into_iter().flatten().collect()).map_err(err)?,
-            or_absent,
+            value_check(&values, &m, keyword, ctx)?
         }
     };
     Ok(FieldTest {
         target,
         check,
         negate: m.neq,
+    })
+}
+
+/// `exists: true|false`.
+fn exists_check(value: &Yaml) -> Result<Check, RuleError> {
+    let want = match value {
+        Yaml::Bool(b) => *b,
+        Yaml::String(s) if s.eq_ignore_ascii_case("true") => true,
+        Yaml::String(s) if s.eq_ignore_ascii_case("false") => false,
+        _ => return Err(ErrorKind::Modifiers("exists takes true or false").into()),
+    };
+    Ok(Check::Exists(want))
+}
+
+/// `fieldref`: the values name the fields compared with.
+fn fieldref_check(
+    values: &[Option<String>],
+    m: &Mods,
+    keyword: bool,
+    ctx: &dyn CompileContext,
+) -> Result<Check, RuleError> {
+    if keyword {
+        return Err(ErrorKind::Modifiers("fieldref needs a field").into());
+    }
+    let others = values
+        .iter()
+        .map(|v| v.as_deref().map(|n| ctx.field(n)))
+        .collect::<Option<Vec<_>>>()
+        .ok_or(ErrorKind::Malformed("fieldref of null"))?;
+    let kind = if m.contains {
+        RefKind::Contains
+    } else if m.startswith {
+        RefKind::Prefix
+    } else if m.endswith {
+        RefKind::Suffix
+    } else {
+        RefKind::Eq
+    };
+    Ok(Check::FieldRef {
+        others,
+        kind,
+        cased: m.cased,
+    })
+}
+
+/// The tests of plain values: any of them (merged where many), or each group under `all`;
+/// a `null` among them lets an absent field pass.
+fn value_check(
+    values: &[Option<String>],
+    m: &Mods,
+    keyword: bool,
+    ctx: &dyn CompileContext,
+) -> Result<Check, RuleError> {
+    let or_absent = values.iter().any(Option::is_none);
+    let mut groups = Vec::new();
+    for v in values.iter().flatten() {
+        groups.push(value_tests(v, m, keyword, ctx)?);
+    }
+    Ok(if groups.is_empty() {
+        Check::Absent
+    } else if m.all {
+        Check::All(groups)
+    } else {
+        Check::Any {
+            tests: merge_needles(groups.into_iter().flatten().collect())?,
+            or_absent,
+        }
     })
 }
 
@@ -482,7 +512,7 @@ mod tests {
     }
 
     fn entry(key: &str, yaml: &str) -> Result<FieldTest, String> {
-        compile_entry(key, &serde_yaml::from_str(yaml).unwrap(), &ctx())
+        compile_entry(key, &serde_yaml::from_str(yaml).unwrap(), &ctx()).map_err(|e| e.to_string())
     }
 
     fn tests(key: &str, yaml: &str) -> Vec<ValueTest> {
@@ -608,7 +638,8 @@ mod tests {
             e("A|expand", "'%nobody%'"),
             "field 'A|expand': placeholder %nobody% has no values (add expand/nobody.txt to the config folder)"
         );
-        assert!(e("A|expand", "'%nobody%'").contains(NO_PLACEHOLDER_VALUES));
+        let err = compile_entry("A|expand", &"%x%".into(), &ctx()).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::NoPlaceholderValues(n) if n == "x"));
         assert_eq!(
             e("A|cidr", "10.0.0.0/40"),
             "field 'A|cidr': '10.0.0.0/40' has an invalid prefix length"

@@ -15,7 +15,7 @@ mod pattern;
 mod regex_cache;
 
 pub use affix::AffixSet;
-pub(crate) use compile::{compile_entry, merge_needles, CompileContext, NO_PLACEHOLDER_VALUES};
+pub(crate) use compile::{compile_entry, merge_needles, CompileContext};
 pub use regex_cache::RegexCache;
 
 use crate::event::{Event, Value};

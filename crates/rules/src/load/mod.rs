@@ -295,14 +295,15 @@ mod tests {
         }
     }
 
+    fn load_texts(sources: &[RuleSource]) -> RuleSet {
+        load(sources, &LoadOptions::default())
+    }
+
     const RULE: &str = "title: R\nid: r1\nlevel: high\ndetection:\n  s:\n    Channel: Security\n    EventID: 4624\n  condition: s\n";
 
     #[test]
     fn the_phases_count_documents_and_time_themselves() {
-        let set = load(
-            &[text("a.yml", RULE), text("b.yml", "title: broken\n")],
-            &LoadOptions::default(),
-        );
+        let set = load_texts(&[text("a.yml", RULE), text("b.yml", "title: broken\n")]);
         let r = &set.report;
         assert_eq!((r.files, r.documents, r.loaded, r.enabled), (2, 2, 1, 1));
         assert_eq!(r.errors.len(), 1);
@@ -329,10 +330,7 @@ mod tests {
     #[test]
     fn a_correlation_over_a_missing_rule_is_an_error_and_not_loaded() {
         let corr = "title: C\ncorrelation:\n  type: event_count\n  rules: [r1, nope]\n  timespan: 1h\n  condition: {gte: 3}\n";
-        let set = load(
-            &[text("a.yml", RULE), text("c.yml", corr)],
-            &LoadOptions::default(),
-        );
+        let set = load_texts(&[text("a.yml", RULE), text("c.yml", corr)]);
         assert_eq!(set.report.loaded, 1);
         assert_eq!(
             set.report.errors[0].to_string(),
@@ -346,14 +344,11 @@ mod tests {
     fn filters_apply_to_the_rules_they_name_and_report_when_none() {
         let filter = "title: F\nfilter:\n  rules: r1\n  u:\n    User: admin\n  condition: not u\n";
         let stray = "title: G\nfilter:\n  rules: nothing\n  u:\n    User: x\n  condition: not u\n";
-        let set = load(
-            &[
-                text("a.yml", RULE),
-                text("f.yml", filter),
-                text("g.yml", stray),
-            ],
-            &LoadOptions::default(),
-        );
+        let set = load_texts(&[
+            text("a.yml", RULE),
+            text("f.yml", filter),
+            text("g.yml", stray),
+        ]);
         let names = &set.rules[0].detection.names;
         assert!(names.iter().any(|n| n == "filter:F:u"), "{names:?}");
         assert_eq!(
@@ -365,10 +360,7 @@ mod tests {
     #[test]
     fn a_derived_rule_with_the_same_title_replaces_its_original() {
         let derived = "title: R\nid: r2\nrelated:\n  - id: r1\n    type: derived\ndetection:\n  s:\n    Channel: Security\n  condition: s\n";
-        let set = load(
-            &[text("a.yml", RULE), text("b.yml", derived)],
-            &LoadOptions::default(),
-        );
+        let set = load_texts(&[text("a.yml", RULE), text("b.yml", derived)]);
         assert_eq!(set.rules.len(), 1);
         assert_eq!(set.rules[0].meta.id, "r2");
         assert_eq!(set.report.disabled, [(Disabled::Duplicate, 1)]);

@@ -329,22 +329,14 @@ mod tests {
             config: &config,
             opts: &opts,
         };
-        assert_eq!(
-            v.of(&meta("x", "deprecated", Level::Low, &[])),
-            Some(Disabled::Excluded)
-        );
-        assert_eq!(
-            v.of(&meta("n", "", Level::High, &[])),
-            Some(Disabled::Noisy)
-        );
-        assert_eq!(
-            v.of(&meta("d", "deprecated", Level::Low, &[])),
-            Some(Disabled::Deprecated)
-        );
-        assert_eq!(
-            v.of(&meta("l", "", Level::Low, &[])),
-            Some(Disabled::BelowMinLevel)
-        );
+        for (id, status, level, why) in [
+            ("x", "deprecated", Level::Low, Disabled::Excluded),
+            ("n", "", Level::High, Disabled::Noisy),
+            ("d", "deprecated", Level::Low, Disabled::Deprecated),
+            ("l", "", Level::Low, Disabled::BelowMinLevel),
+        ] {
+            assert_eq!(v.of(&meta(id, status, level, &[])), Some(why), "{id}");
+        }
         assert_eq!(v.of(&meta("ok", "stable", Level::High, &[])), None);
     }
 }

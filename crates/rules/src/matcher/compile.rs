@@ -398,8 +398,10 @@ fn entry(key: &str, value: &Yaml, ctx: &dyn CompileContext) -> Result<FieldTest,
         if values.is_empty() {
             return Err(ErrorKind::Malformed("an empty list of values").into());
         }
-        if m.fieldref {
-            fieldref_check(&values, &m, keyword, ctx)?
+        if m.fieldref && keyword {
+            return Err(ErrorKind::Modifiers("fieldref needs a field").into());
+        } else if m.fieldref {
+            fieldref_check(&values, &m, ctx)?
         } else {
             value_check(&values, &m, keyword, ctx)?
         }
@@ -422,16 +424,12 @@ fn exists_check(value: &Yaml) -> Result<Check, RuleError> {
     Ok(Check::Exists(want))
 }
 
-/// `fieldref`: the values name the fields compared with.
+/// `fieldref`: the values name the fields of the same record compared with.
 fn fieldref_check(
     values: &[Option<String>],
     m: &Mods,
-    keyword: bool,
     ctx: &dyn CompileContext,
 ) -> Result<Check, RuleError> {
-    if keyword {
-        return Err(ErrorKind::Modifiers("fieldref needs a field").into());
-    }
     let others = values
         .iter()
         .map(|v| v.as_deref().map(|n| ctx.field(n)))

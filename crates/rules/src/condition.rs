@@ -286,26 +286,22 @@ impl Cond {
     /// A `|` (legacy aggregation such as `| count() by X > 5`) is reported as an error by
     /// the caller; this function receives only the boolean part.
     pub fn parse(text: &str, names: &[String]) -> Result<Cond, RuleError> {
-        parse_tree(text, names)
+        let toks = tokenize(text)?;
+        if toks.is_empty() {
+            return Err(ErrorKind::EmptyCondition.into());
+        }
+        let mut p = Parser {
+            toks,
+            pos: 0,
+            names,
+            depth: 0,
+        };
+        let c = p.or()?;
+        if p.pos < p.toks.len() {
+            return Err(ErrorKind::UnexpectedToken(format!("{:?}", p.toks[p.pos])).into());
+        }
+        Ok(c)
     }
-}
-
-fn parse_tree(text: &str, names: &[String]) -> Result<Cond, RuleError> {
-    let toks = tokenize(text)?;
-    if toks.is_empty() {
-        return Err(ErrorKind::EmptyCondition.into());
-    }
-    let mut p = Parser {
-        toks,
-        pos: 0,
-        names,
-        depth: 0,
-    };
-    let c = p.or()?;
-    if p.pos < p.toks.len() {
-        return Err(ErrorKind::UnexpectedToken(format!("{:?}", p.toks[p.pos])).into());
-    }
-    Ok(c)
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 //! Precedence, loosest first: `or`, `and`, `not`, `x of`, parentheses. Quantifiers are
 //! expanded at load time into the selections they name.
 
+use crate::error::{ErrorKind, RuleError};
+
 /// A compiled condition over a rule's selections (by index).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cond {
@@ -81,7 +83,7 @@ enum Tok {
     Word(String),
 }
 
-fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
+fn tokenize(s: &str) -> Result<Vec<Tok>, RuleError> {
     let mut out = Vec::new();
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut Vec<Tok>| {
@@ -105,7 +107,7 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
             }
             c if c.is_whitespace() => flush(&mut word, &mut out),
             c if c.is_alphanumeric() || matches!(c, '_' | '-' | '*' | '.') => word.push(c),
-            other => return Err(format!("unexpected character '{other}' in condition")),
+            other => return Err(ErrorKind::UnexpectedChar(other).into()),
         }
     }
     flush(&mut word, &mut out);
@@ -155,7 +157,7 @@ impl Parser<'_> {
         t
     }
 
-    fn or(&mut self) -> Result<Cond, String> {
+    fn or(&mut self) -> Result<Cond, RuleError> {
         let mut items = vec![self.and()?];
         while self.peek() == Some(&Tok::Or) {
             self.pos += 1;
@@ -168,7 +170,7 @@ impl Parser<'_> {
         })
     }
 
-    fn and(&mut self) -> Result<Cond, String> {
+    fn and(&mut self) -> Result<Cond, RuleError> {
         let mut items = vec![self.not()?];
         while self.peek() == Some(&Tok::And) {
             self.pos += 1;
@@ -182,17 +184,15 @@ impl Parser<'_> {
     }
 
     /// Enters one level of nesting (`not`, a parenthesis), refusing past [`MAX_DEPTH`].
-    fn deeper(&mut self) -> Result<(), String> {
+    fn deeper(&mut self) -> Result<(), RuleError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(format!(
-                "condition nests deeper than {MAX_DEPTH} levels of 'not' and parentheses"
-            ));
+            return Err(ErrorKind::ConditionTooDeep { limit: MAX_DEPTH }.into());
         }
         Ok(())
     }
 
-    fn not(&mut self) -> Result<Cond, String> {
+    fn not(&mut self) -> Result<Cond, RuleError> {
         if self.peek() == Some(&Tok::Not) {
             self.pos += 1;
             self.deeper()?;
@@ -203,22 +203,18 @@ impl Parser<'_> {
         self.primary()
     }
 
-    fn selection(&self, name: &str) -> Result<u32, String> {
+    fn selection(&self, name: &str) -> Result<u32, RuleError> {
         self.names
             .iter()
             .position(|n| n == name)
             .map(|i| i as u32)
-            .ok_or_else(|| {
-                format!("condition names '{name}', which is not a selection of the rule")
-            })
+            .ok_or_else(|| ErrorKind::UnknownSelection(name.to_string()).into())
     }
 
-    fn quantified(&mut self, quant: &str) -> Result<Cond, String> {
+    fn quantified(&mut self, quant: &str) -> Result<Cond, RuleError> {
         self.pos += 1; // `of`
         let Some(Tok::Word(target)) = self.next() else {
-            return Err(format!(
-                "'{quant} of' must be followed by a name pattern or 'them'"
-            ));
+            return Err(ErrorKind::QuantifierWithoutTarget(quant.to_string()).into());
         };
         let picked: Vec<Cond> = self
             .names
@@ -234,7 +230,11 @@ impl Parser<'_> {
             .map(|(i, _)| Cond::Sel(i as u32))
             .collect();
         if picked.is_empty() {
-            return Err(format!("'{quant} of {target}' matches no selection"));
+            return Err(ErrorKind::QuantifierMatchesNothing {
+                quantifier: quant.to_string(),
+                target,
+            }
+            .into());
         }
         Ok(match quant {
             "all" => Cond::And(picked),
@@ -242,16 +242,16 @@ impl Parser<'_> {
             n => {
                 let n: u32 = n
                     .parse()
-                    .map_err(|_| format!("'{n} of' is not a quantifier"))?;
+                    .map_err(|_| ErrorKind::NotAQuantifier(n.to_string()))?;
                 if n == 0 {
-                    return Err("'0 of' is not a quantifier".into());
+                    return Err(ErrorKind::NotAQuantifier("0".into()).into());
                 }
                 Cond::AtLeast(n, picked)
             }
         })
     }
 
-    fn primary(&mut self) -> Result<Cond, String> {
+    fn primary(&mut self) -> Result<Cond, RuleError> {
         match self.next() {
             Some(Tok::Open) => {
                 self.deeper()?;
@@ -259,7 +259,7 @@ impl Parser<'_> {
                 self.depth -= 1;
                 match self.next() {
                     Some(Tok::Close) => Ok(c),
-                    _ => Err("unbalanced parenthesis in condition".into()),
+                    _ => Err(ErrorKind::UnbalancedParenthesis.into()),
                 }
             }
             Some(Tok::Word(w)) => {
@@ -268,32 +268,40 @@ impl Parser<'_> {
                 }
                 Ok(Cond::Sel(self.selection(&w)?))
             }
-            Some(t) => Err(format!("unexpected {t:?} in condition")),
-            None => Err("condition ends too early".into()),
+            Some(t) => Err(ErrorKind::UnexpectedToken(format!("{t:?}")).into()),
+            None => Err(ErrorKind::ConditionEndsEarly.into()),
         }
     }
 }
 
-/// Parses one condition string over the rule's selection names.
-///
-/// A `|` (legacy aggregation such as `| count() by X > 5`) is reported as an error by
-/// the caller; this function receives only the boolean part.
+/// Parses one condition string over the rule's selection names, the error as text
+/// (see [`Cond::parse`]).
 pub fn parse(text: &str, names: &[String]) -> Result<Cond, String> {
-    let toks = tokenize(text)?;
-    if toks.is_empty() {
-        return Err("empty condition".into());
+    Cond::parse(text, names).map_err(|e| e.to_string())
+}
+
+impl Cond {
+    /// Parses one condition string over the rule's selection names.
+    ///
+    /// A `|` (legacy aggregation such as `| count() by X > 5`) is reported as an error by
+    /// the caller; this function receives only the boolean part.
+    pub fn parse(text: &str, names: &[String]) -> Result<Cond, RuleError> {
+        let toks = tokenize(text)?;
+        if toks.is_empty() {
+            return Err(ErrorKind::EmptyCondition.into());
+        }
+        let mut p = Parser {
+            toks,
+            pos: 0,
+            names,
+            depth: 0,
+        };
+        let c = p.or()?;
+        if p.pos < p.toks.len() {
+            return Err(ErrorKind::UnexpectedToken(format!("{:?}", p.toks[p.pos])).into());
+        }
+        Ok(c)
     }
-    let mut p = Parser {
-        toks,
-        pos: 0,
-        names,
-        depth: 0,
-    };
-    let c = p.or()?;
-    if p.pos < p.toks.len() {
-        return Err(format!("unexpected {:?} in condition", p.toks[p.pos]));
-    }
-    Ok(c)
 }
 
 #[cfg(test)]
@@ -398,5 +406,31 @@ mod tests {
             let truth: Vec<bool> = (0..4).map(|i| bits >> i & 1 == 1).collect();
             assert_eq!(eval(&c, &truth), eval(&before, &truth), "{truth:?}");
         }
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong_in_the_report_text() {
+        let n: Vec<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+        let e = |c: &str| parse(c, &n).unwrap_err();
+        assert_eq!(e("a = b"), "unexpected character '=' in condition");
+        assert_eq!(
+            e("c"),
+            "condition names 'c', which is not a selection of the rule"
+        );
+        assert_eq!(
+            e("1 of"),
+            "'1 of' must be followed by a name pattern or 'them'"
+        );
+        assert_eq!(e("1 of x*"), "'1 of x*' matches no selection");
+        assert_eq!(e("0 of them"), "'0 of' is not a quantifier");
+        assert_eq!(e("two of them"), "'two of' is not a quantifier");
+        assert_eq!(e("(a"), "unbalanced parenthesis in condition");
+        assert_eq!(e("a b"), "unexpected Word(\"b\") in condition");
+        assert_eq!(e("a and"), "condition ends too early");
+        assert_eq!(e("  "), "empty condition");
+        assert!(matches!(
+            Cond::parse("c", &n).unwrap_err().kind(),
+            ErrorKind::UnknownSelection(s) if s == "c"
+        ));
     }
 }

@@ -2,6 +2,7 @@
 //! Details, rule lists, abbreviations and `expand` placeholder values. Each file is
 //! optional; the built-in defaults fill what a folder lacks.
 
+use crate::error::{Context, ErrorKind, ErrorKind::Malformed, RuleError};
 use crate::fields::FxHashMap;
 use std::collections::HashSet;
 use std::path::Path;
@@ -63,17 +64,17 @@ fn yaml_text(v: &serde_yaml::Value) -> Option<String> {
 
 impl DataMapping {
     /// Parses one mapping file; `Err` names what is missing or malformed.
-    pub fn parse(text: &str) -> Result<DataMapping, String> {
-        let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<DataMapping, RuleError> {
+        let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(ErrorKind::Yaml)?;
         let get = |k: &str| doc.get(k).and_then(yaml_text);
-        let channel = get("Channel").ok_or("no Channel")?;
-        let event_id = get("EventID").ok_or("no EventID")?;
+        let channel = get("Channel").ok_or(Malformed("no Channel"))?;
+        let event_id = get("EventID").ok_or(Malformed("no EventID"))?;
         let provider = get("Provider_Name");
         let mut rewrite = Vec::new();
         if let Some(map) = doc.get("RewriteFieldData").and_then(|v| v.as_mapping()) {
             for (field, list) in map {
                 let Some(field) = yaml_text(field) else {
-                    return Err("RewriteFieldData: a field name is not text".into());
+                    return Err(Malformed("RewriteFieldData: a field name is not text").into());
                 };
                 let mut pairs = Vec::new();
                 // A list of one-entry maps (`- '%%1842': 'YES'`), or one plain map.
@@ -209,7 +210,7 @@ impl Config {
                     continue;
                 }
                 let parsed = std::fs::read_to_string(&p)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| RuleError::from(ErrorKind::Io(e)))
                     .and_then(|t| DataMapping::parse(&t));
                 match parsed {
                     Ok(m) => c.data_mappings.push(m),
@@ -230,8 +231,10 @@ impl Config {
     /// Reads `<name>.txt` files of `expand` placeholder values (one per line, `#` comments)
     /// from `dir`. An unreadable file is recorded in `errors`; an unreadable folder is
     /// the error returned.
-    pub fn add_placeholder_dir(&mut self, dir: &Path) -> Result<(), String> {
-        let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    pub fn add_placeholder_dir(&mut self, dir: &Path) -> Result<(), RuleError> {
+        let rd = std::fs::read_dir(dir).map_err(|e| {
+            RuleError::from(ErrorKind::Io(e)).within(Context::File(dir.display().to_string()))
+        })?;
         for e in rd.flatten() {
             let p = e.path();
             let Some(name) = p.file_stem().and_then(|s| s.to_str()) else {
@@ -397,5 +400,20 @@ mod tests {
         assert_eq!(c.data_mappings[0].hex_to_decimal, vec!["ProcessId"]);
         assert_eq!(c.errors.len(), 1);
         assert!(c.errors[0].contains("b.yaml"));
+    }
+
+    #[test]
+    fn data_mapping_and_placeholder_errors_keep_their_text() {
+        let e = |t: &str| DataMapping::parse(t).unwrap_err().to_string();
+        assert_eq!(e("EventID: 1\n"), "no Channel");
+        assert_eq!(e("Channel: Security\n"), "no EventID");
+        assert_eq!(
+            e("Channel: S\nEventID: 1\nRewriteFieldData:\n  [a]: x\n"),
+            "RewriteFieldData: a field name is not text"
+        );
+        let missing = Path::new("/no/such/expand");
+        let err = Config::default().add_placeholder_dir(missing).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::Io(_)));
+        assert!(err.to_string().starts_with("/no/such/expand: "));
     }
 }

@@ -43,3 +43,25 @@ pub trait Event {
         self.values(field).next().is_some()
     }
 }
+
+/// Appends `s` lowercased character by character to `out`, without allocating: the one
+/// definition of lowercase for record values (the engine's record view) and for needles
+/// (the matcher), so the two always agree (the prefilter depends on it), even where
+/// context-dependent rules such as Greek final sigma would differ.
+pub fn push_lowercase(out: &mut String, s: &str) {
+    if s.is_ascii() {
+        let start = out.len();
+        out.push_str(s);
+        // ASCII lowercasing keeps UTF-8 valid.
+        out[start..].make_ascii_lowercase();
+    } else {
+        out.extend(s.chars().flat_map(char::to_lowercase));
+    }
+}
+
+/// `s` lowercased as [`push_lowercase`] does.
+pub fn lowercase(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    push_lowercase(&mut out, s);
+    out
+}

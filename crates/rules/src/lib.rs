@@ -3,54 +3,84 @@
 //! This crate turns Sigma rule files (SigmaHQ's format and Hayabusa's dialect of it)
 //! into a [`RuleSet`]: compiled detections, an index by (Channel, EventID), the field
 //! table rules read through, and a load report that names every rejected rule and why.
-//! It knows nothing of EVTX or JSON: rules test an [`Event`], an interface the engine
-//! implements over its record view. It does no file I/O beyond reading rules and their
-//! config folder.
+//! [`load`] is the entry point; each loaded [`Rule`] then tests anything that implements
+//! [`Event`] (`rule.detection.is_match(&event)`).
 //!
-//! Two decisions shape it. Every field a rule names is interned at load time into a
-//! dense [`FieldId`], so matching reads a slot instead of hashing a name per record.
-//! And every value is reduced at load time to the cheapest exact test (equality,
-//! prefix, suffix, substring on the lowercased value, an Aho-Corasick automaton for
-//! long lists); regexes are compiled once into a cache shared by all rules.
+//! What it is not: it knows nothing of EVTX or JSON (rules test an [`Event`], an
+//! interface the engine implements over its record view), it does not scan, sort or
+//! print, and it does no file I/O beyond reading rules and their config folder.
+//! Correlations are loaded and resolved here but evaluated by the engine after a scan.
+//!
+//! Three decisions shape it:
+//!
+//! - Every field a rule names is interned at load time into a dense [`FieldId`], so
+//!   matching reads a slot instead of hashing a name per record.
+//! - Every value is reduced at load time to the cheapest exact test (equality, prefix,
+//!   suffix, substring on the lowercased value, an Aho-Corasick automaton or an affix
+//!   set for long lists); regexes are compiled once into a [`RegexCache`] shared by all
+//!   rules. Compilation (`matcher::compile`) and evaluation (`matcher`) are kept apart.
+//! - A document that cannot be loaded costs only itself: loading never fails as a
+//!   whole. Errors are [`RuleError`]s (an [`ErrorKind`] plus where it happened) whose
+//!   text is what the [`LoadReport`] prints.
+//!
+//! Inside, loading runs in four phases (`load/`): read the config and rule files,
+//! compile each YAML document in parallel (`load::document`, filters in
+//! `load::filter`), select what runs (`load::select`), and index. `meta` (what a rule
+//! says about itself), `correlation::count` and `event` are leaves, so the module graph
+//! has no cycles.
 //!
 //! ```
 //! use scanner_rules::{load, LoadOptions, RuleSource};
 //! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-//! assert!(set.report.errors.is_empty());
-//! assert!(!set.rules.is_empty());
+//! assert!(set.report().errors.is_empty());
+//! assert!(!set.rules().is_empty());
+//! ```
+//!
+//! A condition on its own, over a rule's selection names:
+//!
+//! ```
+//! use scanner_rules::{parse_condition, Cond};
+//! let names = vec!["selection".to_string(), "filter".to_string()];
+//! let c = parse_condition("selection and not filter", &names).unwrap();
+//! assert!(c.eval(&mut |i| i == 0));
+//! assert_eq!(
+//!     Cond::parse("selection and nope", &names).unwrap_err().to_string(),
+//!     "condition names 'nope', which is not a selection of the rule"
+//! );
 //! ```
 
 #![warn(missing_docs)]
 
-pub mod affix;
-pub mod aggregation;
-pub mod builtin;
-pub mod cidr;
-pub mod condition;
-pub mod config;
-pub mod correlation;
-pub mod encode;
-pub mod event;
-pub mod fields;
-pub mod index;
-pub mod loader;
-pub mod logsource;
-pub mod matcher;
-pub mod pattern;
-pub mod prefilter;
-pub mod regex_cache;
-pub mod rule;
+mod builtin;
+mod condition;
+mod config;
+mod correlation;
+mod error;
+mod event;
+mod fields;
+mod index;
+mod load;
+mod logsource;
+mod matcher;
+mod meta;
+mod prefilter;
+mod report;
+mod rule;
+mod set;
 
-pub use condition::{parse as parse_condition, Cond};
-pub use config::{Config, DataMapping};
-pub use correlation::{Correlation, CorrelationKind};
-pub use event::{Event, Value};
-pub use fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID};
-pub use index::{Bucket, RuleIndex};
-pub use loader::{
-    load, Disabled, LoadError, LoadOptions, LoadReport, RuleSelect, RuleSet, RuleSource,
+pub use crate::{
+    condition::{parse as parse_condition, Cond},
+    config::{Config, DataMapping},
+    correlation::{Correlation, CorrelationKind},
+    error::{ErrorKind, RuleError},
+    event::{push_lowercase, Event, Value},
+    fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},
+    index::{Bucket, RuleIndex},
+    load::{load, LoadOptions, RuleSelect, RuleSource},
+    matcher::{Check, RegexCache, ValueTest},
+    meta::{Level, RuleMeta},
+    prefilter::ALL_VALUES,
+    report::{Disabled, LoadError, LoadReport},
+    rule::{Rule, Selection},
+    set::RuleSet,
 };
-pub use matcher::{push_lowercase, Check, ValueTest};
-pub use prefilter::ALL_VALUES;
-pub use regex_cache::RegexCache;
-pub use rule::{Level, Rule, RuleMeta, Selection};

@@ -2,8 +2,9 @@
 //! rule applies to, and how field names differ per log. The table is data
 //! (`rules/config/logsource.yaml`, overridable per config folder), not code.
 
+use crate::error::{Context, ErrorKind, ErrorKind::Malformed, RuleError};
 use crate::fields::FxHashMap;
-use crate::rule::LogSource;
+use crate::meta::LogSource;
 use serde_yaml::Value as Yaml;
 
 /// One set of events a log source stands for.
@@ -75,19 +76,19 @@ fn text(v: &Yaml) -> Option<String> {
     }
 }
 
-fn variants(v: &Yaml, what: &str) -> Result<Vec<Variant>, String> {
+fn variants(v: &Yaml) -> Result<Vec<Variant>, RuleError> {
     let Yaml::Sequence(items) = v else {
-        return Err(format!("{what}: expected a list of variants"));
+        return Err(Malformed("expected a list of variants").into());
     };
     items
         .iter()
         .map(|i| {
             let Yaml::Mapping(m) = i else {
-                return Err(format!("{what}: a variant is not a map"));
+                return Err(Malformed("a variant is not a map").into());
             };
             let channels = strings(m.get("channel"));
             if channels.is_empty() {
-                return Err(format!("{what}: a variant has no channel"));
+                return Err(Malformed("a variant has no channel").into());
             }
             let mut rename = FxHashMap::default();
             if let Some(Yaml::Mapping(r)) = m.get("rename") {
@@ -101,7 +102,7 @@ fn variants(v: &Yaml, what: &str) -> Result<Vec<Variant>, String> {
             if let Some(Yaml::Mapping(vm)) = m.get("values") {
                 for (field, map) in vm {
                     let (Some(field), Yaml::Mapping(map)) = (text(field), map) else {
-                        return Err(format!("{what}: values must map a field to a value map"));
+                        return Err(Malformed("values must map a field to a value map").into());
                     };
                     let mut inner = FxHashMap::default();
                     for (from, to) in map {
@@ -120,7 +121,7 @@ fn variants(v: &Yaml, what: &str) -> Result<Vec<Variant>, String> {
             if let Some(Yaml::Mapping(pm)) = m.get("prefix") {
                 for (field, map) in pm {
                     let (Some(field), Yaml::Mapping(map)) = (text(field), map) else {
-                        return Err(format!("{what}: prefix must map a field to a prefix map"));
+                        return Err(Malformed("prefix must map a field to a prefix map").into());
                     };
                     let list: Vec<(String, String)> = map
                         .iter()
@@ -144,21 +145,21 @@ fn variants(v: &Yaml, what: &str) -> Result<Vec<Variant>, String> {
 
 impl LogsourceMap {
     /// Parses a table (`category:` and `service:` maps of variant lists).
-    pub fn parse(source: &str) -> Result<LogsourceMap, String> {
-        let doc: Yaml = serde_yaml::from_str(source).map_err(|e| format!("logsource.yaml: {e}"))?;
+    pub fn parse(source: &str) -> Result<LogsourceMap, RuleError> {
+        let in_file = |e: RuleError| e.within(Context::File("logsource.yaml".into()));
+        let doc: Yaml =
+            serde_yaml::from_str(source).map_err(|e| in_file(ErrorKind::Yaml(e).into()))?;
         let mut map = LogsourceMap::default();
-        for (section, target) in [
-            ("category", &mut map.category),
-            ("service", &mut map.service),
+        for (section, target, unnamed) in [
+            ("category", &mut map.category, "a category name is not text"),
+            ("service", &mut map.service, "a service name is not text"),
         ] {
             if let Some(Yaml::Mapping(m)) = doc.get(section) {
                 for (k, v) in m {
-                    let name = text(k)
-                        .ok_or_else(|| format!("logsource.yaml: a {section} name is not text"))?;
-                    target.insert(
-                        name.to_lowercase(),
-                        variants(v, &format!("{section} {name}"))?,
-                    );
+                    let name = text(k).ok_or_else(|| in_file(Malformed(unnamed).into()))?;
+                    let list = variants(v)
+                        .map_err(|e| e.within(Context::Entry(format!("{section} {name}"))))?;
+                    target.insert(name.to_lowercase(), list);
                 }
             }
         }
@@ -267,5 +268,23 @@ mod tests {
             m.lookup(&ls(None, None, Some("windows"))),
             Mapping::AsWritten
         );
+    }
+
+    #[test]
+    fn errors_name_the_file_or_the_entry() {
+        let e = |t: &str| LogsourceMap::parse(t).unwrap_err().to_string();
+        assert_eq!(
+            e("category:\n  true: []\n"),
+            "logsource.yaml: a category name is not text"
+        );
+        assert_eq!(
+            e("service:\n  sysmon:\n    - channel: []\n"),
+            "service sysmon: a variant has no channel"
+        );
+        assert_eq!(
+            e("category:\n  x: 1\n"),
+            "category x: expected a list of variants"
+        );
+        assert!(e("[").starts_with("logsource.yaml: "));
     }
 }

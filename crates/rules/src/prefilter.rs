@@ -9,8 +9,9 @@
 //! without a requirement) are evaluated.
 
 use crate::condition::Cond;
+use crate::event::lowercase;
 use crate::fields::{FieldId, FxHashMap, CHANNEL, EVENT_ID};
-use crate::matcher::{lowercase, Check, FieldTest, StrKind, Target, ValueTest};
+use crate::matcher::{Check, FieldTest, StrKind, Target, ValueTest};
 use crate::rule::{Rule, Selection};
 use aho_corasick::AhoCorasick;
 
@@ -33,7 +34,7 @@ fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
             StrKind::Any => return None,
         },
         ValueTest::Needles { needles, .. }
-        | ValueTest::Affixes(crate::affix::AffixSet { needles, .. }) => needles
+        | ValueTest::Affixes(crate::matcher::AffixSet { needles, .. }) => needles
             .iter()
             .map(|n| lowercase(n).into_boxed_str())
             .collect(),
@@ -184,7 +185,7 @@ impl Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::{load, LoadOptions, RuleSource};
+    use crate::load::{load, LoadOptions, RuleSource};
 
     fn rules_from(yaml: &str) -> crate::RuleSet {
         let dir = std::env::temp_dir().join(format!(

@@ -1,116 +1,12 @@
 //! One Sigma rule: its metadata and its compiled detection.
 
-use crate::condition::{self, Cond};
+use crate::condition::Cond;
+use crate::error::{Context, ErrorKind, RuleError};
 use crate::event::Event;
 use crate::fields::{CHANNEL, EVENT_ID};
 use crate::matcher::{self, Check, CompileContext, FieldTest, StrKind, Target, ValueTest};
-use compact_str::CompactString;
+use crate::meta::RuleMeta;
 use serde_yaml::{Mapping, Value as Yaml};
-
-/// Sigma levels, lowest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub enum Level {
-    /// `informational`
-    #[default]
-    Informational,
-    /// `low`
-    Low,
-    /// `medium`
-    Medium,
-    /// `high`
-    High,
-    /// `critical`
-    Critical,
-}
-
-impl Level {
-    /// All levels, lowest first.
-    pub const ALL: [Level; 5] = [
-        Level::Informational,
-        Level::Low,
-        Level::Medium,
-        Level::High,
-        Level::Critical,
-    ];
-
-    /// Parses a level name (`informational`, `info`, `low`, `medium`, `med`, `high`, `critical`, `crit`).
-    pub fn parse(s: &str) -> Option<Level> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "informational" | "info" => Level::Informational,
-            "low" => Level::Low,
-            "medium" | "med" => Level::Medium,
-            "high" => Level::High,
-            "critical" | "crit" => Level::Critical,
-            _ => return None,
-        })
-    }
-
-    /// The full name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Informational => "informational",
-            Level::Low => "low",
-            Level::Medium => "medium",
-            Level::High => "high",
-            Level::Critical => "critical",
-        }
-    }
-
-    /// Hayabusa's short name (`info`, `low`, `med`, `high`, `crit`).
-    pub fn abbrev(self) -> &'static str {
-        match self {
-            Level::Informational => "info",
-            Level::Low => "low",
-            Level::Medium => "med",
-            Level::High => "high",
-            Level::Critical => "crit",
-        }
-    }
-}
-
-/// The `logsource` of a rule.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogSource {
-    /// `product`
-    pub product: Option<CompactString>,
-    /// `category`
-    pub category: Option<CompactString>,
-    /// `service`
-    pub service: Option<CompactString>,
-}
-
-/// What the timeline needs to know about a rule; nothing else is kept.
-#[derive(Debug, Clone, Default)]
-pub struct RuleMeta {
-    /// `title`
-    pub title: CompactString,
-    /// `id`, or `-`.
-    pub id: CompactString,
-    /// `name` (correlations refer to rules by it).
-    pub name: Option<CompactString>,
-    /// `level`
-    pub level: Level,
-    /// `status`, or empty.
-    pub status: CompactString,
-    /// `author`, or `-`.
-    pub author: CompactString,
-    /// `date`, or `-`.
-    pub date: CompactString,
-    /// `modified`, or empty.
-    pub modified: CompactString,
-    /// `tags`
-    pub tags: Vec<CompactString>,
-    /// Hayabusa's `details:` template.
-    pub details: Option<Box<str>>,
-    /// The rule file's path as given.
-    pub path: Box<str>,
-    /// The rule file's name.
-    pub file_name: CompactString,
-    /// `logsource`
-    pub logsource: LogSource,
-    /// `related` ids (id, type).
-    pub related: Vec<(CompactString, CompactString)>,
-}
 
 /// A selection: a map of entries (AND) or a list of selections (OR).
 #[derive(Debug, Clone)]
@@ -169,7 +65,7 @@ pub struct Detection {
     /// The condition.
     pub condition: Cond,
     /// A legacy `| count()` clause, with the detection's `timeframe` in seconds.
-    pub aggregation: Option<(crate::aggregation::Aggregation, Option<u64>)>,
+    pub aggregation: Option<(crate::correlation::Aggregation, Option<u64>)>,
 }
 
 impl Detection {
@@ -310,26 +206,23 @@ impl Rule {
     }
 }
 
-fn text(doc: &Mapping, key: &str) -> Option<String> {
-    match doc.get(key)? {
-        Yaml::String(s) => Some(s.clone()),
-        Yaml::Number(n) => Some(n.to_string()),
-        Yaml::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, String> {
+fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, RuleError> {
     match v {
         Yaml::Mapping(m) => {
             if m.is_empty() {
-                return Err("an empty selection".into());
+                return Err(ErrorKind::Malformed("an empty selection").into());
             }
             let mut tests = Vec::with_capacity(m.len());
             for (k, v) in m {
                 let key = match k {
                     Yaml::String(s) => s.as_str(),
-                    other => return Err(format!("selection key {other:?} is not text")),
+                    other => {
+                        return Err(ErrorKind::KeyNotText {
+                            what: "selection",
+                            key: format!("{other:?}"),
+                        }
+                        .into())
+                    }
                 };
                 tests.push(matcher::compile_entry(key, v, ctx)?);
             }
@@ -337,7 +230,7 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
         }
         Yaml::Sequence(items) => {
             if items.is_empty() {
-                return Err("an empty selection list".into());
+                return Err(ErrorKind::Malformed("an empty selection list").into());
             }
             if items
                 .iter()
@@ -351,7 +244,7 @@ fn compile_selection(v: &Yaml, ctx: &dyn CompileContext) -> Result<Selection, St
                 .collect::<Result<_, _>>()?;
             Ok(Selection::Any(merge_alternatives(items)?))
         }
-        Yaml::Null => Err("an empty selection".into()),
+        Yaml::Null => Err(ErrorKind::Malformed("an empty selection").into()),
         Yaml::Tagged(t) => compile_selection(&t.value, ctx),
         scalar => Ok(Selection::All(vec![matcher::compile_entry(
             "", scalar, ctx,
@@ -385,7 +278,7 @@ fn into_single(s: Selection) -> Result<(Target, Vec<ValueTest>, bool), Selection
 /// (a list of one-entry maps on the same field) into one test of that field with all
 /// their values: the same OR, but one pass over the field's values, and long lists of
 /// affixes or substrings become one set or automaton.
-fn merge_alternatives(items: Vec<Selection>) -> Result<Vec<Selection>, String> {
+fn merge_alternatives(items: Vec<Selection>) -> Result<Vec<Selection>, RuleError> {
     let mut out = Vec::with_capacity(items.len());
     // Per target: its values, whether an absent field passes, and how many items.
     let mut groups: Vec<(Target, Vec<ValueTest>, bool, usize)> = Vec::new();
@@ -418,17 +311,22 @@ fn merge_alternatives(items: Vec<Selection>) -> Result<Vec<Selection>, String> {
 }
 
 /// Compiles a rule's `detection` block.
-pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Detection, String> {
+pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Detection, RuleError> {
     let mut names = Vec::new();
     let mut selections = Vec::new();
     for (k, v) in det {
         let Yaml::String(name) = k else {
-            return Err(format!("detection key {k:?} is not text"));
+            return Err(ErrorKind::KeyNotText {
+                what: "detection",
+                key: format!("{k:?}"),
+            }
+            .into());
         };
         if name == "condition" || name == "timeframe" {
             continue;
         }
-        let s = compile_selection(v, ctx).map_err(|e| format!("selection '{name}': {e}"))?;
+        let s =
+            compile_selection(v, ctx).map_err(|e| e.within(Context::Selection(name.clone())))?;
         names.push(name.clone());
         selections.push(s);
     }
@@ -438,12 +336,14 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
             .iter()
             .map(|i| match i {
                 Yaml::String(s) => Ok(s.clone()),
-                _ => Err("a condition list item is not text".to_string()),
+                _ => Err(ErrorKind::Malformed("a condition list item is not text")),
             })
             .collect::<Result<_, _>>()?,
-        Some(_) => return Err("condition is not text".into()),
+        Some(_) => return Err(ErrorKind::Malformed("condition is not text").into()),
         None if names.len() == 1 => vec![names[0].clone()],
-        None => return Err("no condition, and more than one selection".into()),
+        None => {
+            return Err(ErrorKind::Malformed("no condition, and more than one selection").into())
+        }
     };
     let mut conds = Vec::with_capacity(conditions.len());
     let mut aggregation = None;
@@ -454,16 +354,19 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
         };
         if let Some(a) = agg {
             if conditions.len() > 1 || aggregation.is_some() {
-                return Err("an aggregation in a list of conditions is not supported".into());
+                return Err(ErrorKind::Malformed(
+                    "an aggregation in a list of conditions is not supported",
+                )
+                .into());
             }
             let timeframe = match det.get("timeframe") {
                 Some(Yaml::String(t)) => Some(crate::correlation::parse_timespan(t)?),
-                Some(_) => return Err("timeframe is not text".into()),
+                Some(_) => return Err(ErrorKind::Malformed("timeframe is not text").into()),
                 None => None,
             };
-            aggregation = Some((crate::aggregation::parse(a)?, timeframe));
+            aggregation = Some((crate::correlation::parse_aggregation(a)?, timeframe));
         }
-        conds.push(condition::parse(boolean, &names)?);
+        conds.push(Cond::parse(boolean, &names)?);
     }
     let condition = if conds.len() == 1 {
         conds.remove(0)
@@ -475,61 +378,5 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
         selections,
         condition,
         aggregation,
-    })
-}
-
-/// Reads a rule document's metadata (everything but the detection).
-pub fn read_meta(doc: &Mapping, path: &str) -> Result<RuleMeta, String> {
-    let level = match doc.get("level") {
-        None | Some(Yaml::Null) => Level::Informational,
-        Some(Yaml::String(s)) => Level::parse(s).ok_or_else(|| format!("unknown level '{s}'"))?,
-        Some(_) => return Err("level is not text".into()),
-    };
-    let tags = match doc.get("tags") {
-        Some(Yaml::Sequence(t)) => t
-            .iter()
-            .filter_map(|t| t.as_str().map(CompactString::from))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let logsource = match doc.get("logsource") {
-        Some(Yaml::Mapping(m)) => LogSource {
-            product: text(m, "product").map(Into::into),
-            category: text(m, "category").map(Into::into),
-            service: text(m, "service").map(Into::into),
-        },
-        _ => LogSource::default(),
-    };
-    let related = match doc.get("related") {
-        Some(Yaml::Sequence(items)) => items
-            .iter()
-            .filter_map(|i| {
-                let m = i.as_mapping()?;
-                Some((
-                    text(m, "id")?.into(),
-                    text(m, "type").unwrap_or_default().into(),
-                ))
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let file_name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    Ok(RuleMeta {
-        title: text(doc, "title")
-            .unwrap_or_else(|| file_name.to_string())
-            .into(),
-        id: text(doc, "id").unwrap_or_else(|| "-".into()).into(),
-        name: text(doc, "name").map(Into::into),
-        level,
-        status: text(doc, "status").unwrap_or_default().into(),
-        author: text(doc, "author").unwrap_or_else(|| "-".into()).into(),
-        date: text(doc, "date").unwrap_or_else(|| "-".into()).into(),
-        modified: text(doc, "modified").unwrap_or_default().into(),
-        tags,
-        details: text(doc, "details").map(String::into_boxed_str),
-        path: path.into(),
-        file_name: file_name.into(),
-        logsource,
-        related,
     })
 }

@@ -2,7 +2,7 @@
 //! `fuzz/regressions/rule_yaml/*` through the loader, `fuzz/regressions/condition/*`
 //! through the condition parser. Each must finish, without a panic, in bounded time.
 
-use scanner_rules::{condition, load, LoadOptions, RuleSource};
+use scanner_rules::{load, parse_condition, LoadOptions, RuleSource};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -49,7 +49,7 @@ fn condition_regressions() {
         .collect();
     for (name, bytes) in inputs("condition") {
         let start = Instant::now();
-        if let Ok(c) = condition::parse(&String::from_utf8_lossy(&bytes), &names) {
+        if let Ok(c) = parse_condition(&String::from_utf8_lossy(&bytes), &names) {
             let _ = c.eval(&mut |i| i % 2 == 0);
         }
         assert!(start.elapsed() < Duration::from_secs(10), "{name}");

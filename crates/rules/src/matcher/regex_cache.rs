@@ -1,5 +1,6 @@
 //! One compiled `Regex` per distinct pattern, shared by every rule that uses it.
 
+use crate::error::{ErrorKind, RuleError};
 use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Class, Hir, HirKind};
 use std::collections::HashMap;
@@ -190,8 +191,14 @@ pub struct RegexCache {
 }
 
 impl RegexCache {
-    /// The compiled regex for `source`, compiling it on first use.
+    /// The compiled regex for `source`, compiling it on first use; the error as text
+    /// (see [`RegexCache::compile`]).
     pub fn get(&self, source: &str) -> Result<Arc<CompiledRegex>, String> {
+        self.compile(source).map_err(|e| e.to_string())
+    }
+
+    /// The compiled regex for `source`, compiling it on first use.
+    pub fn compile(&self, source: &str) -> Result<Arc<CompiledRegex>, RuleError> {
         if let Some(r) = self.lock().get(source) {
             return Ok(Arc::clone(r));
         }
@@ -199,7 +206,10 @@ impl RegexCache {
             .size_limit(REGEX_SIZE_LIMIT)
             .dfa_size_limit(REGEX_SIZE_LIMIT)
             .build()
-            .map_err(|e| format!("regex '{source}' does not compile: {e}"))?;
+            .map_err(|error| ErrorKind::Regex {
+                pattern: source.to_string(),
+                error,
+            })?;
         // Literals of one or two characters filter nothing useful.
         let hir = regex_syntax::parse(source).ok();
         let required = hir

@@ -1,5 +1,6 @@
 //! IPv4 and IPv6 networks for the `cidr` modifier.
 
+use crate::error::{ErrorKind, RuleError};
 use std::net::IpAddr;
 
 /// A network: an address and a prefix length.
@@ -12,7 +13,7 @@ pub struct Cidr {
 
 impl Cidr {
     /// Parses `a.b.c.d/n`, `x::y/n`, or a bare address (a full-length prefix).
-    pub fn parse(s: &str) -> Result<Cidr, String> {
+    pub fn parse(s: &str) -> Result<Cidr, RuleError> {
         let (addr, len) = match s.split_once('/') {
             Some((a, l)) => (a, Some(l)),
             None => (s, None),
@@ -20,7 +21,7 @@ impl Cidr {
         let ip: IpAddr = addr
             .trim()
             .parse()
-            .map_err(|_| format!("'{s}' is not an IP network"))?;
+            .map_err(|_| ErrorKind::NotANetwork(s.to_string()))?;
         let (bits, v4, value) = match ip {
             IpAddr::V4(a) => (32u32, true, u128::from(u32::from(a))),
             IpAddr::V6(a) => (128u32, false, u128::from(a)),
@@ -31,7 +32,7 @@ impl Cidr {
                 .parse::<u32>()
                 .ok()
                 .filter(|&l| l <= bits)
-                .ok_or_else(|| format!("'{s}' has an invalid prefix length"))?,
+                .ok_or_else(|| ErrorKind::PrefixLength(s.to_string()))?,
             None => bits,
         };
         let mask = if len == 0 {

@@ -1,7 +1,8 @@
 //! Legacy Sigma aggregations: `<condition> | count([field]) [by f1, f2] <op> N`, with
 //! the detection's `timeframe`. They load as correlations over the rule itself.
 
-use crate::correlation::CountOp;
+use super::count::CountOp;
+use crate::error::{ErrorKind, RuleError};
 
 /// A parsed `| count()` clause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,12 +18,12 @@ pub struct Aggregation {
 }
 
 /// Parses the text after the `|`.
-pub fn parse(text: &str) -> Result<Aggregation, String> {
+pub fn parse(text: &str) -> Result<Aggregation, RuleError> {
     let t = text.trim();
-    let err = || format!("aggregation '{t}' is not 'count([field]) [by f1, f2] <op> N'");
-    let rest = t.strip_prefix("count").ok_or_else(|| {
-        format!("aggregation '{t}' is not supported (only count() is; near, min, max, avg and sum are not)")
-    })?;
+    let err = || ErrorKind::Aggregation(t.to_string());
+    let rest = t
+        .strip_prefix("count")
+        .ok_or_else(|| ErrorKind::UnsupportedAggregation(t.to_string()))?;
     let rest = rest.trim_start().strip_prefix('(').ok_or_else(err)?;
     let close = rest.find(')').ok_or_else(err)?;
     let field = rest[..close].trim();

@@ -1,5 +1,7 @@
 //! Value transformations done at load time: base64, base64offset, UTF-16 and windash.
 
+use crate::error::{ErrorKind, RuleError};
+
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Standard base64 with `=` padding.
@@ -76,7 +78,7 @@ const WINDASH_LIMIT: usize = 5usize.pow(4);
 
 /// Every variant of `value` with each `-` or `/` that starts a word (not preceded by a
 /// word character, followed by one) replaced by each of [`WINDASH`].
-pub fn windash(value: &str) -> Result<Vec<String>, String> {
+pub fn windash(value: &str) -> Result<Vec<String>, RuleError> {
     let chars: Vec<char> = value.chars().collect();
     let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
     let spots: Vec<usize> = (0..chars.len())
@@ -88,10 +90,12 @@ pub fn windash(value: &str) -> Result<Vec<String>, String> {
         .collect();
     let total = 5usize.checked_pow(spots.len() as u32).unwrap_or(usize::MAX);
     if total > WINDASH_LIMIT {
-        return Err(format!(
-            "windash on a value with {} option dashes would give {total} variants (limit {WINDASH_LIMIT})",
-            spots.len()
-        ));
+        return Err(ErrorKind::TooManyVariants {
+            dashes: spots.len(),
+            variants: total,
+            limit: WINDASH_LIMIT,
+        }
+        .into());
     }
     let mut out = Vec::with_capacity(total);
     for n in 0..total {

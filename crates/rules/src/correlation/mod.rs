@@ -2,7 +2,14 @@
 //! `temporal_ordered`) as data: which rules feed them, how results are grouped and
 //! windowed, and the condition on the count. The engine evaluates them after a scan.
 
-use crate::rule::RuleMeta;
+mod aggregation;
+mod count;
+
+pub use aggregation::{parse as parse_aggregation, Aggregation};
+pub use count::{parse_timespan, CountOp};
+
+use crate::error::{ErrorKind, ErrorKind::Malformed, RuleError};
+use crate::meta::RuleMeta;
 use serde_yaml::{Mapping, Value as Yaml};
 
 /// Correlation types.
@@ -16,37 +23,6 @@ pub enum CorrelationKind {
     Temporal,
     /// All referenced rules fire in the window, in the listed order.
     TemporalOrdered,
-}
-
-/// A comparison on a count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CountOp {
-    /// `gt`
-    Gt,
-    /// `gte`
-    Gte,
-    /// `lt`
-    Lt,
-    /// `lte`
-    Lte,
-    /// `eq`
-    Eq,
-    /// `neq`
-    Neq,
-}
-
-impl CountOp {
-    /// Whether `n` satisfies `op bound`.
-    pub fn holds(self, n: u64, bound: u64) -> bool {
-        match self {
-            CountOp::Gt => n > bound,
-            CountOp::Gte => n >= bound,
-            CountOp::Lt => n < bound,
-            CountOp::Lte => n <= bound,
-            CountOp::Eq => n == bound,
-            CountOp::Neq => n != bound,
-        }
-    }
 }
 
 /// A loaded correlation rule.
@@ -73,28 +49,6 @@ pub struct Correlation {
     pub generate: bool,
 }
 
-/// Parses `30s`, `5m`, `1h`, `2d`, `1w`.
-pub fn parse_timespan(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("timespan '{s}' is not <number><unit>"))?;
-    let mult = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        "w" => 604_800,
-        _ => {
-            return Err(format!(
-                "timespan '{s}' has an unknown unit (s, m, h, d, w)"
-            ))
-        }
-    };
-    Ok(n * mult)
-}
-
 fn strings(v: Option<&Yaml>) -> Vec<String> {
     match v {
         Some(Yaml::String(s)) => vec![s.clone()],
@@ -110,7 +64,7 @@ fn strings(v: Option<&Yaml>) -> Vec<String> {
 pub fn from_aggregation(
     meta: RuleMeta,
     rule: u32,
-    a: &crate::aggregation::Aggregation,
+    a: &Aggregation,
     timeframe: Option<u64>,
 ) -> Correlation {
     Correlation {
@@ -131,25 +85,25 @@ pub fn from_aggregation(
 }
 
 /// Reads a correlation document (`meta` already read from it).
-pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
+pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, RuleError> {
     let Some(Yaml::Mapping(c)) = doc.get("correlation") else {
-        return Err("correlation is not a map".into());
+        return Err(Malformed("correlation is not a map").into());
     };
     let kind = match c.get("type").and_then(Yaml::as_str) {
         Some("event_count") => CorrelationKind::EventCount,
         Some("value_count") => CorrelationKind::ValueCount,
         Some("temporal") => CorrelationKind::Temporal,
         Some("temporal_ordered") => CorrelationKind::TemporalOrdered,
-        Some(other) => return Err(format!("correlation type '{other}' is not supported")),
-        None => return Err("correlation has no type".into()),
+        Some(other) => return Err(ErrorKind::UnsupportedCorrelation(other.to_string()).into()),
+        None => return Err(Malformed("correlation has no type").into()),
     };
     let rule_refs = strings(c.get("rules"));
     if rule_refs.is_empty() {
-        return Err("correlation names no rules".into());
+        return Err(Malformed("correlation names no rules").into());
     }
     let timespan_secs = match c.get("timespan").or_else(|| c.get("timeframe")) {
         Some(Yaml::String(s)) => Some(parse_timespan(s)?),
-        _ => return Err("correlation has no timespan".into()),
+        _ => return Err(Malformed("correlation has no timespan").into()),
     };
     let mut conditions = Vec::new();
     let mut field = None;
@@ -167,12 +121,12 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
                         field = v.as_str().map(str::to_string);
                         continue;
                     }
-                    _ => return Err(format!("unknown correlation condition key {k:?}")),
+                    _ => return Err(ErrorKind::CorrelationKey(format!("{k:?}")).into()),
                 };
                 let n = v
                     .as_u64()
                     .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-                    .ok_or_else(|| format!("correlation condition {k:?} is not a whole number"))?;
+                    .ok_or_else(|| ErrorKind::CorrelationBound(format!("{k:?}")))?;
                 conditions.push((op, n));
             }
         }
@@ -183,13 +137,13 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
         {
             conditions.push((CountOp::Gte, rule_refs.len() as u64));
         }
-        _ => return Err("correlation has no condition map".into()),
+        _ => return Err(Malformed("correlation has no condition map").into()),
     }
     if conditions.is_empty() {
-        return Err("correlation condition has no comparison".into());
+        return Err(Malformed("correlation condition has no comparison").into());
     }
     if kind == CorrelationKind::ValueCount && field.is_none() {
-        return Err("value_count needs condition.field".into());
+        return Err(Malformed("value_count needs condition.field").into());
     }
     Ok(Correlation {
         meta,
@@ -202,4 +156,51 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, String> {
         field,
         generate: c.get("generate").and_then(Yaml::as_bool).unwrap_or(false),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(yaml: &str) -> Result<Correlation, String> {
+        let doc: Mapping = serde_yaml::from_str(yaml).unwrap();
+        parse(&doc, RuleMeta::default()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_correlation_reads_its_rules_window_and_conditions() {
+        let c = parse_text("correlation:\n  type: value_count\n  rules: [a, b]\n  group-by: [User]\n  timespan: 10m\n  condition: {gte: 3, lt: '9', field: Host}\n").unwrap();
+        assert_eq!(c.kind, CorrelationKind::ValueCount);
+        assert_eq!(c.rule_refs, ["a", "b"]);
+        assert_eq!(c.group_by, ["User"]);
+        assert_eq!(c.timespan_secs, Some(600));
+        assert_eq!(c.conditions, [(CountOp::Gte, 3), (CountOp::Lt, 9)]);
+        assert_eq!(c.field.as_deref(), Some("Host"));
+        let t = parse_text("correlation:\n  type: temporal\n  rules: [a, b]\n  timespan: 1h\n")
+            .unwrap();
+        assert_eq!(t.conditions, [(CountOp::Gte, 2)], "all rules by default");
+    }
+
+    #[test]
+    fn errors_keep_the_report_text() {
+        let e = |body: &str| parse_text(&format!("correlation:\n{body}")).unwrap_err();
+        assert_eq!(
+            e("  type: near\n"),
+            "correlation type 'near' is not supported"
+        );
+        assert_eq!(e("  rules: [a]\n"), "correlation has no type");
+        assert_eq!(e("  type: event_count\n"), "correlation names no rules");
+        assert_eq!(
+            e("  type: event_count\n  rules: a\n  timespan: 1h\n  condition: {over: 1}\n"),
+            "unknown correlation condition key String(\"over\")"
+        );
+        assert_eq!(
+            e("  type: event_count\n  rules: a\n  timespan: 1h\n  condition: {gt: x}\n"),
+            "correlation condition String(\"gt\") is not a whole number"
+        );
+        assert_eq!(
+            e("  type: value_count\n  rules: a\n  timespan: 1h\n  condition: {gt: 1}\n"),
+            "value_count needs condition.field"
+        );
+    }
 }

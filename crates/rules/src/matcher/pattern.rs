@@ -95,7 +95,7 @@ pub fn glob_regex(pieces: &[Piece], lower: bool) -> String {
     let mut re = String::from("(?s)^");
     for p in pieces {
         match p {
-            Piece::Lit(s) if lower => re.push_str(&regex::escape(&crate::matcher::lowercase(s))),
+            Piece::Lit(s) if lower => re.push_str(&regex::escape(&crate::event::lowercase(s))),
             Piece::Lit(s) => re.push_str(&regex::escape(s)),
             Piece::Star => re.push_str(".*"),
             Piece::One => re.push('.'),

@@ -1,0 +1,83 @@
+//! Counts and time windows, the two quantities correlations (and legacy `| count()`
+//! aggregations) compare: a leaf both parsers share.
+
+use crate::error::{ErrorKind, RuleError};
+
+/// A comparison on a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountOp {
+    /// `gt`
+    Gt,
+    /// `gte`
+    Gte,
+    /// `lt`
+    Lt,
+    /// `lte`
+    Lte,
+    /// `eq`
+    Eq,
+    /// `neq`
+    Neq,
+}
+
+impl CountOp {
+    /// Whether `n` satisfies `op bound`.
+    pub fn holds(self, n: u64, bound: u64) -> bool {
+        match self {
+            CountOp::Gt => n > bound,
+            CountOp::Gte => n >= bound,
+            CountOp::Lt => n < bound,
+            CountOp::Lte => n <= bound,
+            CountOp::Eq => n == bound,
+            CountOp::Neq => n != bound,
+        }
+    }
+}
+
+/// Parses `30s`, `5m`, `1h`, `2d`, `1w`.
+pub fn parse_timespan(s: &str) -> Result<u64, RuleError> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| ErrorKind::Timespan(s.to_string()))?;
+    let mult = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(ErrorKind::TimespanUnit(s.to_string()).into()),
+    };
+    Ok(n * mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timespans_in_each_unit() {
+        assert_eq!(parse_timespan(" 30s ").unwrap(), 30);
+        assert_eq!(parse_timespan("5m").unwrap(), 300);
+        assert_eq!(parse_timespan("2h").unwrap(), 7200);
+        assert_eq!(parse_timespan("1d").unwrap(), 86_400);
+        assert_eq!(parse_timespan("1w").unwrap(), 604_800);
+        assert_eq!(
+            parse_timespan("m").unwrap_err().to_string(),
+            "timespan 'm' is not <number><unit>"
+        );
+        assert_eq!(
+            parse_timespan("5y").unwrap_err().to_string(),
+            "timespan '5y' has an unknown unit (s, m, h, d, w)"
+        );
+    }
+
+    #[test]
+    fn count_comparisons() {
+        assert!(CountOp::Gt.holds(3, 2) && !CountOp::Gt.holds(2, 2));
+        assert!(CountOp::Gte.holds(2, 2) && CountOp::Lte.holds(2, 2));
+        assert!(CountOp::Lt.holds(1, 2) && !CountOp::Lt.holds(2, 2));
+        assert!(CountOp::Eq.holds(2, 2) && CountOp::Neq.holds(1, 2));
+    }
+}

@@ -1,0 +1,177 @@
+//! Rule files: finding them under a folder and reading their text, before any parsing.
+//!
+//! Reading comes first and alone (I/O), so the parsing and compiling that follow can run
+//! in parallel over texts already in memory.
+
+use super::RuleSource;
+use crate::builtin;
+use crate::report::LoadError;
+use std::path::{Path, PathBuf};
+
+/// The text of one rule file, under the name errors give as its file.
+pub(super) struct RuleText {
+    /// The path as given (or `builtin:<path>`, or a [`RuleSource::Text`]'s name).
+    pub name: String,
+    /// The YAML.
+    pub text: String,
+}
+
+/// Reads every rule file of `sources`, in order; a missing source or an unreadable file
+/// or folder is recorded in `errors` and the others are read.
+pub(super) fn read(sources: &[RuleSource], errors: &mut Vec<LoadError>) -> Vec<RuleText> {
+    let mut texts = Vec::new();
+    for s in sources {
+        match s {
+            RuleSource::Builtin => texts.extend(builtin::RULES.iter().map(|(p, t)| RuleText {
+                name: format!("builtin:{p}"),
+                text: t.to_string(),
+            })),
+            RuleSource::Text { name, text } => texts.push(RuleText {
+                name: name.clone(),
+                text: text.clone(),
+            }),
+            RuleSource::Path(root) => read_path(root, &mut texts, errors),
+        }
+    }
+    texts
+}
+
+/// Reads the rule file `root`, or every rule file under the folder `root`.
+fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>) {
+    if !root.exists() {
+        errors.push(file_error(root, "no such file or folder".into()));
+        return;
+    }
+    for f in rule_files(root, errors) {
+        match std::fs::read_to_string(&f) {
+            Ok(text) => texts.push(RuleText {
+                name: f.display().to_string(),
+                text,
+            }),
+            Err(e) => errors.push(file_error(&f, format!("cannot read: {e}"))),
+        }
+    }
+}
+
+/// An error about a whole file or folder (document 0, no title).
+fn file_error(path: &Path, reason: String) -> LoadError {
+    LoadError {
+        file: path.display().to_string(),
+        document: 0,
+        title: None,
+        reason,
+    }
+}
+
+/// Whether `p` names a rule file (`.yml` or `.yaml`, any case).
+fn is_rule_file(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("yml") || e.eq_ignore_ascii_case("yaml"))
+}
+
+/// Lists rule files under `root` (sorted), skipping hidden folders and a top-level `config`.
+fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if root.is_file() {
+        out.push(root.to_path_buf());
+        return out;
+    }
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                errors.push(file_error(&dir, format!("cannot read folder: {e}")));
+                continue;
+            }
+        };
+        for entry in rd.flatten() {
+            let p = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Ok(ft) = entry.file_type() else { continue };
+            // Follow file symlinks but not folder symlinks (no loops).
+            if ft.is_dir() {
+                if name.starts_with('.') || (dir == root && name == "config") {
+                    continue;
+                }
+                stack.push(p);
+            } else if (ft.is_file() || (ft.is_symlink() && p.is_file())) && is_rule_file(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh folder under the system's temporary folder.
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("scanner-rules-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn rule_files_are_sorted_and_skip_hidden_folders_and_the_top_config() {
+        let d = scratch("files");
+        for f in [
+            "b.yml",
+            "a.YAML",
+            "notes.txt",
+            "sub/c.yaml",
+            ".git/x.yml",
+            "config/y.yml",
+        ] {
+            let p = d.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "title: x\n").unwrap();
+        }
+        let mut errors = Vec::new();
+        let names: Vec<String> = rule_files(&d, &mut errors)
+            .iter()
+            .map(|p| p.strip_prefix(&d).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["a.YAML", "b.yml", "sub/c.yaml"]);
+        assert!(errors.is_empty());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_missing_source_is_an_error_and_the_others_are_read() {
+        let mut errors = Vec::new();
+        let texts = read(
+            &[
+                RuleSource::Path("/no/such/rules".into()),
+                RuleSource::Text {
+                    name: "given".into(),
+                    text: "title: t\n".into(),
+                },
+            ],
+            &mut errors,
+        );
+        assert_eq!(texts.len(), 1);
+        assert_eq!(
+            (texts[0].name.as_str(), texts[0].text.as_str()),
+            ("given", "title: t\n")
+        );
+        assert_eq!(errors.len(), 1);
+        assert_eq!(
+            errors[0].to_string(),
+            "/no/such/rules: no such file or folder"
+        );
+    }
+
+    #[test]
+    fn builtin_rules_are_named_under_builtin() {
+        let texts = read(&[RuleSource::Builtin], &mut Vec::new());
+        assert_eq!(texts.len(), builtin::RULES.len());
+        assert!(texts.iter().all(|t| t.name.starts_with("builtin:")));
+    }
+}

@@ -1,0 +1,372 @@
+//! Loading a rule set, in four phases: read (the config folder and every rule file),
+//! compile (each YAML document, in parallel, then the filters), select (which rules and
+//! correlations run) and index (by Channel and EventID, with the prefilters).
+//!
+//! A document that cannot be loaded costs only itself: it is reported with its file
+//! and reason, and the others load.
+
+mod document;
+mod files;
+mod filter;
+mod select;
+
+pub use select::RuleSelect;
+
+use crate::builtin;
+use crate::config::Config;
+use crate::correlation::Correlation;
+use crate::error::{ErrorKind, RuleError};
+use crate::fields::FieldTable;
+use crate::index::RuleIndex;
+use crate::logsource::LogsourceMap;
+use crate::matcher::RegexCache;
+use crate::meta::Level;
+use crate::report::{Disabled, LoadReport};
+use crate::rule::Rule;
+use crate::set::RuleSet;
+use document::{Ctx, Doc};
+use files::RuleText;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Where rules come from.
+#[derive(Debug, Clone)]
+pub enum RuleSource {
+    /// The set embedded in the binary.
+    Builtin,
+    /// A `.yml` file or a folder searched recursively.
+    Path(PathBuf),
+    /// Rule YAML given as text, under a name for the load report (tests, fuzzing).
+    Text {
+        /// The name errors give as the file.
+        name: String,
+        /// The YAML.
+        text: String,
+    },
+}
+
+/// Which rules are enabled.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// A config folder; default: `<rules folder>/config` when it exists.
+    pub config_dir: Option<PathBuf>,
+    /// Rules below this level are disabled.
+    pub min_level: Level,
+    /// Enable `status: deprecated` rules.
+    pub enable_deprecated: bool,
+    /// Enable `status: unsupported` rules.
+    pub enable_unsupported: bool,
+    /// Enable rules listed in `noisy_rules.txt`.
+    pub enable_noisy: bool,
+    /// A folder of `<placeholder>.txt` files with `expand` values (one per line).
+    pub expand_dir: Option<PathBuf>,
+    /// Keep both a rule and a rule derived from it with the same title (by default the
+    /// original is disabled when its derived copy, e.g. a Hayabusa conversion, is loaded).
+    pub keep_derived_duplicates: bool,
+    /// Only rules of exactly this level (`-e/--exact-level`).
+    pub exact_level: Option<Level>,
+    /// Rule selection by tag, `logsource.category` and `status` (`--include-tag` …).
+    pub select: RuleSelect,
+}
+
+/// Loads rules from `sources` (the built-in set when empty).
+pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
+    let mut report = LoadReport::default();
+    let mut clock = Laps(Instant::now());
+    let sources: Vec<RuleSource> = if sources.is_empty() {
+        vec![RuleSource::Builtin]
+    } else {
+        sources.to_vec()
+    };
+    let config_dir = config_dir(&sources, opts);
+    let config = read_config(config_dir.as_ref(), opts, &mut report);
+    let logsources = read_logsources(config_dir.as_ref(), &mut report);
+    let texts = files::read(&sources, &mut report.errors);
+    report.files = texts.len();
+    clock.lap(&mut report, "config and rule files read");
+
+    let regexes = RegexCache::default();
+    let (loaded, fields) = compile(texts, &config, &logsources, &regexes, &mut report);
+    let enabled = select::enable(loaded, &config, opts, &mut report);
+    index(enabled, fields, config, report, regexes.len(), clock)
+}
+
+/// Wall time per loading phase, for the report.
+struct Laps(Instant);
+
+impl Laps {
+    /// Records the time since the previous lap under `name`.
+    fn lap(&mut self, report: &mut LoadReport, name: &'static str) {
+        report.timings.push((name, self.0.elapsed()));
+        self.0 = Instant::now();
+    }
+}
+
+/// The config folder: the one given, else `<rules folder>/config` of the first rules
+/// folder that has one.
+fn config_dir(sources: &[RuleSource], opts: &LoadOptions) -> Option<PathBuf> {
+    opts.config_dir.clone().or_else(|| {
+        sources.iter().find_map(|s| match s {
+            RuleSource::Path(p) if p.join("config").is_dir() => Some(p.join("config")),
+            _ => None,
+        })
+    })
+}
+
+/// The configuration: the config folder's, its gaps filled from the built-in one (or
+/// the built-in one), plus the `expand` folder given; problems go to the report.
+fn read_config(dir: Option<&PathBuf>, opts: &LoadOptions, report: &mut LoadReport) -> Config {
+    let builtin_config = builtin::config();
+    let mut config = match dir {
+        Some(d) => Config::load_dir(d),
+        None => builtin_config.clone(),
+    };
+    config.fill_from(&builtin_config);
+    report.config_errors = std::mem::take(&mut config.errors);
+    if let Some(dir) = &opts.expand_dir {
+        if let Err(e) = config.add_placeholder_dir(dir) {
+            report.config_errors.push(e.to_string());
+        }
+        report.config_errors.append(&mut config.errors);
+    }
+    config
+}
+
+/// The log-source table: the built-in one, with the config folder's entries replacing
+/// its entries of the same name.
+fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport) -> LogsourceMap {
+    let mut logsources = LogsourceMap::default();
+    for (name, text) in builtin::CONFIG {
+        if *name == "logsource.yaml" {
+            match LogsourceMap::parse(text) {
+                Ok(m) => logsources = m,
+                Err(e) => report.config_errors.push(format!("built-in {e}")),
+            }
+        }
+    }
+    if let Some(d) = dir {
+        let p = d.join("logsource.yaml");
+        if p.is_file() {
+            match std::fs::read_to_string(&p)
+                .map_err(|e| RuleError::from(ErrorKind::Io(e)))
+                .and_then(|t| LogsourceMap::parse(&t))
+            {
+                Ok(m) => logsources.merge(m),
+                Err(e) => report.config_errors.push(format!("{}: {e}", p.display())),
+            }
+        }
+    }
+    logsources
+}
+
+/// What the compile phase hands the select phase.
+struct Loaded {
+    /// Every rule compiled (one per log-source variant), filters applied.
+    rules: Vec<Rule>,
+    /// Every correlation read, not yet tied to rules.
+    correlations: Vec<Correlation>,
+    /// Rules disabled so far, by reason.
+    disabled: BTreeMap<Disabled, usize>,
+}
+
+/// Compiles every document of every file (in parallel), then applies the filters;
+/// returns them with the field table they were compiled against.
+fn compile(
+    texts: Vec<RuleText>,
+    config: &Config,
+    logsources: &LogsourceMap,
+    regexes: &RegexCache,
+    report: &mut LoadReport,
+) -> (Loaded, FieldTable) {
+    let mut fields = FieldTable::new();
+    for (a, p) in &config.aliases {
+        fields.add_alias(a, p);
+    }
+    let fields = Mutex::new(fields);
+    let ctx = Ctx {
+        fields: &fields,
+        regexes,
+        config,
+        logsources,
+        rename: None,
+        variant: None,
+    };
+    let docs: Vec<Doc> = texts
+        .par_iter()
+        .flat_map_iter(|t| document::load_file(&t.name, &t.text, &ctx))
+        .collect();
+    drop(texts);
+    let mut loaded = Loaded {
+        rules: Vec::new(),
+        correlations: Vec::new(),
+        disabled: BTreeMap::new(),
+    };
+    let mut filters = Vec::new();
+    for d in docs {
+        report.documents += 1;
+        match d {
+            Doc::Rule(r) => {
+                report.loaded += 1;
+                loaded.rules.extend(r);
+            }
+            Doc::Correlation(c) => {
+                report.loaded += 1;
+                loaded.correlations.push(*c);
+            }
+            Doc::Error(e) => report.errors.push(e),
+            Doc::Disabled(why, e) => {
+                report.loaded += 1;
+                *loaded.disabled.entry(why).or_default() += 1;
+                report.disabled_rules.push(e);
+            }
+            Doc::Filter(f) => {
+                report.loaded += 1;
+                filters.push(*f);
+            }
+        }
+    }
+    for f in &filters {
+        filter::apply(f, &mut loaded.rules, &ctx, report);
+    }
+    (
+        loaded,
+        fields.into_inner().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+/// Indexes the enabled rules by (Channel, EventID), builds the prefilters and
+/// assembles the rule set.
+fn index(
+    enabled: select::Enabled,
+    mut fields: FieldTable,
+    config: Config,
+    mut report: LoadReport,
+    regexes: usize,
+    mut clock: Laps,
+) -> RuleSet {
+    let select::Enabled {
+        mut rules,
+        emits,
+        correlations,
+    } = enabled;
+    for c in &correlations {
+        for g in c.group_by.iter().chain(c.field.iter()) {
+            fields.intern(g);
+        }
+    }
+    let mut index = RuleIndex::default();
+    for (i, r) in rules.iter().enumerate() {
+        index.insert(i as u32, &r.constraint());
+    }
+    clock.lap(&mut report, "parsed, compiled, filtered and indexed");
+    index.build_prefilters(&rules);
+    clock.lap(&mut report, "prefilter automata built");
+    // After the prefilters, which were built from the rules as written: reordering what
+    // a rule ANDs changes how fast it fails, not what it matches.
+    for r in &mut rules {
+        r.detection.defer_index_tests();
+    }
+    report
+        .errors
+        .sort_by(|a, b| (&a.file, a.document).cmp(&(&b.file, b.document)));
+    RuleSet {
+        rules,
+        emits,
+        correlations,
+        fields,
+        index,
+        config,
+        report,
+        regexes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(name: &str, text: &str) -> RuleSource {
+        RuleSource::Text {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    fn load_texts(sources: &[RuleSource]) -> RuleSet {
+        load(sources, &LoadOptions::default())
+    }
+
+    const RULE: &str = "title: R\nid: r1\nlevel: high\ndetection:\n  s:\n    Channel: Security\n    EventID: 4624\n  condition: s\n";
+
+    #[test]
+    fn the_phases_count_documents_and_time_themselves() {
+        let set = load_texts(&[text("a.yml", RULE), text("b.yml", "title: broken\n")]);
+        let r = &set.report;
+        assert_eq!((r.files, r.documents, r.loaded, r.enabled), (2, 2, 1, 1));
+        assert_eq!(r.errors.len(), 1);
+        assert_eq!(r.errors[0].to_string(), "b.yml [broken]: no detection map");
+        let phases: Vec<&str> = r.timings.iter().map(|t| t.0).collect();
+        assert_eq!(
+            phases,
+            [
+                "config and rule files read",
+                "parsed, compiled, filtered and indexed",
+                "prefilter automata built"
+            ]
+        );
+        assert_eq!(
+            set.index
+                .candidates("security", "4624")
+                .into_iter()
+                .flatten()
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_correlation_over_a_missing_rule_is_an_error_and_not_loaded() {
+        let corr = "title: C\ncorrelation:\n  type: event_count\n  rules: [r1, nope]\n  timespan: 1h\n  condition: {gte: 3}\n";
+        let set = load_texts(&[text("a.yml", RULE), text("c.yml", corr)]);
+        assert_eq!(set.report.loaded, 1);
+        assert_eq!(
+            set.report.errors[0].to_string(),
+            "c.yml [C]: correlation refers to rules not loaded or not enabled: nope"
+        );
+        assert!(set.correlations.is_empty());
+        assert_eq!(set.emits, [true]);
+    }
+
+    #[test]
+    fn filters_apply_to_the_rules_they_name_and_report_when_none() {
+        let filter = "title: F\nfilter:\n  rules: r1\n  u:\n    User: admin\n  condition: not u\n";
+        let stray = "title: G\nfilter:\n  rules: nothing\n  u:\n    User: x\n  condition: not u\n";
+        let set = load_texts(&[
+            text("a.yml", RULE),
+            text("f.yml", filter),
+            text("g.yml", stray),
+        ]);
+        let names = &set.rules[0].detection.names;
+        assert!(names.iter().any(|n| n == "filter:F:u"), "{names:?}");
+        assert_eq!(
+            set.report.config_errors,
+            ["g.yml: filter 'G' applies to no loaded rule"]
+        );
+    }
+
+    #[test]
+    fn a_derived_rule_with_the_same_title_replaces_its_original() {
+        let derived = "title: R\nid: r2\nrelated:\n  - id: r1\n    type: derived\ndetection:\n  s:\n    Channel: Security\n  condition: s\n";
+        let set = load_texts(&[text("a.yml", RULE), text("b.yml", derived)]);
+        assert_eq!(set.rules.len(), 1);
+        assert_eq!(set.rules[0].meta.id, "r2");
+        assert_eq!(set.report.disabled, [(Disabled::Duplicate, 1)]);
+        assert_eq!(
+            set.report.disabled_rules[0].to_string(),
+            "a.yml [R]: rule r2, derived from it with the same title, is loaded"
+        );
+    }
+}

@@ -1,0 +1,342 @@
+//! Which loaded rules run: derived duplicates, the config's rule lists, status, level
+//! and the tag, category and status options decide; correlations are then tied to the
+//! enabled rules they name, and legacy `| count()` rules become correlations over
+//! themselves.
+
+use super::{LoadOptions, Loaded};
+use crate::config::Config;
+use crate::correlation::{self, Correlation};
+use crate::fields::FxHashMap;
+use crate::meta::RuleMeta;
+use crate::report::{Disabled, LoadError, LoadReport};
+use crate::rule::Rule;
+use std::collections::{BTreeMap, HashSet};
+
+/// Which rules to keep, by tag, log-source category and status. An include list keeps
+/// only the rules with a listed value (so a rule without one is dropped); an exclude
+/// list drops the rules with a listed value. Comparisons ignore case.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSelect {
+    /// Keep rules with any of these tags.
+    pub include_tags: Vec<String>,
+    /// Drop rules with any of these tags.
+    pub exclude_tags: Vec<String>,
+    /// Keep rules of these categories.
+    pub include_categories: Vec<String>,
+    /// Drop rules of these categories.
+    pub exclude_categories: Vec<String>,
+    /// Keep rules of these statuses (`*` keeps all).
+    pub include_status: Vec<String>,
+    /// Drop rules of these statuses.
+    pub exclude_status: Vec<String>,
+}
+
+impl RuleSelect {
+    /// Whether a rule passes the selection.
+    pub fn keeps(&self, meta: &RuleMeta) -> bool {
+        let has = |list: &[String], v: &str| list.iter().any(|x| x.eq_ignore_ascii_case(v));
+        let any_tag = |list: &[String]| meta.tags.iter().any(|t| has(list, t));
+        if !self.include_tags.is_empty() && !any_tag(&self.include_tags) {
+            return false;
+        }
+        if any_tag(&self.exclude_tags) {
+            return false;
+        }
+        let category = meta.logsource.category.as_deref().unwrap_or("");
+        if !self.include_categories.is_empty() && !has(&self.include_categories, category) {
+            return false;
+        }
+        if !category.is_empty() && has(&self.exclude_categories, category) {
+            return false;
+        }
+        let status = meta.status.as_str();
+        if !self.include_status.is_empty()
+            && !self.include_status.iter().any(|s| s == "*")
+            && !has(&self.include_status, status)
+        {
+            return false;
+        }
+        status.is_empty() || !has(&self.exclude_status, status)
+    }
+}
+
+/// The rules and correlations that run, and which rules emit rows of their own.
+pub(super) struct Enabled {
+    /// Enabled rules (log-source variants each count as one).
+    pub rules: Vec<Rule>,
+    /// Per rule, whether it emits its own rows.
+    pub emits: Vec<bool>,
+    /// Enabled correlations, their rule references resolved, then the aggregations.
+    pub correlations: Vec<Correlation>,
+}
+
+/// Chooses what runs from what loaded, recording every disabled rule in `report`.
+pub(super) fn enable(
+    loaded: Loaded,
+    config: &Config,
+    opts: &LoadOptions,
+    report: &mut LoadReport,
+) -> Enabled {
+    let Loaded {
+        mut rules,
+        correlations,
+        mut disabled,
+    } = loaded;
+    if !opts.keep_derived_duplicates {
+        drop_derived_duplicates(&mut rules, &mut disabled, report);
+    }
+    let verdict = Verdict { config, opts };
+    let rules = keep_enabled(rules, &verdict, &mut disabled);
+    let mut emits = vec![true; rules.len()];
+    let mut kept = resolve_correlations(
+        correlations,
+        &rules,
+        &mut emits,
+        &verdict,
+        &mut disabled,
+        report,
+    );
+    // Legacy `| count()` rules: each becomes a correlation over itself.
+    for (i, r) in rules.iter().enumerate() {
+        if let Some((a, timeframe)) = &r.detection.aggregation {
+            emits[i] = false;
+            kept.push(correlation::from_aggregation(
+                r.meta.clone(),
+                i as u32,
+                a,
+                *timeframe,
+            ));
+        }
+    }
+    report.disabled = disabled.into_iter().collect();
+    // Count rules, not log-source variants.
+    let distinct: HashSet<_> = rules
+        .iter()
+        .filter(|r| r.detection.aggregation.is_none())
+        .map(|r| (&r.meta.path, &r.meta.id, &r.meta.title))
+        .collect();
+    report.enabled = distinct.len() + kept.len();
+    Enabled {
+        rules,
+        emits,
+        correlations: kept,
+    }
+}
+
+/// A rule derived from another with the same title (a conversion of it, such as
+/// Hayabusa's) stands for it: run one, not both.
+fn drop_derived_duplicates(
+    rules: &mut Vec<Rule>,
+    disabled: &mut BTreeMap<Disabled, usize>,
+    report: &mut LoadReport,
+) {
+    let mut title_of: FxHashMap<&str, &str> = FxHashMap::default();
+    for r in rules.iter() {
+        title_of.insert(r.meta.id.as_str(), r.meta.title.as_str());
+    }
+    let mut superseded: FxHashMap<String, String> = FxHashMap::default();
+    for r in rules.iter() {
+        for (id, kind) in &r.meta.related {
+            if kind == "derived"
+                && *id != r.meta.id
+                && title_of.get(id.as_str()) == Some(&r.meta.title.as_str())
+            {
+                superseded.insert(id.to_string(), r.meta.id.to_string());
+            }
+        }
+    }
+    if superseded.is_empty() {
+        return;
+    }
+    let mut seen = HashSet::new();
+    rules.retain(|r| match superseded.get(r.meta.id.as_str()) {
+        Some(by) => {
+            if seen.insert((r.meta.path.clone(), r.meta.id.clone())) {
+                *disabled.entry(Disabled::Duplicate).or_default() += 1;
+                report.disabled_rules.push(LoadError {
+                    file: r.meta.path.to_string(),
+                    document: 0,
+                    title: Some(r.meta.title.to_string()),
+                    reason: format!("rule {by}, derived from it with the same title, is loaded"),
+                });
+            }
+            false
+        }
+        None => true,
+    });
+}
+
+/// Why the options and config lists disable a rule, if they do.
+struct Verdict<'a> {
+    config: &'a Config,
+    opts: &'a LoadOptions,
+}
+
+impl Verdict<'_> {
+    /// The reason a rule is disabled, in Hayabusa's order of precedence; `None` when it
+    /// runs.
+    fn of(&self, meta: &RuleMeta) -> Option<Disabled> {
+        let (config, opts) = (self.config, self.opts);
+        let id = meta.id.as_str();
+        if config.exclude.contains(id) {
+            return Some(Disabled::Excluded);
+        }
+        if !opts.enable_noisy && config.noisy.contains(id) {
+            return Some(Disabled::Noisy);
+        }
+        match meta.status.as_str() {
+            "deprecated" if !opts.enable_deprecated => return Some(Disabled::Deprecated),
+            "unsupported" if !opts.enable_unsupported => return Some(Disabled::Unsupported),
+            _ => {}
+        }
+        if meta.level < opts.min_level {
+            return Some(Disabled::BelowMinLevel);
+        }
+        if opts.exact_level.is_some_and(|l| l != meta.level) {
+            return Some(Disabled::NotExactLevel);
+        }
+        (!opts.select.keeps(meta)).then_some(Disabled::Selected)
+    }
+}
+
+/// The rules the verdict lets run; each disabled rule is counted once, not once per
+/// log-source variant.
+fn keep_enabled(
+    rules: Vec<Rule>,
+    verdict: &Verdict<'_>,
+    disabled: &mut BTreeMap<Disabled, usize>,
+) -> Vec<Rule> {
+    let mut kept = Vec::with_capacity(rules.len());
+    let mut counted = HashSet::new();
+    for r in rules {
+        match verdict.of(&r.meta) {
+            Some(d) => {
+                if counted.insert((r.meta.path.clone(), r.meta.id.clone(), r.meta.title.clone())) {
+                    *disabled.entry(d).or_default() += 1;
+                }
+            }
+            None => kept.push(r),
+        }
+    }
+    kept
+}
+
+/// The correlations the verdict lets run whose rules are all enabled, each tied to the
+/// ids of its rules; a rule that feeds a correlation without `generate` stops emitting
+/// its own rows. A correlation naming a missing rule is an error, not a loaded document.
+fn resolve_correlations(
+    correlations: Vec<Correlation>,
+    rules: &[Rule],
+    emits: &mut [bool],
+    verdict: &Verdict<'_>,
+    disabled: &mut BTreeMap<Disabled, usize>,
+    report: &mut LoadReport,
+) -> Vec<Correlation> {
+    let mut kept = Vec::new();
+    for mut c in correlations {
+        if let Some(d) = verdict.of(&c.meta) {
+            *disabled.entry(d).or_default() += 1;
+            continue;
+        }
+        let missing = resolve_refs(&mut c, rules);
+        if !missing.is_empty() {
+            report.loaded -= 1;
+            report.errors.push(LoadError {
+                file: c.meta.path.to_string(),
+                document: 0,
+                title: Some(c.meta.title.to_string()),
+                reason: format!(
+                    "correlation refers to rules not loaded or not enabled: {}",
+                    missing.join(", ")
+                ),
+            });
+            continue;
+        }
+        if !c.generate {
+            for &i in &c.rules {
+                emits[i as usize] = false;
+            }
+        }
+        kept.push(c);
+    }
+    kept
+}
+
+/// Adds to `c.rules` the ids of the rules each of its references names (by id or
+/// name); returns the references that name no rule.
+fn resolve_refs(c: &mut Correlation, rules: &[Rule]) -> Vec<String> {
+    let mut missing = Vec::new();
+    for r in &c.rule_refs {
+        let found: Vec<u32> = rules
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.meta.id == r.as_str() || x.meta.name.as_deref() == Some(r.as_str()))
+            .map(|(i, _)| i as u32)
+            .collect();
+        if found.is_empty() {
+            missing.push(r.clone());
+        }
+        c.rules.extend(found);
+    }
+    missing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta::Level;
+
+    fn meta(id: &str, status: &str, level: Level, tags: &[&str]) -> RuleMeta {
+        RuleMeta {
+            id: id.into(),
+            title: format!("title {id}").into(),
+            status: status.into(),
+            level,
+            tags: tags.iter().map(|&t| t.into()).collect(),
+            ..RuleMeta::default()
+        }
+    }
+
+    #[test]
+    fn selection_lists_include_and_exclude_ignoring_case() {
+        let m = meta("a", "test", Level::High, &["attack.t1059"]);
+        let s = |f: fn(&mut RuleSelect)| {
+            let mut s = RuleSelect::default();
+            f(&mut s);
+            s.keeps(&m)
+        };
+        assert!(s(|_| {}));
+        assert!(s(|s| s.include_tags = vec!["ATTACK.T1059".into()]));
+        assert!(!s(|s| s.include_tags = vec!["attack.t1003".into()]));
+        assert!(!s(|s| s.exclude_tags = vec!["attack.t1059".into()]));
+        assert!(!s(
+            |s| s.include_categories = vec!["process_creation".into()]
+        ));
+        assert!(s(|s| s.include_status = vec!["*".into()]));
+        assert!(!s(|s| s.exclude_status = vec!["Test".into()]));
+    }
+
+    #[test]
+    fn the_verdict_follows_hayabusa_precedence() {
+        let mut config = Config::default();
+        config.exclude.insert("x".into());
+        config.noisy.insert("n".into());
+        let opts = LoadOptions {
+            min_level: Level::Medium,
+            ..LoadOptions::default()
+        };
+        let v = Verdict {
+            config: &config,
+            opts: &opts,
+        };
+        for (id, status, level, why) in [
+            ("x", "deprecated", Level::Low, Disabled::Excluded),
+            ("n", "", Level::High, Disabled::Noisy),
+            ("d", "deprecated", Level::Low, Disabled::Deprecated),
+            ("l", "", Level::Low, Disabled::BelowMinLevel),
+        ] {
+            assert_eq!(v.of(&meta(id, status, level, &[])), Some(why), "{id}");
+        }
+        assert_eq!(v.of(&meta("ok", "stable", Level::High, &[])), None);
+    }
+}

@@ -1,0 +1,96 @@
+//! What loading tells its caller: the rule documents that could not be loaded and
+//! why, the rules loaded but disabled and why, and counts and timings. A leaf: the
+//! loader fills it, the rule set carries it.
+
+/// A document that could not be loaded.
+#[derive(Debug, Clone)]
+pub struct LoadError {
+    /// The rule file.
+    pub file: String,
+    /// The document's position in the file (1-based).
+    pub document: usize,
+    /// The rule's title, when it could be read.
+    pub title: Option<String>,
+    /// Why.
+    pub reason: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.document > 1 {
+            write!(f, " (document {})", self.document)?;
+        }
+        if let Some(t) = &self.title {
+            write!(f, " [{t}]")?;
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+/// Why a loaded rule is not enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Disabled {
+    /// Listed in `exclude_rules.txt`.
+    Excluded,
+    /// Listed in `noisy_rules.txt`.
+    Noisy,
+    /// `status: deprecated`.
+    Deprecated,
+    /// `status: unsupported`.
+    Unsupported,
+    /// Below `--min-level`.
+    BelowMinLevel,
+    /// Uses an `expand` placeholder that has no values.
+    Placeholder,
+    /// Its log source is not held by any Windows event log.
+    Logsource,
+    /// A derived rule with the same title is loaded.
+    Duplicate,
+    /// Not of the `--exact-level`.
+    NotExactLevel,
+    /// Left out by a tag, category or status option.
+    Selected,
+}
+
+impl Disabled {
+    /// A short label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Disabled::Excluded => "excluded",
+            Disabled::Noisy => "noisy",
+            Disabled::Deprecated => "deprecated",
+            Disabled::Unsupported => "unsupported",
+            Disabled::BelowMinLevel => "below min level",
+            Disabled::Placeholder => "placeholder without values",
+            Disabled::Logsource => "log source not in event logs",
+            Disabled::Duplicate => "duplicate of a derived rule",
+            Disabled::NotExactLevel => "not of the exact level",
+            Disabled::Selected => "left out by tag, category or status options",
+        }
+    }
+}
+
+/// What loading did.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// Rule files read.
+    pub files: usize,
+    /// Rule documents found (rules and correlations).
+    pub documents: usize,
+    /// Documents loaded.
+    pub loaded: usize,
+    /// Documents rejected, with reasons.
+    pub errors: Vec<LoadError>,
+    /// Loaded but disabled, with the reason.
+    pub disabled: Vec<(Disabled, usize)>,
+    /// Rules disabled for a reason the user can act on (placeholders, log sources,
+    /// duplicates), each with its file and reason.
+    pub disabled_rules: Vec<LoadError>,
+    /// Rules (and correlations) enabled for the scan.
+    pub enabled: usize,
+    /// Problems with config files.
+    pub config_errors: Vec<String>,
+    /// Wall time of each loading phase (printed by `--debug`).
+    pub timings: Vec<(&'static str, std::time::Duration)>,
+}

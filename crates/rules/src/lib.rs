@@ -67,6 +67,8 @@ mod prefilter;
 mod report;
 mod rule;
 mod set;
+#[cfg(test)]
+mod test_event;
 
 pub use crate::{
     condition::{parse as parse_condition, Cond},
@@ -79,7 +81,7 @@ pub use crate::{
     load::{load, LoadOptions, RuleSelect, RuleSource},
     matcher::{Check, RegexCache, ValueTest},
     meta::{Level, RuleMeta},
-    prefilter::ALL_VALUES,
+    prefilter::Admission,
     report::{Disabled, LoadError, LoadReport},
     rule::{Rule, Selection},
     set::RuleSet,

@@ -4,7 +4,6 @@
 
 pub(crate) mod correlate;
 pub(crate) mod filter;
-mod needle_cache;
 pub(crate) mod stats;
 
 use crate::detect::correlate::CorrelationHit;
@@ -14,8 +13,7 @@ use crate::render::details::{Shown, Template};
 use crate::render::field_list::FieldList;
 use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
-use scanner_rules::ALL_VALUES;
-use scanner_rules::{Event, FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
+use scanner_rules::{Admission, FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
 
 /// Fields the output reads, interned next to the rules' own.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +43,7 @@ pub struct Matches {
     /// caller before [`Detector::detect`], copied into its rows.
     pub recovered: bool,
     /// Reused buffers of the prefilter.
-    scratch: Scratch,
+    scratch: Admission,
     /// Reused buffers of the Details, ExtraFieldInfo and AllFieldInfo columns.
     render: RenderScratch,
 }
@@ -64,85 +62,6 @@ struct RenderScratch {
     key: String,
     /// Channel and provider names, shared by the rows that show them.
     names: crate::render::names::NameCache,
-}
-
-/// Per-worker prefilter buffers: which rules were admitted for the current record.
-#[derive(Debug, Default)]
-struct Scratch {
-    /// `marks[rule] == epoch` when the rule is admitted for this record.
-    marks: Vec<u32>,
-    epoch: u32,
-    admitted: Vec<u32>,
-    /// Needles found in values met before.
-    needles: crate::detect::needle_cache::NeedleCache,
-}
-
-impl Scratch {
-    /// The rules of `b` to evaluate for `view`, in `self.admitted`.
-    #[inline]
-    fn admit(
-        &mut self,
-        b: &scanner_rules::Bucket,
-        view: &RecordView,
-        rules: usize,
-        use_prefilter: bool,
-    ) {
-        self.admitted.clear();
-        let Some(p) = b.prefilter.as_ref().filter(|_| use_prefilter) else {
-            self.admitted.extend_from_slice(&b.rules);
-            return;
-        };
-        self.admitted.extend_from_slice(&p.always);
-        if self.marks.len() != rules {
-            self.marks = vec![0; rules];
-            self.epoch = 0;
-        }
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.marks.iter_mut().for_each(|m| *m = 0);
-            self.epoch = 1;
-        }
-        for fs in &p.fields {
-            let mut take = |pattern: usize| {
-                for &r in &fs.owners[pattern] {
-                    let m = &mut self.marks[r as usize];
-                    if *m != self.epoch {
-                        *m = self.epoch;
-                        self.admitted.push(r);
-                    }
-                }
-            };
-            if fs.field != ALL_VALUES {
-                let owner = fs as *const _ as usize;
-                for v in view.values(fs.field) {
-                    let found = self.needles.needles(owner, v.lower, |value, out| {
-                        out.extend(
-                            fs.automaton
-                                .find_overlapping_iter(value)
-                                .map(|hit| hit.pattern().as_u32()),
-                        )
-                    });
-                    for &pattern in found {
-                        take(pattern as usize);
-                    }
-                }
-            } else if let Some(text) = view.joined(false) {
-                // One scan over the values joined end to end; a needle found across two
-                // values admits nothing.
-                for hit in fs.automaton.find_overlapping_iter(text) {
-                    if view.within_one_value(false, hit.start(), hit.end()) {
-                        take(hit.pattern().as_usize());
-                    }
-                }
-            } else {
-                for v in view.all_values() {
-                    for hit in fs.automaton.find_overlapping_iter(v.lower) {
-                        take(hit.pattern().as_usize());
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Everything the per-record loop needs, prepared once per scan.
@@ -301,8 +220,7 @@ impl<'a> Detector<'a> {
         }
         let mut scratch = std::mem::take(&mut m.scratch);
         for b in self.set.index.candidates(ch, eid).into_iter().flatten() {
-            scratch.admit(b, view, self.set.rules.len(), self.prefilter);
-            for &r in &scratch.admitted {
+            for &r in scratch.admit(b, view, self.set.rules.len(), self.prefilter) {
                 if self.set.rules[r as usize].detection.is_match(view) {
                     self.on_match(r, view, file, record_id, m);
                 }
@@ -335,8 +253,7 @@ impl<'a> Detector<'a> {
     ) {
         let mut scratch = std::mem::take(&mut m.scratch);
         for b in self.set.index.candidates(ch, eid).into_iter().flatten() {
-            scratch.admit(b, view, self.set.rules.len(), self.prefilter);
-            for &r in &scratch.admitted {
+            for &r in scratch.admit(b, view, self.set.rules.len(), self.prefilter) {
                 let t = std::time::Instant::now();
                 let hit = self.set.rules[r as usize].detection.is_match(view);
                 let ns = t.elapsed().as_nanos() as u64;

@@ -8,6 +8,11 @@
 //! record's value is scanned once, and only the rules whose needles occur (plus the rules
 //! without a requirement) are evaluated.
 
+mod admit;
+mod needle_cache;
+
+pub use admit::Admission;
+
 use crate::condition::Cond;
 use crate::event::lowercase;
 use crate::fields::{FieldId, FxHashMap, CHANNEL, EVENT_ID};

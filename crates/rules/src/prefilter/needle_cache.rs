@@ -8,7 +8,7 @@
 //! allocated once they are warm; long values, which rarely repeat, are scanned as they
 //! come.
 
-use scanner_rules::FxHasher;
+use crate::fields::FxHasher;
 use std::hash::Hasher;
 
 /// Slots (a power of two).
@@ -26,7 +26,7 @@ struct Slot {
 
 /// See the module documentation.
 #[derive(Debug, Default)]
-pub struct NeedleCache {
+pub(super) struct NeedleCache {
     slots: Vec<Slot>,
     /// Needles of a value scanned without being kept.
     passing: Vec<u32>,
@@ -36,7 +36,7 @@ impl NeedleCache {
     /// The needles (pattern ids) that `value` holds, as `scan` reports them (with
     /// repeats, in any order) for the automaton at address `owner`: each once for a
     /// value kept, as reported for a long one.
-    pub fn needles(
+    pub(super) fn needles(
         &mut self,
         owner: usize,
         value: &str,

@@ -1,0 +1,158 @@
+//! Admission: which rules of a (Channel, EventID) bucket an event must be evaluated
+//! against. A bucket's prefilter holds each rule's needles (strings one of its values
+//! must contain for it to match) in one Aho-Corasick automaton per field; the event's
+//! values are scanned once, and only the rules whose needle was found, plus those
+//! without one, are admitted. It reads the event only through [`Event`].
+
+use super::needle_cache::NeedleCache;
+use super::ALL_VALUES;
+use crate::event::Event;
+use crate::index::Bucket;
+
+/// A worker's prefilter buffers, reused for every event: which rules of a bucket its
+/// prefilter admits for the event at hand.
+#[derive(Debug, Default)]
+pub struct Admission {
+    /// `marks[rule] == epoch` when the rule is admitted for this record.
+    marks: Vec<u32>,
+    epoch: u32,
+    admitted: Vec<u32>,
+    /// Needles found in values met before.
+    needles: NeedleCache,
+}
+
+impl Admission {
+    /// The rules of `b` to evaluate for `view` (of a set of `rules` rules): those its
+    /// prefilter admits, or every rule of the bucket when it has none or `use_prefilter`
+    /// is off.
+    #[inline]
+    pub fn admit(
+        &mut self,
+        b: &Bucket,
+        view: &impl Event,
+        rules: usize,
+        use_prefilter: bool,
+    ) -> &[u32] {
+        self.admitted.clear();
+        let Some(p) = b.prefilter.as_ref().filter(|_| use_prefilter) else {
+            self.admitted.extend_from_slice(&b.rules);
+            return &self.admitted;
+        };
+        self.admitted.extend_from_slice(&p.always);
+        if self.marks.len() != rules {
+            self.marks = vec![0; rules];
+            self.epoch = 0;
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.marks.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+        for fs in &p.fields {
+            let mut take = |pattern: usize| {
+                for &r in &fs.owners[pattern] {
+                    let m = &mut self.marks[r as usize];
+                    if *m != self.epoch {
+                        *m = self.epoch;
+                        self.admitted.push(r);
+                    }
+                }
+            };
+            if fs.field != ALL_VALUES {
+                let owner = fs as *const _ as usize;
+                for v in view.values(fs.field) {
+                    let found = self.needles.needles(owner, v.lower, |value, out| {
+                        out.extend(
+                            fs.automaton
+                                .find_overlapping_iter(value)
+                                .map(|hit| hit.pattern().as_u32()),
+                        )
+                    });
+                    for &pattern in found {
+                        take(pattern as usize);
+                    }
+                }
+            } else if let Some(text) = view.joined(false) {
+                // One scan over the values joined end to end; a needle found across two
+                // values admits nothing.
+                for hit in fs.automaton.find_overlapping_iter(text) {
+                    if view.within_one_value(false, hit.start(), hit.end()) {
+                        take(hit.pattern().as_usize());
+                    }
+                }
+            } else {
+                for v in view.all_values() {
+                    for hit in fs.automaton.find_overlapping_iter(v.lower) {
+                        take(hit.pattern().as_usize());
+                    }
+                }
+            }
+        }
+        &self.admitted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{load, LoadOptions, RuleSource};
+    use crate::test_event::Ev;
+
+    /// Twelve rules on Sysmon 1, one bucket with a prefilter: rule `i` needs
+    /// `tool{i}.exe` in `Image`, the last one has no needle.
+    fn rules() -> crate::RuleSet {
+        let mut text = String::new();
+        for i in 0..12 {
+            let detection = if i < 11 {
+                format!("    Image|endswith: '\\\\tool{i}.exe'")
+            } else {
+                "    Image|re: '.*'".to_string()
+            };
+            text.push_str(&format!(
+                "title: r{i}\nid: 00000000-0000-0000-0000-{i:012}\nlogsource:\n  product: windows\n  service: sysmon\n\
+                 detection:\n  sel:\n    Channel: Microsoft-Windows-Sysmon/Operational\n    EventID: 1\n{detection}\n  condition: sel\nlevel: high\n---\n"
+            ));
+        }
+        load(
+            &[RuleSource::Text {
+                name: "t.yml".into(),
+                text,
+            }],
+            &LoadOptions::default(),
+        )
+    }
+
+    #[test]
+    fn only_rules_whose_needle_occurs_are_admitted() {
+        let set = rules();
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        let bucket = set
+            .index
+            .candidates("microsoft-windows-sysmon/operational", "1")
+            .into_iter()
+            .flatten()
+            .find(|b| b.prefilter.is_some())
+            .expect("a prefiltered bucket");
+        let image = set.fields.get("Image").expect("Image interned");
+        let ev = Ev::new(&[(image, &["C:\\Temp\\TOOL3.EXE"])], false);
+        let mut adm = Admission::default();
+        let title = |r: &u32| set.rules[*r as usize].meta.title.to_string();
+        let mut got: Vec<String> = adm
+            .admit(bucket, &ev, set.rules.len(), true)
+            .iter()
+            .map(title)
+            .collect();
+        got.sort();
+        assert_eq!(got, ["r11", "r3"]);
+        // The same value again (now from the needle memo), and with the prefilter off.
+        assert_eq!(adm.admit(bucket, &ev, set.rules.len(), true).len(), 2);
+        assert_eq!(adm.admit(bucket, &ev, set.rules.len(), false).len(), 12);
+        let other = Ev::new(&[(image, &["C:\\notepad.exe"])], false);
+        let got: Vec<String> = adm
+            .admit(bucket, &other, set.rules.len(), true)
+            .iter()
+            .map(title)
+            .collect();
+        assert_eq!(got, ["r11"]);
+    }
+}

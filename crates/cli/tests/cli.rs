@@ -1,31 +1,9 @@
 //! End-to-end tests of the `scanner` binary on the project's own testdata.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+use support::*;
 
-fn scanner(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run scanner")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("scanner-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::process::Command;
 
 #[test]
 fn demo_timeline_has_the_verbose_columns_and_every_expected_row_sorted() {

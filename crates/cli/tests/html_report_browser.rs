@@ -3,12 +3,11 @@
 //! the console (no script error, no blocked load), that the chart's bars are in the
 //! rendered DOM, and keeps a screenshot in the target folder.
 
+mod support;
+use support::*;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser"].into_iter().find(|b| {

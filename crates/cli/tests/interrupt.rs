@@ -1,25 +1,14 @@
 //! Ctrl-C (SIGINT) in the middle of a scan that spills detections to disk: the process
 //! exits with 130, removes every temporary run file, and leaves no output file, neither
 //! under its name nor half-written under a temporary one.
+
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::*;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("scanner-interrupt-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn names(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
 
 #[test]
 fn ctrl_c_removes_spilled_runs_and_leaves_no_output() {
@@ -56,7 +45,7 @@ fn ctrl_c_removes_spilled_runs_and_leaves_no_output() {
         .expect("start scan");
     // Wait until the scan has spilled runs, then interrupt it.
     let start = Instant::now();
-    while names(&tmp).is_empty() {
+    while names_in(&tmp).is_empty() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the scan ended ({status}) before spilling anything");
         }
@@ -72,7 +61,11 @@ fn ctrl_c_removes_spilled_runs_and_leaves_no_output() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
-    assert_eq!(names(&tmp), Vec::<String>::new(), "run files left behind");
-    assert_eq!(names(&out), Vec::<String>::new(), "output left behind");
+    assert_eq!(
+        names_in(&tmp),
+        Vec::<String>::new(),
+        "run files left behind"
+    );
+    assert_eq!(names_in(&out), Vec::<String>::new(), "output left behind");
     let _ = std::fs::remove_dir_all(&dir);
 }

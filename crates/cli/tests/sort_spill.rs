@@ -4,44 +4,10 @@
 //! files are gone after the run, and a run that cannot be written is a fatal error that
 //! leaves no output behind.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+use support::*;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("scanner-spill-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-/// Runs the scanner with `tmp` as its temporary folder.
-fn scanner(tmp: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .args(args)
-        .current_dir(root())
-        .env("TZ", "UTC")
-        .env("TMPDIR", tmp)
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run scanner")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn left_in(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
-}
+use std::path::Path;
 
 /// Standard error without the lines that hold timings (the scan's, the rules' and the
 /// timeline write's), the spill report or the memory
@@ -87,7 +53,7 @@ fn run(tmp: &Path, out: &Path, memory: &str, args: &[&str]) -> (Vec<u8>, String,
     let html_arg = html.display().to_string();
     all.extend_from_slice(&["--sort-memory", memory, "--debug", "-K", "-C", "-T", "-H"]);
     all.push(&html_arg);
-    let o = scanner(tmp, &all);
+    let o = scanner_in(tmp, &all);
     assert_eq!(o.status.code(), Some(0), "{all:?}: {}", text(&o.stderr));
     let page = std::fs::read_to_string(&html).expect("report");
     let page = match (page.find("<code>"), page.find("</code>")) {
@@ -122,7 +88,7 @@ fn same_spilled_or_not(name: &str, args: &[&str]) -> Vec<u8> {
             page == page2,
             "{args:?} --sort-memory {memory}: reports differ"
         );
-        assert_eq!(left_in(&tmp), Vec::<String>::new(), "temporary files left");
+        assert_eq!(names_in(&tmp), Vec::<String>::new(), "temporary files left");
     }
     let _ = std::fs::remove_dir_all(&tmp);
     let _ = std::fs::remove_dir_all(&out);
@@ -201,7 +167,7 @@ fn a_spill_that_cannot_be_written_fails_the_run_and_writes_nothing() {
     let out = scratch("unwritable");
     let tmp = out.join("no-such-folder");
     let target = out.join("timeline.csv");
-    let o = scanner(
+    let o = scanner_in(
         &tmp,
         &[
             "csv-timeline",
@@ -220,7 +186,7 @@ fn a_spill_that_cannot_be_written_fails_the_run_and_writes_nothing() {
         err.contains(&tmp.display().to_string()) && err.contains("sorted detections"),
         "{err}"
     );
-    assert_eq!(left_in(&out), Vec::<String>::new());
+    assert_eq!(names_in(&out), Vec::<String>::new());
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -228,7 +194,7 @@ fn a_spill_that_cannot_be_written_fails_the_run_and_writes_nothing() {
 fn a_bad_bound_is_refused() {
     let tmp = scratch("bad-bound");
     for bad in ["-1", "NaN", "lots"] {
-        let o = scanner(
+        let o = scanner_in(
             &tmp,
             &[
                 "csv-timeline",

@@ -1,39 +1,16 @@
 //! End-to-end tests of the timeline's outputs and options (issue 8): profiles, cell
 //! styles, JSON, time formats, filters, summary, progress bar, `-T` and `-H`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+use support::*;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn scanner(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .args(args)
-        .current_dir(root())
-        .env("TZ", "UTC")
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("run scanner")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("scanner-tl-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::process::Command;
 
 /// Runs a demo timeline (JSON input) with extra arguments; returns the header and rows.
 fn demo(extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
     let mut args = vec!["csv-timeline", "-J", "-d", "testdata/demo", "-q"];
     args.extend_from_slice(extra);
-    let o = scanner(&args);
+    let o = scanner_utc(&args);
     assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
     parse_csv(&o.stdout)
 }
@@ -69,7 +46,7 @@ fn every_profile_has_hayabusas_columns_in_order() {
         ("timesketch-minimal", "datetime,timestamp_desc,message,Level,Computer,Channel,EventID,MitreTactics,MitreTags,OtherTags,RecordID,Details,RuleFile,RuleID,EvtxFile"),
         ("timesketch-verbose", "datetime,timestamp_desc,message,Level,Computer,Channel,EventID,MitreTactics,MitreTags,OtherTags,RecordID,Details,ExtraFieldInfo,RuleFile,RuleID,EvtxFile"),
     ];
-    let listed = text(&scanner(&["list-profiles"]).stdout);
+    let listed = text(&scanner_utc(&["list-profiles"]).stdout);
     for (name, cols) in want {
         let (header, rows) = demo(&["-p", name, "-U"]);
         assert_eq!(header.join(","), *cols, "{name}");
@@ -167,7 +144,7 @@ fn remove_duplicates_keeps_one_of_identical_detections() {
     let run = |extra: &[&str]| {
         let mut args = vec!["csv-timeline", "-J", "-d", d, "-q", "-U", "-p", "verbose"];
         args.extend_from_slice(extra);
-        parse_csv(&scanner(&args).stdout).1.len()
+        parse_csv(&scanner_utc(&args).stdout).1.len()
     };
     assert_eq!(run(&[]), 2 * DEMO_ROWS);
     assert_eq!(run(&["-X"]), DEMO_ROWS);
@@ -175,7 +152,7 @@ fn remove_duplicates_keeps_one_of_identical_detections() {
 
 #[test]
 fn json_timeline_writes_details_as_objects_and_jsonl_per_line() {
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "json-timeline",
         "-J",
         "-d",
@@ -200,7 +177,7 @@ fn json_timeline_writes_details_as_objects_and_jsonl_per_line() {
     assert_eq!(keys.len(), 15);
     let dir = scratch("jsonl");
     let out = dir.join("t.jsonl");
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "json-timeline",
         "-J",
         "-d",
@@ -222,7 +199,7 @@ fn json_timeline_writes_details_as_objects_and_jsonl_per_line() {
         .collect();
     assert_eq!(lines.len(), DEMO_ROWS);
     assert!(lines.iter().all(|l| l["AllFieldInfo"].is_object()));
-    let o = scanner(&["csv-timeline", "-J", "-d", "testdata/demo", "-q", "-L"]);
+    let o = scanner_utc(&["csv-timeline", "-J", "-d", "testdata/demo", "-q", "-L"]);
     assert_ne!(o.status.code(), Some(0), "-L belongs to json-timeline");
 }
 
@@ -263,7 +240,7 @@ fn time_formats() {
         text(&o.stdout).contains("\"2024-03-12 18:14:30.805 +09:00\""),
         "local time by default"
     );
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -326,7 +303,7 @@ fn record_filters() {
     .unwrap();
     let (_, rows) = demo(&["-E", "-c", dir.to_str().unwrap()]);
     assert!(!rows.is_empty() && rows.iter().all(|r| r[col(&h, "EventID")] == "4104"));
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -373,7 +350,7 @@ fn files_no_rule_can_match_are_skipped_unless_a() {
     // channels include one System event that rules/system detects.
     let dir = scratch("chan");
     let big = dir.join("big.evtx");
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "evtx",
         "generate",
         "--records",
@@ -398,7 +375,7 @@ fn files_no_rule_can_match_are_skipped_unless_a() {
             "-C",
         ];
         args.extend_from_slice(extra);
-        let o = scanner(&args);
+        let o = scanner_utc(&args);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
         text(&o.stderr)
     };
@@ -427,7 +404,7 @@ fn files_no_rule_can_match_are_skipped_unless_a() {
 
 #[test]
 fn summary_counts_levels_alerts_dates_computers_and_errors() {
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -453,7 +430,7 @@ fn summary_counts_levels_alerts_dates_computers_and_errors() {
     ] {
         assert!(s.contains(want), "missing {want:?} in\n{s}");
     }
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -466,7 +443,7 @@ fn summary_counts_levels_alerts_dates_computers_and_errors() {
     assert!(!text(&o.stderr).contains("Results Summary"));
     let dir = scratch("errs");
     std::fs::write(dir.join("bad.jsonl"), "{not json\n").unwrap();
-    let o = scanner(&["csv-timeline", "-J", "-d", dir.to_str().unwrap()]);
+    let o = scanner_utc(&["csv-timeline", "-J", "-d", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3));
     let s = text(&o.stderr);
     assert!(
@@ -513,7 +490,7 @@ fn colour_and_progress_bar_on_a_terminal_only() {
 
 #[test]
 fn frequency_timeline_in_the_terminal() {
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -538,7 +515,7 @@ fn frequency_timeline_in_the_terminal() {
 fn html_report_is_self_contained() {
     let dir = scratch("html");
     let page = dir.join("report.html");
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -559,7 +536,7 @@ fn html_report_is_self_contained() {
     assert!(
         html.contains("Credential Dumping Command Line") && html.contains("WS-FIN-07.corp.example")
     );
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -572,7 +549,7 @@ fn html_report_is_self_contained() {
         page.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "-C lets the report be replaced");
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -590,7 +567,7 @@ fn html_report_is_self_contained() {
 
 #[test]
 fn cpu_profile_needs_the_feature() {
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",
@@ -618,7 +595,7 @@ fn options_on_the_attack_corpus() {
         return;
     }
     let c = corpus.to_str().unwrap();
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "json-timeline",
         "-d",
         c,
@@ -649,7 +626,7 @@ fn options_on_the_attack_corpus() {
 fn rule_stats_are_written_as_tsv() {
     let dir = scratch("stats");
     let tsv = dir.join("stats.tsv");
-    let o = scanner(&[
+    let o = scanner_utc(&[
         "csv-timeline",
         "-J",
         "-d",

@@ -1,0 +1,73 @@
+//! What the CLI's integration tests share: running the built `scanner` from the
+//! project root, scratch folders, and reading what a run left.
+//!
+//! Each test binary compiles this module and uses part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The project root (where `testdata/` and `rules/` are).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The built binary, run from the project root.
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scanner"));
+    c.current_dir(root());
+    c
+}
+
+/// Runs `scanner ARGS` from the project root, in the machine's time zone.
+pub fn scanner(args: &[&str]) -> Output {
+    command().args(args).output().expect("run scanner")
+}
+
+/// Runs `scanner ARGS` with local time as UTC and `NO_COLOR` unset, so outputs do not
+/// depend on the machine.
+pub fn scanner_utc(args: &[&str]) -> Output {
+    command()
+        .args(args)
+        .env("TZ", "UTC")
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run scanner")
+}
+
+/// [`scanner_utc`] with `tmp` as the temporary folder (where sort runs spill).
+pub fn scanner_in(tmp: &Path, args: &[&str]) -> Output {
+    command()
+        .args(args)
+        .env("TZ", "UTC")
+        .env("TMPDIR", tmp)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run scanner")
+}
+
+/// A new empty folder for one test, unique to this process.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("scanner-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+/// Bytes as text (lossy), for messages and searches.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The names of the entries of folder `d`.
+pub fn names_in(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .expect("read folder")
+        .map(|e| {
+            e.expect("folder entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}

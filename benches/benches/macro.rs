@@ -118,7 +118,7 @@ fn main() -> ExitCode {
     let set = workload::load_rules(&rules);
     let first_load = secs(t);
     let load_reps = reps(first_load);
-    let rule_count = set.rules.len();
+    let rule_count = set.rules().len();
     let scanner = workload::scanner(set);
     let t = Instant::now();
     let parsed = workload::parse_only(&corpus);

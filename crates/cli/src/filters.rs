@@ -117,7 +117,7 @@ pub fn record_filter(
         );
     }
     if a.eid_filter {
-        let common = &set.config.target_eids;
+        let common = &set.config().target_eids;
         include = Some(match include {
             Some(inc) => inc.into_iter().filter(|e| common.contains(e)).collect(),
             None => common.clone(),

@@ -36,7 +36,7 @@ pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
 
 /// Prints the load report: each rejected rule, then the totals.
 pub fn print_report(set: &RuleSet, list_errors: bool) {
-    let r = &set.report;
+    let r = set.report();
     for e in &r.config_errors {
         eprintln!("config error: {e}");
     }
@@ -64,14 +64,14 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
             format!(" ({n} disabled: {})", disabled.join(", "))
         },
         r.errors.len(),
-        set.regexes,
-        set.index.keys()
+        set.regexes(),
+        set.index().keys()
     );
 }
 
 /// Prints the loading phases' wall times (`--debug`).
 pub fn print_timings(set: &RuleSet) {
-    for (name, d) in &set.report.timings {
+    for (name, d) in &set.report().timings {
         eprintln!("load phase: {name}: {:.3} s", d.as_secs_f64());
     }
 }
@@ -89,7 +89,7 @@ pub fn check(a: &RuleArgs, debug: bool) -> i32 {
     if debug {
         print_timings(&set);
     }
-    let r = &set.report;
+    let r = set.report();
     println!(
         "loaded {} of {} rules",
         r.loaded,

@@ -61,9 +61,9 @@ pub struct Summary {
 /// The level of a row's rule.
 pub fn level_of(set: &RuleSet, r: &DetectInfo) -> Level {
     if r.correlation {
-        set.correlations[r.rule as usize].meta.level
+        set.correlations()[r.rule as usize].meta.level
     } else {
-        set.rules[r.rule as usize].meta.level
+        set.rules()[r.rule as usize].meta.level
     }
 }
 
@@ -177,8 +177,8 @@ impl<'a> Tally<'a> {
             set,
             time,
             detections: 0,
-            rules: vec![0; set.rules.len()],
-            correlations: vec![0; set.correlations.len()],
+            rules: vec![0; set.rules().len()],
+            correlations: vec![0; set.correlations().len()],
             dates: FxHashMap::default(),
             computers: FxHashMap::default(),
             hit_records: Vec::new(),
@@ -236,11 +236,11 @@ impl<'a> Tally<'a> {
         let fired = self
             .rules
             .iter()
-            .zip(self.set.rules.iter().map(|r| &r.meta))
+            .zip(self.set.rules().iter().map(|r| &r.meta))
             .chain(
                 self.correlations
                     .iter()
-                    .zip(self.set.correlations.iter().map(|c| &c.meta)),
+                    .zip(self.set.correlations().iter().map(|c| &c.meta)),
             )
             .filter(|(n, _)| **n > 0);
         for (&n, meta) in fired {
@@ -502,7 +502,7 @@ mod tests {
                 ("2024-03-06".to_string(), 2)
             ]
         );
-        let level = set.rules[0].meta.level as usize;
+        let level = set.rules()[0].meta.level as usize;
         let mut computers = s.levels[level].top_computers.clone();
         computers.sort();
         assert_eq!(

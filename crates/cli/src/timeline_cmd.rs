@@ -126,11 +126,11 @@ fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
     let load_time = load_start.elapsed();
     if a.no_abbreviations {
         // As Hayabusa: without abbreviations, no default Details templates either.
-        set.config.default_details.clear();
+        set.drop_default_details();
     }
     if !a.quiet {
         print_report(&set, a.rules.show_errors);
-        if !set.report.errors.is_empty() && !a.rules.show_errors {
+        if !set.report().errors.is_empty() && !a.rules.show_errors {
             eprintln!(
                 "(run `scanner rules check` with the same -r to list the rejected rules and why)"
             );

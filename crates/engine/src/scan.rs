@@ -137,7 +137,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let store = RowStore::new(opts.sort_memory, std::env::temp_dir());
     let errors = Mutex::new(Vec::new());
     let records = AtomicU64::new(0);
-    let table = &det.rules().fields;
+    let table = &det.rules().fields();
     let report = |e: String| errors.lock().unwrap_or_else(|x| x.into_inner()).push(e);
 
     // Largest files first, so the last worker does not finish alone on a big file.

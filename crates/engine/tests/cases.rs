@@ -17,7 +17,7 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
         &[RuleSource::Path(rules.to_path_buf())],
         &LoadOptions::default(),
     );
-    let mut problems: Vec<String> = set.report.errors.iter().map(|e| e.to_string()).collect();
+    let mut problems: Vec<String> = set.report().errors.iter().map(|e| e.to_string()).collect();
     let scanner = Scanner::new(set);
     let size = std::fs::metadata(events).map(|m| m.len()).unwrap_or(0);
     let files = [InputFile {
@@ -29,12 +29,12 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
     let mut got: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for r in &result.rows {
         let id = if r.correlation {
-            scanner.rules().correlations[r.rule as usize]
+            scanner.rules().correlations()[r.rule as usize]
                 .meta
                 .id
                 .to_string()
         } else {
-            scanner.rules().rules[r.rule as usize].meta.id.to_string()
+            scanner.rules().rules()[r.rule as usize].meta.id.to_string()
         };
         let entry = got.entry(id).or_default();
         if let Origin::Record { record_id, .. } = r.origin {

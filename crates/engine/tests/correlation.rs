@@ -53,7 +53,7 @@ fn run(corr: &str, events: &[String]) -> (Vec<(String, String)>, Vec<String>) {
         &[RuleSource::Path(dir.join("rules.yml"))],
         &LoadOptions::default(),
     );
-    assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+    assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
     let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(&ev).unwrap().len();
     let result = scanner.scan(&[InputFile { path: ev, size }], InputKind::Json);
@@ -63,11 +63,11 @@ fn run(corr: &str, events: &[String]) -> (Vec<(String, String)>, Vec<String>) {
         match r.origin {
             Origin::Correlation { .. } => {
                 assert!(r.correlation);
-                let c = &scanner.rules().correlations[r.rule as usize];
+                let c = &scanner.rules().correlations()[r.rule as usize];
                 corr_rows.push((c.meta.title.to_string(), r.details.to_string()));
             }
             Origin::Record { .. } => record_rows.push(
-                scanner.rules().rules[r.rule as usize]
+                scanner.rules().rules()[r.rule as usize]
                     .meta
                     .title
                     .to_string(),

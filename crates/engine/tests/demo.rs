@@ -13,9 +13,9 @@ fn builtin_rules_find_exactly_the_planted_detections() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/demo");
     let set = load(&[RuleSource::Builtin], &LoadOptions::default());
     assert!(
-        set.report.errors.is_empty(),
+        set.report().errors.is_empty(),
         "built-in rules must all load: {:?}",
-        set.report.errors
+        set.report().errors
     );
     let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let (files, errors) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
@@ -29,7 +29,7 @@ fn builtin_rules_find_exactly_the_planted_detections() {
         .filter_map(|r| match r.origin {
             Origin::Record { record_id, .. } => Some((
                 record_id,
-                scanner.rules().rules[r.rule as usize].meta.id.to_string(),
+                scanner.rules().rules()[r.rule as usize].meta.id.to_string(),
             )),
             Origin::Correlation { .. } => None,
         })

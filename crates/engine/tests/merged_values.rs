@@ -19,7 +19,7 @@ fn rules(yaml: &str) -> RuleSet {
     std::fs::write(dir.join("r.yml"), yaml).unwrap();
     let set = load(&[RuleSource::Path(dir.clone())], &LoadOptions::default());
     std::fs::remove_dir_all(&dir).ok();
-    assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+    assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
     set
 }
 
@@ -46,9 +46,9 @@ fn matching_fields(set: &RuleSet, fields: &[(&str, &str)]) -> Vec<String> {
     );
     let mut view = RecordView::default();
     Flattener::default()
-        .fill(&json, &set.fields, &mut view)
+        .fill(&json, set.fields(), &mut view)
         .unwrap();
-    set.rules
+    set.rules()
         .iter()
         .filter(|r| r.detection.is_match(&view))
         .map(|r| r.meta.title.to_string())
@@ -86,7 +86,11 @@ title: absent\nid: n\nlogsource: {product: windows}\ndetection:\n  sel:\n    - H
 fn a_list_of_one_field_maps_matches_as_an_or() {
     let set = rules(LISTS);
     // The eleven items became one test per field, the nine suffixes one set.
-    let lol = set.rules.iter().find(|r| r.meta.title == "lolbin").unwrap();
+    let lol = set
+        .rules()
+        .iter()
+        .find(|r| r.meta.title == "lolbin")
+        .unwrap();
     let Selection::Any(items) = &lol.detection.selections[0] else {
         panic!("a list is an OR of its items");
     };

@@ -19,8 +19,8 @@ fn prefilter_keeps_every_detection() {
         )
     };
     let set = rule_set();
-    assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
-    let (buckets, rules) = set.index.prefiltered();
+    assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
+    let (buckets, rules) = set.index().prefiltered();
     assert!(
         buckets >= 1 && rules >= 50,
         "prefiltered buckets {buckets}, rules {rules}"

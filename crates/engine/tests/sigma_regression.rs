@@ -96,7 +96,7 @@ fn every_regression_case_fires_its_rule() {
             .iter()
             .filter(|r| {
                 !r.correlation
-                    && scanner.rules().rules[r.rule as usize].meta.id == c.rule_id.as_str()
+                    && scanner.rules().rules()[r.rule as usize].meta.id == c.rule_id.as_str()
             })
             .count();
         let want = c.match_count.unwrap_or(1).max(1);

@@ -11,21 +11,21 @@ use crate::rule::Rule;
 /// A loaded, compiled, indexed rule set.
 pub struct RuleSet {
     /// Enabled rules; index positions are `u32` ids.
-    pub rules: Vec<Rule>,
+    pub(crate) rules: Vec<Rule>,
     /// Whether each rule emits rows of its own (false for rules that only feed a correlation).
-    pub emits: Vec<bool>,
+    pub(crate) emits: Vec<bool>,
     /// Enabled correlations.
-    pub correlations: Vec<Correlation>,
+    pub(crate) correlations: Vec<Correlation>,
     /// Interned fields.
-    pub fields: FieldTable,
+    pub(crate) fields: FieldTable,
     /// (Channel, EventID) index.
-    pub index: RuleIndex,
+    pub(crate) index: RuleIndex,
     /// Configuration.
-    pub config: Config,
+    pub(crate) config: Config,
     /// The load report.
-    pub report: LoadReport,
+    pub(crate) report: LoadReport,
     /// Number of distinct compiled regexes.
-    pub regexes: usize,
+    pub(crate) regexes: usize,
 }
 
 impl RuleSet {
@@ -51,9 +51,16 @@ impl RuleSet {
         &self.fields
     }
 
-    /// The field table, for interning the fields an output reads beyond the rules'.
-    pub fn fields_mut(&mut self) -> &mut FieldTable {
-        &mut self.fields
+    /// Drops the default Details templates of the config, so that rules without a
+    /// `details` of their own show every field (Hayabusa does so without abbreviations).
+    pub fn drop_default_details(&mut self) {
+        self.config.default_details.clear();
+    }
+
+    /// The field table, to intern more fields, beside the rules and the config to read
+    /// while doing it (an output's Details templates name fields no rule tests).
+    pub fn fields_mut_with(&mut self) -> (&mut FieldTable, &[Rule], &Config) {
+        (&mut self.fields, &self.rules, &self.config)
     }
 
     /// The index from (Channel, EventID) to the rules that may match such a record.
@@ -64,12 +71,6 @@ impl RuleSet {
     /// The configuration the rules were loaded with (aliases, abbreviations, …).
     pub fn config(&self) -> &Config {
         &self.config
-    }
-
-    /// The configuration, for a caller that adjusts what it displays (e.g. drops the
-    /// default Details templates).
-    pub fn config_mut(&mut self) -> &mut Config {
-        &mut self.config
     }
 
     /// What loading did: files, documents, errors, disabled rules, timings.

@@ -140,7 +140,7 @@ fn no_bad_rule_loads_slowly() {
         let set = load_text(&[(name, &text)]);
         let took = start.elapsed();
         eprintln!("{name}: {took:?}");
-        assert!(set.rules.is_empty(), "{name} loaded");
+        assert!(set.rules().is_empty(), "{name} loaded");
         if took > Duration::from_secs(5) {
             slow.push(format!("{name}: {took:?}"));
         }
@@ -168,7 +168,7 @@ fn each_bad_rule_is_rejected_alone_with_its_reason() {
     for (name, _, why) in &bad {
         let file = format!("{name}.yml");
         let errs: Vec<_> = set
-            .report
+            .report()
             .errors
             .iter()
             .filter(|e| e.file == file)
@@ -180,7 +180,7 @@ fn each_bad_rule_is_rejected_alone_with_its_reason() {
             ));
         }
     }
-    for e in &set.report.errors {
+    for e in &set.report().errors {
         eprintln!(
             "{}: {}",
             e.file,
@@ -192,7 +192,7 @@ fn each_bad_rule_is_rejected_alone_with_its_reason() {
         "not rejected with their reason:\n{}",
         missing.join("\n")
     );
-    assert_eq!(set.rules.len(), 1, "only the good rule loads");
+    assert_eq!(set.rules().len(), 1, "only the good rule loads");
 }
 
 #[test]
@@ -200,8 +200,8 @@ fn unknown_top_level_keys_are_accepted() {
     // Sigma allows custom attributes; Hayabusa's rules carry their own.
     let text = rule(GOOD).replace("level: high\n", "level: high\nmy_custom_key: [1, 2]\n");
     let set = load_text(&[("custom.yml", &text)]);
-    assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
-    assert_eq!(set.rules.len(), 1);
+    assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
+    assert_eq!(set.rules().len(), 1);
 }
 
 /// A Security event whose every other field holds one value.
@@ -242,9 +242,13 @@ fn catastrophic_patterns_match_in_bounded_time() {
     for p in patterns {
         let text = rule(&format!("  selection:\n{p}  condition: selection\n"));
         let set = load_text(&[("p.yml", &text)]);
-        assert!(set.report.errors.is_empty(), "{p}: {:?}", set.report.errors);
+        assert!(
+            set.report().errors.is_empty(),
+            "{p}: {:?}",
+            set.report().errors
+        );
         let start = Instant::now();
-        for r in &set.rules {
+        for r in set.rules() {
             assert!(!r.detection.is_match(&ev), "{p}");
         }
         // And a value that matches, so the pattern is really evaluated.
@@ -252,7 +256,7 @@ fn catastrophic_patterns_match_in_bounded_time() {
         let yes = Ev(hit.clone(), hit.clone());
         if !p.contains("'(a+)+$'") && !p.contains("\\w") {
             assert!(
-                set.rules[0].detection.is_match(&yes) || p.contains("(a|aa)*c"),
+                set.rules()[0].detection.is_match(&yes) || p.contains("(a|aa)*c"),
                 "{p}"
             );
         }

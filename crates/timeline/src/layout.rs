@@ -24,7 +24,7 @@ fn split_tags(tags: &[compact_str::CompactString], set: &RuleSet) -> Tags {
     let mut other = Vec::new();
     for t in tags {
         let lower = t.to_lowercase();
-        if let Some(short) = set.config.mitre_tactics.get(lower.as_str()) {
+        if let Some(short) = set.config().mitre_tactics.get(lower.as_str()) {
             tactics.push(short.clone());
         } else if let Some(id) = lower.strip_prefix("attack.").filter(|r| {
             let mut c = r.chars();
@@ -104,12 +104,12 @@ impl<'a> Layout<'a> {
         profile: Profile,
     ) -> Self {
         let rule_tags = set
-            .rules
+            .rules()
             .iter()
             .map(|r| split_tags(&r.meta.tags, set))
             .collect();
         let corr_tags = set
-            .correlations
+            .correlations()
             .iter()
             .map(|c| split_tags(&c.meta.tags, set))
             .collect();
@@ -169,9 +169,9 @@ impl<'a> Layout<'a> {
     /// The rule (or correlation) of a row.
     pub fn meta(&self, r: &DetectInfo) -> &'a RuleMeta {
         if r.correlation {
-            &self.set.correlations[r.rule as usize].meta
+            &self.set.correlations()[r.rule as usize].meta
         } else {
-            &self.set.rules[r.rule as usize].meta
+            &self.set.rules()[r.rule as usize].meta
         }
     }
 
@@ -183,7 +183,7 @@ impl<'a> Layout<'a> {
         }
         let abbrev = memo
             .channels
-            .get(ch, || self.set.config.channel_abbrev(ch).into());
+            .get(ch, || self.set.config().channel_abbrev(ch).into());
         out.push_str(abbrev);
     }
 
@@ -264,9 +264,9 @@ impl<'a> Layout<'a> {
                 if self.style.no_abbreviations {
                     out.push_str(&r.provider);
                 } else {
-                    let abbrev = memo
-                        .providers
-                        .get(&r.provider, || self.set.config.provider_abbrev(&r.provider));
+                    let abbrev = memo.providers.get(&r.provider, || {
+                        self.set.config().provider_abbrev(&r.provider)
+                    });
                     out.push_str(abbrev);
                 }
             }

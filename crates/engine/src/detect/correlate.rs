@@ -105,7 +105,7 @@ pub fn evaluate(
     }
     let mut rows = Vec::new();
     for ((ci, group), hs) in groups {
-        let c = &set.correlations[ci as usize];
+        let c = &set.correlations()[ci as usize];
         let span = c
             .timespan_secs
             .map(|s| jiff::SignedDuration::from_secs(i64::try_from(s).unwrap_or(i64::MAX)));

@@ -13,7 +13,7 @@ use crate::render::details::{Shown, Template};
 use crate::render::field_list::FieldList;
 use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
-use scanner_rules::{Admission, FieldId, FieldTable, RuleSet, CHANNEL, EVENT_ID};
+use scanner_rules::{Admission, FieldId, RuleSet, CHANNEL, EVENT_ID};
 
 /// Fields the output reads, interned next to the rules' own.
 #[derive(Debug, Clone, Copy)]
@@ -128,7 +128,7 @@ pub(crate) struct Prepared {
 
 /// Interns the output's fields and compiles Details templates; call before scanning.
 pub(crate) fn prepare(set: &mut RuleSet) -> Prepared {
-    let f: &mut FieldTable = &mut set.fields;
+    let (f, rules, config) = set.fields_mut_with();
     let out = OutputFields {
         computer: f.intern("Computer"),
         provider: f.intern("Provider_Name"),
@@ -136,13 +136,11 @@ pub(crate) fn prepare(set: &mut RuleSet) -> Prepared {
         time: f.intern_path("Event.System.TimeCreated_attributes.SystemTime"),
         data: f.intern("Data"),
     };
-    let rule_details = set
-        .rules
+    let rule_details = rules
         .iter()
         .map(|r| r.meta.details.as_deref().map(|d| Template::compile(d, f)))
         .collect();
-    let defaults = set
-        .config
+    let defaults = config
         .default_details
         .iter()
         .map(|(k, v)| (k.clone(), Template::compile(v, f)))
@@ -162,23 +160,23 @@ impl<'a> Detector<'a> {
             rule_details,
             default_details,
         } = prepared.clone();
-        let mut feeds = vec![Vec::new(); set.rules.len()];
+        let mut feeds = vec![Vec::new(); set.rules().len()];
         let mut group_fields = Vec::new();
         let mut value_field = Vec::new();
-        for (ci, c) in set.correlations.iter().enumerate() {
+        for (ci, c) in set.correlations().iter().enumerate() {
             for &r in &c.rules {
                 feeds[r as usize].push(ci as u32);
             }
             group_fields.push(
                 c.group_by
                     .iter()
-                    .filter_map(|g| set.fields.get(g))
+                    .filter_map(|g| set.fields().get(g))
                     .collect(),
             );
-            value_field.push(c.field.as_deref().and_then(|g| set.fields.get(g)));
+            value_field.push(c.field.as_deref().and_then(|g| set.fields().get(g)));
         }
         let field_map = if options.field_data_mapping {
-            FieldMap::new(&set.config.data_mappings)
+            FieldMap::new(&set.config().data_mappings)
         } else {
             FieldMap::default()
         };
@@ -219,9 +217,9 @@ impl<'a> Detector<'a> {
             return self.detect_timed(view, ch, eid, file, record_id, m);
         }
         let mut scratch = std::mem::take(&mut m.scratch);
-        for b in self.set.index.candidates(ch, eid).into_iter().flatten() {
-            for &r in scratch.admit(b, view, self.set.rules.len(), self.prefilter) {
-                if self.set.rules[r as usize].detection.is_match(view) {
+        for b in self.set.index().candidates(ch, eid).into_iter().flatten() {
+            for &r in scratch.admit(b, view, self.set.rules().len(), self.prefilter) {
+                if self.set.rules()[r as usize].detection.is_match(view) {
                     self.on_match(r, view, file, record_id, m);
                 }
             }
@@ -234,7 +232,7 @@ impl<'a> Detector<'a> {
         Matches {
             stats: self
                 .stats
-                .then(|| crate::detect::stats::RuleStats::new(self.set.rules.len())),
+                .then(|| crate::detect::stats::RuleStats::new(self.set.rules().len())),
             ..Matches::default()
         }
     }
@@ -252,10 +250,10 @@ impl<'a> Detector<'a> {
         m: &mut Matches,
     ) {
         let mut scratch = std::mem::take(&mut m.scratch);
-        for b in self.set.index.candidates(ch, eid).into_iter().flatten() {
-            for &r in scratch.admit(b, view, self.set.rules.len(), self.prefilter) {
+        for b in self.set.index().candidates(ch, eid).into_iter().flatten() {
+            for &r in scratch.admit(b, view, self.set.rules().len(), self.prefilter) {
                 let t = std::time::Instant::now();
-                let hit = self.set.rules[r as usize].detection.is_match(view);
+                let hit = self.set.rules()[r as usize].detection.is_match(view);
                 let ns = t.elapsed().as_nanos() as u64;
                 if let Some(s) = m.stats.as_mut() {
                     s.rules[r as usize].add(ns);
@@ -312,7 +310,7 @@ impl<'a> Detector<'a> {
                 file,
             });
         }
-        if !self.set.emits[r as usize] {
+        if !self.set.emits()[r as usize] {
             return;
         }
         let (details, extra, all_fields) = self.render(r, view, &mut m.render);

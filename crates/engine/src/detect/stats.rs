@@ -145,7 +145,7 @@ pub fn write_tsv(
     order.sort_by_key(|&i| std::cmp::Reverse(stats.rules[i].total_ns));
     for i in order {
         let t = &stats.rules[i];
-        let m = &set.rules[i].meta;
+        let m = &set.rules()[i].meta;
         writeln!(
             out,
             "{}\t{}\t{}\t{}\t{}\t{:.0}\t{}\t{}\t{}\t{}",

@@ -119,7 +119,11 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     } else {
         InputKind::Evtx
     };
-    let (mut files, discover_errors) = scanner_input::discover(&a.dirs, &a.files, kind);
+    let (mut files, discover_errors) = {
+        let (files, errors) = scanner_input::discover(&a.dirs, &a.files, kind);
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        (files, errors)
+    };
     let mut skipped = 0;
     if kind == InputKind::Evtx && !a.scan_all_files {
         let (kept, left) = scanner_input::split_by_channel(files, &set);

@@ -12,7 +12,7 @@ use crate::sorted_rows::SortedRows;
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::{InputError, InputFile, InputKind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -138,7 +138,12 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let errors = Mutex::new(Vec::new());
     let records = AtomicU64::new(0);
     let table = &det.rules().fields;
-    let report = |e: String| errors.lock().unwrap_or_else(|x| x.into_inner()).push(e);
+    let report = |e: InputError| {
+        errors
+            .lock()
+            .unwrap_or_else(|x| x.into_inner())
+            .push(e.to_string())
+    };
 
     // Largest files first, so the last worker does not finish alone on a big file.
     let mut order: Vec<u32> = (0..files.len() as u32).collect();
@@ -167,10 +172,10 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                         }
                         // Carved records are often garbage: not an input error.
                         Err(_) if rec.recovered => {}
-                        Err(e) => report(format!(
-                            "{}: record {}: unreadable JSON rendering: {e}",
-                            f.path.display(),
-                            rec.record_id.unwrap_or(0)
+                        Err(e) => report(InputError::unreadable_rendering(
+                            &f.path,
+                            rec.record_id.unwrap_or(0),
+                            e,
                         )),
                     },
                     report,
@@ -188,7 +193,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                             det.detect(&w.view, fi, None, &mut w.found);
                             w.tested();
                         }
-                        Err(e) => report(format!("{}: event: {e}", f.path.display())),
+                        Err(e) => report(InputError::unreadable_event(&f.path, e)),
                     },
                     report,
                 )
@@ -197,10 +202,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         let n = match run {
             Ok(n) => n,
             Err(p) => {
-                report(format!(
-                    "{}: reading stopped by an internal error: {}",
-                    f.path.display(),
-                    scanner_input::panic_message(&*p)
+                report(InputError::internal(
+                    &f.path,
+                    scanner_input::panic_message(&*p),
                 ));
                 0
             }

@@ -1,6 +1,7 @@
 //! JSON event files: JSON Lines, one array of events, or concatenated objects, each
 //! event handed to a callback as it is parsed (an array is streamed, never collected).
 
+use crate::error::{ErrorKind, InputError, Position};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -8,12 +9,12 @@ use std::path::Path;
 pub fn json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
 where
     F: Fn(&mut S, &serde_json::Value),
-    E: Fn(String),
+    E: Fn(InputError),
 {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => {
-            err(format!("{}: {e}", path.display()));
+            err(InputError::new(path, Position::None, ErrorKind::Io(e)));
             return 0;
         }
     };
@@ -21,7 +22,7 @@ where
     let first = match reader.fill_buf() {
         Ok(b) => b.iter().copied().find(|c| !c.is_ascii_whitespace()),
         Err(e) => {
-            err(format!("{}: {e}", path.display()));
+            err(InputError::new(path, Position::None, ErrorKind::Io(e)));
             return 0;
         }
     };
@@ -44,7 +45,8 @@ where
         }
         let mut de = serde_json::Deserializer::from_reader(reader);
         if let Err(e) = serde::Deserializer::deserialize_seq(&mut de, Each(state, &f, &mut n)) {
-            err(format!("{}: after {n} events: {e}", path.display()));
+            let kind = ErrorKind::JsonArray(e.to_string());
+            err(InputError::new(path, Position::AfterEvents(n), kind));
         }
         return n;
     }
@@ -56,7 +58,11 @@ where
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                err(format!("{}: line {}: {e}", path.display(), lineno + 1));
+                err(InputError::new(
+                    path,
+                    Position::Line(lineno + 1),
+                    ErrorKind::Io(e),
+                ));
                 break;
             }
         }
@@ -73,10 +79,8 @@ where
                     f(state, &v);
                 }
                 Err(e) => {
-                    err(format!(
-                        "{}: line {lineno}: invalid JSON: {e}",
-                        path.display()
-                    ));
+                    let kind = ErrorKind::InvalidJson(e.to_string());
+                    err(InputError::new(path, Position::Line(lineno), kind));
                     break;
                 }
             }

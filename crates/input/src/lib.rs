@@ -39,6 +39,7 @@
 
 mod channel;
 mod discover;
+mod error;
 mod evtx;
 mod flatten;
 mod json;
@@ -47,6 +48,7 @@ mod timestamp;
 
 pub use channel::{first_channel, split as split_by_channel, MIN_BYTES as CHANNEL_CHECK_MIN_BYTES};
 pub use discover::{discover, InputFile, InputKind};
+pub use error::{ErrorKind, InputError, Position};
 pub use evtx::{
     evtx as read_evtx, panic_message, push_padded, settings, settings_with, Content, EvtxCounts,
     EvtxRead, RawRecord, TypedState,

@@ -3,7 +3,8 @@
 //! others (and carved records) rendered to JSON by the `evtx` crate.
 
 use super::salvage::{chain, parseable};
-use super::{Content, RawRecord, TypedState};
+use super::{at_chunk, Content, RawRecord, TypedState};
+use crate::error::{ErrorKind, InputError, Position};
 use evtx::{EvtxChunk, EvtxChunkData, EvtxRecord, EvtxRecordHeader, ParserSettings};
 use std::path::Path;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ pub(super) fn chunk_records<E, F>(
     err: &E,
     mut f: F,
 ) where
-    E: Fn(String),
+    E: Fn(InputError),
     F: FnMut(RawRecord<'_>),
 {
     let number = data.number.unwrap_or(0);
@@ -28,7 +29,7 @@ pub(super) fn chunk_records<E, F>(
     let mut chunk = match data.parse(Arc::clone(settings)) {
         Ok(c) => c,
         Err(e) => {
-            err(format!("{}: chunk {number}: {}", path.display(), chain(&e)));
+            err(at_chunk(path, number, ErrorKind::DamagedChunk(chain(&e))));
             return;
         }
     };
@@ -58,7 +59,11 @@ pub(super) fn chunk_records<E, F>(
                 }
                 hand_json(r, (path, number), err, &mut f);
             }
-            Err(e) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
+            Err(e) => err(at_chunk(
+                path,
+                number,
+                ErrorKind::UnreadableRecord(chain(&e)),
+            )),
         }
     }
 }
@@ -117,7 +122,7 @@ fn typed_records<E, F>(
     err: &E,
     mut f: F,
 ) where
-    E: Fn(String),
+    E: Fn(InputError),
     F: FnMut(RawRecord<'_>),
 {
     let data = chunk.data;
@@ -140,14 +145,14 @@ fn typed_records<E, F>(
         }
         match item {
             Some(Ok(r)) => hand_json(r, (path, number), err, &mut f),
-            Some(Err(e)) => err(format!("{}: chunk {number}: {}", path.display(), chain(&e))),
+            Some(Err(e)) => err(at_chunk(
+                path,
+                number,
+                ErrorKind::UnreadableRecord(chain(&e)),
+            )),
             // Both walks read the same headers, so this is not expected; if it happens
             // the record is reported, not dropped silently.
-            None => err(format!(
-                "{}: chunk {number}: record {}: the parser's walk ended before it",
-                path.display(),
-                s.id
-            )),
+            None => err(at_record((path, number), s.id, ErrorKind::WalkEnded)),
         }
     }
 }
@@ -156,7 +161,7 @@ fn typed_records<E, F>(
 /// carved record: those are often garbage, not an input error).
 fn hand_json<E, F>(r: EvtxRecord<'_>, (path, number): (&Path, u64), err: &E, f: &mut F)
 where
-    E: Fn(String),
+    E: Fn(InputError),
     F: FnMut(RawRecord<'_>),
 {
     let (id, recovered) = (r.event_record_id, r.recovered);
@@ -167,10 +172,10 @@ where
             recovered,
         }),
         Err(_) if recovered => {}
-        Err(e) => err(format!(
-            "{}: chunk {number}: record {id}: {}",
-            path.display(),
-            chain(&e)
+        Err(e) => err(at_record(
+            (path, number),
+            id,
+            ErrorKind::UnreadableRecord(chain(&e)),
         )),
     }
 }
@@ -191,4 +196,9 @@ fn hand_typed<F: FnMut(RawRecord<'_>)>(
         recovered: false,
     });
     true
+}
+
+/// An error at record `record` of chunk `chunk` of `path`.
+fn at_record((path, chunk): (&Path, u64), record: u64, kind: ErrorKind) -> InputError {
+    InputError::new(path, Position::ChunkRecord { chunk, record }, kind)
 }

@@ -12,6 +12,7 @@ mod value_text;
 pub use typed::TypedState;
 pub use value_text::push_padded;
 
+use crate::error::{ErrorKind, InputError, Position};
 use crate::flatten::Flattener;
 use crate::record::RecordView;
 use chunk::chunk_records;
@@ -52,7 +53,7 @@ impl Content<'_> {
         flat: &mut Flattener,
         table: &FieldTable,
         view: &mut RecordView,
-    ) -> Result<(), String> {
+    ) -> Result<(), serde_json::Error> {
         match self {
             Content::Json(json) => flat.fill(json, table, view),
             Content::Typed(typed) => {
@@ -129,13 +130,17 @@ pub fn evtx<S, I, F, E>(path: &Path, size: u64, read: EvtxRead, init: I, f: F, e
 where
     I: Fn() -> S + Sync + Send,
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
-    E: Fn(String) + Sync + Send,
+    E: Fn(InputError) + Sync + Send,
 {
     let settings = Arc::new(settings_with(read.recover));
     let mut parser = match EvtxParser::from_path(path) {
         Ok(p) => p.with_configuration((*settings).clone()),
         Err(e) => {
-            err(format!("{}: {}", path.display(), why_unreadable(path, &e)));
+            err(InputError::new(
+                path,
+                Position::None,
+                why_unreadable(path, &e),
+            ));
             return EvtxCounts::default();
         }
     };
@@ -151,15 +156,16 @@ where
                 let Some(d) = salvage(path, chunk_id, &err) else {
                     return;
                 };
-                err(format!(
-                    "{}: chunk {chunk_id}: damaged chunk header ({}); records read where intact",
-                    path.display(),
-                    chain(&source)
-                ));
+                let kind = ErrorKind::DamagedChunkHeader(chain(&source));
+                err(at_chunk(path, chunk_id, kind));
                 d
             }
             Err(e) => {
-                err(format!("{}: {}", path.display(), chain(&e)));
+                err(InputError::new(
+                    path,
+                    Position::None,
+                    ErrorKind::Parser(chain(&e)),
+                ));
                 return;
             }
         };
@@ -179,12 +185,8 @@ where
         }));
         if let Err(p) = run {
             forget_typed();
-            err(format!(
-                "{}: chunk {number}: the EVTX parser failed (internal error: {}); \
-                 the chunk's remaining records are skipped",
-                path.display(),
-                panic_message(&*p)
-            ));
+            let kind = ErrorKind::ParserPanicked(panic_message(&*p));
+            err(at_chunk(path, number, kind));
         }
         records.fetch_add(live, Ordering::Relaxed);
         recovered.fetch_add(carved, Ordering::Relaxed);
@@ -207,27 +209,29 @@ where
         };
         if let Some(n) = tail {
             if let Some(d) = salvage(path, n, &err) {
-                err(format!(
-                    "{}: chunk {n}: truncated at {} of its {CHUNK_SIZE} bytes; its complete records read",
-                    path.display(),
-                    (size - HEADER_SIZE) % CHUNK_SIZE
-                ));
+                let kind = ErrorKind::TruncatedChunk {
+                    read: (size - HEADER_SIZE) % CHUNK_SIZE,
+                    size: CHUNK_SIZE,
+                };
+                err(at_chunk(path, n, kind));
                 let state = state.get_or_insert_with(&init);
                 chunk(state, Ok(d));
             }
         }
     }));
     if let Err(p) = run {
-        err(format!(
-            "{}: the EVTX parser failed (internal error: {}); the file's remaining chunks are skipped",
-            path.display(),
-            panic_message(&*p)
-        ));
+        let kind = ErrorKind::ParserPanicked(panic_message(&*p));
+        err(InputError::new(path, Position::None, kind));
     }
     EvtxCounts {
         records: records.into_inner(),
         recovered: recovered.into_inner(),
     }
+}
+
+/// An error at chunk `n` of `path`.
+fn at_chunk(path: &Path, n: u64, kind: ErrorKind) -> InputError {
+    InputError::new(path, Position::Chunk(n), kind)
 }
 
 thread_local! {

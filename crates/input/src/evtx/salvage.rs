@@ -3,7 +3,8 @@
 //! ([`salvage`]); a chunk whose string table is damaged is read again without it
 //! ([`parseable`]). Also the words for a file that does not open as EVTX.
 
-use super::{CHUNK_SIZE, HEADER_SIZE};
+use super::{at_chunk, CHUNK_SIZE, HEADER_SIZE};
+use crate::error::{ErrorKind, InputError};
 use evtx::{EvtxChunkData, ParserSettings};
 use std::path::Path;
 use std::sync::Arc;
@@ -29,24 +30,22 @@ pub(super) fn chain(e: &dyn std::error::Error) -> String {
 
 /// Why the parser could not open `path`, in words: empty, not EVTX, too short, or
 /// the parser's own reason.
-pub(super) fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> String {
+pub(super) fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> ErrorKind {
     use std::io::Read;
     let mut head = Vec::with_capacity(8);
     let opened = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
     match opened {
-        Err(io) => format!("cannot read: {io}"),
-        Ok(0) => "empty file, not EVTX".into(),
-        Ok(_) if head != b"ElfFile\0" => {
-            "not an EVTX file (it does not start with the ElfFile signature)".into()
-        }
-        Ok(_) => format!("not a readable EVTX file: {}", chain(e)),
+        Err(io) => ErrorKind::CannotRead(io),
+        Ok(0) => ErrorKind::EmptyFile,
+        Ok(_) if head != b"ElfFile\0" => ErrorKind::NotEvtx,
+        Ok(_) => ErrorKind::UnreadableEvtx(chain(e)),
     }
 }
 
 /// Chunk `n` of `path` read directly, padded to a whole chunk, with its magic set:
 /// for a chunk whose header the parser refuses, or a truncated last chunk. `None` when
 /// nothing is there.
-pub(super) fn salvage<E: Fn(String)>(path: &Path, n: u64, err: &E) -> Option<EvtxChunkData> {
+pub(super) fn salvage<E: Fn(InputError)>(path: &Path, n: u64, err: &E) -> Option<EvtxChunkData> {
     use std::io::{Read, Seek, SeekFrom};
     let mut bytes = Vec::with_capacity(CHUNK_SIZE as usize);
     let read = std::fs::File::open(path).and_then(|mut f| {
@@ -54,7 +53,7 @@ pub(super) fn salvage<E: Fn(String)>(path: &Path, n: u64, err: &E) -> Option<Evt
         f.take(CHUNK_SIZE).read_to_end(&mut bytes)
     });
     if let Err(e) = read {
-        err(format!("{}: chunk {n}: {e}", path.display()));
+        err(at_chunk(path, n, ErrorKind::Io(e)));
         return None;
     }
     if bytes.len() < 512 || bytes.iter().all(|&b| b == 0) {
@@ -70,7 +69,7 @@ pub(super) fn salvage<E: Fn(String)>(path: &Path, n: u64, err: &E) -> Option<Evt
 /// `data` (chunk `data.number` of `path`) once it parses: as it is, or, when its string
 /// table is damaged (reported), with the table cleared; `None`, reported, when it does
 /// not parse.
-pub(super) fn parseable<E: Fn(String)>(
+pub(super) fn parseable<E: Fn(InputError)>(
     path: &Path,
     mut data: EvtxChunkData,
     settings: &Arc<ParserSettings>,
@@ -83,10 +82,7 @@ pub(super) fn parseable<E: Fn(String)>(
         Some(e) if e.contains("string cache") => {
             // A damaged string table: it only caches names that records also point to,
             // so read the chunk again without it.
-            err(format!(
-                "{}: chunk {number}: damaged string table ({e}); read without it",
-                path.display()
-            ));
+            err(at_chunk(path, number, ErrorKind::DamagedStringTable(e)));
             let mut bytes = std::mem::take(&mut data.data);
             bytes[STRING_TABLE].fill(0);
             match EvtxChunkData::new(bytes, false) {
@@ -95,13 +91,13 @@ pub(super) fn parseable<E: Fn(String)>(
                     Some(d)
                 }
                 Err(e) => {
-                    err(format!("{}: chunk {number}: {}", path.display(), chain(&e)));
+                    err(at_chunk(path, number, ErrorKind::DamagedChunk(chain(&e))));
                     None
                 }
             }
         }
         Some(e) => {
-            err(format!("{}: chunk {number}: {e}", path.display()));
+            err(at_chunk(path, number, ErrorKind::DamagedChunk(e)));
             None
         }
     }

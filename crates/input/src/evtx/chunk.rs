@@ -202,3 +202,137 @@ fn hand_typed<F: FnMut(RawRecord<'_>)>(
 fn at_record((path, chunk): (&Path, u64), record: u64, kind: ErrorKind) -> InputError {
     InputError::new(path, Position::ChunkRecord { chunk, record }, kind)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evtx::test_log::{event, first_chunk, log, named};
+    use scanner_evtx_writer::{Element, Value};
+
+    /// Events the typed path covers, with every third one holding a float (left to JSON).
+    fn events(n: u16) -> Vec<scanner_evtx_writer::Event> {
+        (0..n)
+            .map(|i| {
+                let v = if i % 3 == 2 {
+                    Value::F64(f64::from(i) + 0.5)
+                } else {
+                    Value::U32(u32::from(i))
+                };
+                event(i, Element::new("EventData").child(named("N", v)))
+            })
+            .collect()
+    }
+
+    /// Chunk 0 of `log` as the parser hands it, numbered.
+    fn chunk_data(log: &[u8]) -> EvtxChunkData {
+        let mut parser = evtx::EvtxParser::from_buffer(log.to_vec()).expect("a log");
+        let mut d = parser.chunks().next().expect("a chunk").expect("read");
+        d.number = Some(0);
+        d
+    }
+
+    #[test]
+    fn the_live_walk_finds_every_record_the_crate_finds() {
+        let log = log(&events(30));
+        let (bytes, records) = first_chunk(&log);
+        let settings = Arc::new(crate::evtx::settings());
+        let mut data = chunk_data(&log);
+        let chunk = data.parse(settings).expect("parsed");
+        let mut spans = Vec::new();
+        assert!(live_records(&chunk, &mut spans));
+        let found: Vec<_> = spans.iter().map(|s| (s.offset, s.size, s.id)).collect();
+        let want: Vec<_> = records.iter().map(|r| (r.offset, r.size, r.id)).collect();
+        assert_eq!(found, want);
+        assert_eq!(bytes.len(), chunk.data.len());
+    }
+
+    #[test]
+    fn a_record_header_that_does_not_read_leaves_the_chunk_to_the_crate() {
+        let log = log(&events(5));
+        let (_, records) = first_chunk(&log);
+        let settings = Arc::new(crate::evtx::settings());
+        let mut data = chunk_data(&log);
+        // The third record's header signature (24 bytes before its BinXML).
+        let at = records[2].offset - 24;
+        data.data[at..at + 4].fill(0);
+        let chunk = data.parse(settings).expect("parsed");
+        let mut spans = Vec::new();
+        assert!(!live_records(&chunk, &mut spans));
+        assert_eq!(spans.len(), 2, "the records before it");
+    }
+
+    /// What `chunk_records` hands for `log`: (record id, typed?) and the errors.
+    fn hand(log: &[u8], typed: bool) -> (Vec<(u64, bool)>, Vec<String>) {
+        let settings = Arc::new(crate::evtx::settings());
+        let mut state = TypedState::default();
+        let errors = std::cell::RefCell::new(Vec::new());
+        let mut got = Vec::new();
+        chunk_records(
+            Path::new("t.evtx"),
+            chunk_data(log),
+            &settings,
+            false,
+            typed.then_some(&mut state),
+            &|e: InputError| errors.borrow_mut().push(e.to_string()),
+            |r| {
+                let is_typed = matches!(r.content, Content::Typed(_));
+                got.push((r.record_id.expect("an id"), is_typed));
+            },
+        );
+        (got, errors.into_inner())
+    }
+
+    #[test]
+    fn the_chunk_walk_hands_every_live_record_once_typed_where_covered() {
+        let log = log(&events(30));
+        let (_, records) = first_chunk(&log);
+        let ids: Vec<u64> = records.iter().map(|r| r.id).collect();
+        let (typed, errors) = hand(&log, true);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(typed.iter().map(|r| r.0).collect::<Vec<_>>(), ids);
+        for (k, (_, is_typed)) in typed.iter().enumerate() {
+            assert_eq!(*is_typed, k % 3 != 2, "record {k}: floats go to JSON");
+        }
+        let (json, _) = hand(&log, false);
+        assert_eq!(json.iter().map(|r| r.0).collect::<Vec<_>>(), ids);
+        assert!(json.iter().all(|r| !r.1));
+    }
+
+    #[test]
+    fn a_record_that_does_not_render_is_reported_with_its_chunk_and_the_rest_handed() {
+        let log = log(&events(3));
+        let (_, records) = first_chunk(&log);
+        let mut data = chunk_data(&log);
+        data.number = Some(4);
+        let bad = records[1];
+        data.data[bad.offset..bad.offset + bad.size].fill(0xff);
+        let settings = Arc::new(crate::evtx::settings());
+        let mut state = TypedState::default();
+        let errors = std::cell::RefCell::new(Vec::new());
+        let mut handed = Vec::new();
+        chunk_records(
+            Path::new("t.evtx"),
+            data,
+            &settings,
+            false,
+            Some(&mut state),
+            &|e: InputError| errors.borrow_mut().push(e),
+            |r| handed.push(r.record_id.expect("an id")),
+        );
+        assert_eq!(handed, [records[0].id, records[2].id]);
+        let errors = errors.into_inner();
+        let [e] = &errors[..] else {
+            panic!("one error: {errors:?}")
+        };
+        let at = Position::ChunkRecord {
+            chunk: 4,
+            record: bad.id,
+        };
+        assert!(
+            e.position() == at || e.position() == Position::Chunk(4),
+            "{e}"
+        );
+        assert!(matches!(e.kind(), ErrorKind::UnreadableRecord(_)), "{e}");
+        assert!(e.to_string().starts_with("t.evtx: chunk 4: "), "{e}");
+    }
+}

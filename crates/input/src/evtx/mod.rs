@@ -6,6 +6,8 @@
 mod chunk;
 mod salvage;
 mod template;
+#[cfg(test)]
+mod test_log;
 mod typed;
 mod value_text;
 

@@ -102,3 +102,120 @@ pub(super) fn parseable<E: Fn(InputError)>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Position;
+    use crate::evtx::test_log::{event, log, named, TempFile};
+    use crate::evtx::{evtx, EvtxRead};
+    use scanner_evtx_writer::Element;
+    use std::sync::Mutex;
+
+    fn events(n: u16) -> Vec<scanner_evtx_writer::Event> {
+        let data = |i: u16| Element::new("EventData").child(named("N", format!("n{i}")));
+        (0..n).map(|i| event(i, data(i))).collect()
+    }
+
+    /// Reads `bytes` as an EVTX file: the records handed and the errors.
+    fn read(name: &str, bytes: &[u8]) -> (u64, Vec<InputError>) {
+        let file = TempFile::new(name, bytes);
+        let errors = Mutex::new(Vec::new());
+        let read = EvtxRead {
+            recover: false,
+            typed: true,
+        };
+        let push = |e| errors.lock().unwrap().push(e);
+        let counts = evtx(
+            file.path(),
+            bytes.len() as u64,
+            read,
+            || (),
+            |_, _| {},
+            push,
+        );
+        (counts.records, errors.into_inner().unwrap())
+    }
+
+    #[test]
+    fn a_file_that_is_not_evtx_says_why() {
+        let (n, errors) = read("empty.evtx", b"");
+        assert_eq!(n, 0);
+        assert!(matches!(errors[..], [ref e] if matches!(e.kind(), ErrorKind::EmptyFile)));
+        let (_, errors) = read("text.evtx", b"not a log at all, but long enough to be read");
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert!(matches!(e.kind(), ErrorKind::NotEvtx));
+        assert_eq!(e.position(), Position::None);
+        assert!(e.to_string().ends_with(
+            "text.evtx: not an EVTX file (it does not start with the ElfFile signature)"
+        ));
+    }
+
+    #[test]
+    fn a_damaged_chunk_header_is_reported_with_its_number_and_its_records_read() {
+        let mut bytes = log(&events(20));
+        // A letter of the chunk's signature.
+        bytes[HEADER_SIZE as usize + 2] ^= 0x20;
+        let (n, errors) = read("header.evtx", &bytes);
+        assert_eq!(n, 20, "every record read");
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(e.position(), Position::Chunk(0));
+        assert!(matches!(e.kind(), ErrorKind::DamagedChunkHeader(_)), "{e}");
+        assert!(
+            e.to_string().contains(": chunk 0: damaged chunk header ("),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_truncated_last_chunk_is_reported_and_its_complete_records_read() {
+        let bytes = log(&events(20));
+        let h = HEADER_SIZE as usize;
+        let used = u32::from_le_bytes(bytes[h + 48..h + 52].try_into().unwrap()) as usize;
+        let cut = &bytes[..h + used];
+        let (n, errors) = read("cut.evtx", cut);
+        assert_eq!(n, 20);
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(e.position(), Position::Chunk(0));
+        let want = ErrorKind::TruncatedChunk {
+            read: used as u64,
+            size: CHUNK_SIZE,
+        };
+        assert_eq!(e.kind().to_string(), want.to_string());
+    }
+
+    #[test]
+    fn a_damaged_string_table_is_cleared_and_the_chunk_read() {
+        let mut bytes = log(&events(20));
+        // A string table entry pointing into the middle of a record.
+        let at = HEADER_SIZE as usize + STRING_TABLE.start;
+        bytes[at..at + 4].copy_from_slice(&1001u32.to_le_bytes());
+        let (n, errors) = read("strings.evtx", &bytes);
+        assert_eq!(n, 20, "every record read");
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(e.position(), Position::Chunk(0));
+        assert!(matches!(e.kind(), ErrorKind::DamagedStringTable(_)), "{e}");
+    }
+
+    #[test]
+    fn nothing_is_salvaged_where_there_is_no_chunk() {
+        let mut bytes = log(&events(2));
+        let file = TempFile::new("salvage.evtx", &bytes);
+        let errors = Mutex::new(Vec::new());
+        let push = |e| errors.lock().unwrap().push(e);
+        assert!(salvage(file.path(), 0, &push).is_some());
+        assert!(salvage(file.path(), 5, &push).is_none(), "past the end");
+        bytes[HEADER_SIZE as usize..].fill(0);
+        let zeroed = TempFile::new("zeroed.evtx", &bytes);
+        assert!(salvage(zeroed.path(), 0, &push).is_none(), "all zeros");
+        assert!(errors.into_inner().unwrap().is_empty());
+    }
+}

@@ -83,3 +83,103 @@ impl Templates {
         self.list[i as usize].as_ref().expect("looked up")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evtx::test_log::{event, first_chunk, log, named};
+    use scanner_evtx_writer::Element;
+
+    /// The chunk offset of the template definition the record at `offset` uses.
+    fn definition(data: &[u8], offset: usize) -> u32 {
+        assert_eq!(
+            data[offset..offset + 5],
+            [0x0f, 1, 1, 0, 0x0c],
+            "a template instance"
+        );
+        u32::from_le_bytes(data[offset + 10..offset + 14].try_into().unwrap())
+    }
+
+    /// Where `text` is, as UTF-16, in the definition at `def`.
+    fn in_definition(data: &[u8], def: u32, text: &str) -> usize {
+        let def = def as usize;
+        let size = u32::from_le_bytes(data[def + 20..def + 24].try_into().unwrap()) as usize;
+        let needle: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        def + data[def..def + 24 + size]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("found")
+    }
+
+    /// Whether template `i` has an element named `name`.
+    fn has_element(cache: &Templates, i: u32, name: &str) -> bool {
+        let t = cache.get(i);
+        t.elems
+            .iter()
+            .any(|e| &*cache.names.get(e.name).text == name)
+    }
+
+    fn chunk() -> (Vec<u8>, u32) {
+        let data = Element::new("EventData").child(named("User", "alice"));
+        let (bytes, records) = first_chunk(&log(&[event(4624, data)]));
+        let def = definition(&bytes, records[0].offset);
+        (bytes, def)
+    }
+
+    #[test]
+    fn a_definition_is_parsed_once_per_chunk_offset() {
+        let (data, def) = chunk();
+        let mut cache = Templates::default();
+        let i = cache.lookup(&data, def).expect("a template");
+        assert_eq!(cache.lookup(&data, def), Some(i));
+        assert_eq!(cache.list.len(), 1);
+        assert!(has_element(&cache, i, "Channel"));
+    }
+
+    #[test]
+    fn a_later_chunk_gets_the_same_template_for_the_same_guid_size_and_bytes() {
+        let (data, def) = chunk();
+        let mut cache = Templates::default();
+        let i = cache.lookup(&data, def).expect("a template");
+        cache.begin_chunk();
+        assert!(cache.by_offset.is_empty(), "offsets are per chunk");
+        // The next chunk holds the same definition: found by its GUID, size and bytes.
+        assert_eq!(cache.lookup(&data, def), Some(i));
+        assert_eq!(cache.list.len(), 1, "not parsed again");
+        assert_eq!(cache.by_offset[&def], i);
+    }
+
+    #[test]
+    fn a_definition_with_other_bytes_under_the_same_guid_is_parsed_again() {
+        let (data, def) = chunk();
+        let mut cache = Templates::default();
+        let i = cache.lookup(&data, def).expect("a template");
+        let mut other = data.clone();
+        let at = in_definition(&other, def, "Channel");
+        other[at] = b'D';
+        assert_eq!(
+            other[def as usize + 4..def as usize + 24],
+            data[def as usize + 4..def as usize + 24]
+        );
+        cache.begin_chunk();
+        let j = cache.lookup(&other, def).expect("parsed again");
+        assert_ne!(i, j);
+        assert!(has_element(&cache, j, "Dhannel") && !has_element(&cache, j, "Channel"));
+        assert_eq!(
+            cache.known[&cache.get(i).key()],
+            [i, j],
+            "kept under one key"
+        );
+    }
+
+    #[test]
+    fn the_cache_starts_afresh_once_it_holds_too_many_templates() {
+        let (data, def) = chunk();
+        let mut cache = Templates::default();
+        cache.lookup(&data, def).expect("a template");
+        cache.list.resize_with(MAX_TEMPLATES + 1, || None);
+        cache.begin_chunk();
+        assert!(cache.list.is_empty() && cache.known.is_empty());
+        assert!(cache.lookup(&data, def).is_some());
+    }
+}

@@ -242,3 +242,85 @@ impl Emit<'_> {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::TypedState;
+    use crate::evtx::test_log::{event, first_chunk, log, named};
+    use crate::flatten::Flattener;
+    use crate::record::RecordView;
+    use scanner_evtx_writer::Element;
+    use scanner_rules::FieldTable;
+
+    /// The leaves the typed path writes for the record of `data`, checked against
+    /// flattening the crate's JSON rendering of it.
+    fn leaves(data: Element) -> Vec<String> {
+        let log = log(&[event(7, data)]);
+        let (bytes, records) = first_chunk(&log);
+        let table = FieldTable::new();
+        let mut s = TypedState::default();
+        s.begin_chunk();
+        let at = records[0];
+        assert!(s.prepare_at(&bytes, at.offset, at.size), "covered");
+        let mut typed = RecordView::default();
+        s.fill(&table, &mut typed);
+        let settings = std::sync::Arc::new(crate::evtx::settings());
+        let mut parser = evtx::EvtxParser::from_buffer(log).expect("a log");
+        let mut data = parser.chunks().next().expect("a chunk").expect("read");
+        let mut chunk = data.parse(settings).expect("parsed");
+        let json = chunk.iter().next().expect("a record").expect("read");
+        let json = json.into_json().expect("rendered").data;
+        let mut flat = RecordView::default();
+        Flattener::default()
+            .fill(&json, &table, &mut flat)
+            .expect("flattened");
+        assert!(
+            typed.leaves().eq(flat.leaves()),
+            "as flattening writes them"
+        );
+        typed.leaves().map(|(p, v)| format!("{p}={v}")).collect()
+    }
+
+    #[test]
+    fn named_data_is_keyed_by_its_name_and_attributes_get_their_own_object() {
+        let data = Element::new("EventData")
+            .child(named("User", "alice"))
+            .child(named("Logon", "3"));
+        assert_eq!(
+            leaves(data),
+            [
+                "Event.System.Provider_attributes.Name=P",
+                "Event.System.EventID=7",
+                "Event.System.Channel=Security",
+                "Event.EventData.User=alice",
+                "Event.EventData.Logon=3",
+            ]
+        );
+    }
+
+    #[test]
+    fn data_without_names_is_a_list_under_data() {
+        let data = Element::new("EventData")
+            .child(Element::new("Data").text("a"))
+            .child(Element::new("Data").text("b"));
+        let got = leaves(data);
+        assert_eq!(
+            got[3..],
+            ["Event.EventData.Data=a", "Event.EventData.Data=b"]
+        );
+    }
+
+    #[test]
+    fn repeated_element_names_are_numbered_outside_event_data() {
+        let data = Element::new("UserData").child(
+            Element::new("Log")
+                .child(Element::new("Item").text("x"))
+                .child(Element::new("Item").text("y")),
+        );
+        let got = leaves(data);
+        assert_eq!(
+            got[3..],
+            ["Event.UserData.Log.Item=x", "Event.UserData.Log.Item_1=y"]
+        );
+    }
+}

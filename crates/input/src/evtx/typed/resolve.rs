@@ -519,3 +519,124 @@ impl Iterator for Children<'_> {
         Some(n.kind)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::TypedState;
+    use super::*;
+    use crate::evtx::test_log::{event, first_chunk, log, named};
+    use scanner_evtx_writer::{Element, Value};
+
+    /// UTF-16LE of `s`.
+    fn utf16(s: &str) -> Vec<u8> {
+        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+    }
+
+    #[test]
+    fn values_are_formatted_null_or_pending_as_nested_instances() {
+        let mut r = Resolved::default();
+        r.push_value(0x01, Some(&utf16("alice")), 0)
+            .expect("a string");
+        r.push_value(0x00, Some(&[]), 0).expect("a null");
+        r.push_value(0x21, Some(&[0x0f, 1, 1, 0]), 100)
+            .expect("BinXML");
+        let [s, n, x] = r.vals[..] else {
+            panic!("three values")
+        };
+        assert_eq!(&r.text[s.span.0 as usize..s.span.1 as usize], "alice");
+        assert!(!s.null && s.nested == NONE);
+        assert!(n.null && n.span.0 == n.span.1);
+        assert_eq!(
+            (x.nested, x.span),
+            (PENDING, (100, 104)),
+            "read later, from the chunk"
+        );
+        assert_eq!(r.push_value(0x01, None, 0), None, "a value past the chunk");
+    }
+
+    #[test]
+    fn a_string_array_keeps_its_items_and_its_comma_joined_text() {
+        let mut r = Resolved::default();
+        let bytes = [utf16("a\0"), utf16("\0"), utf16("bc\0")].concat();
+        r.push_value(0x81, Some(&bytes), 0).expect("an array");
+        let v = r.vals[0];
+        assert_eq!(&r.text[v.span.0 as usize..v.span.1 as usize], "a,,bc");
+        let (i0, i1) = v.items.expect("items");
+        let items: Vec<&str> = r.items[i0 as usize..i1 as usize]
+            .iter()
+            .map(|&(a, b)| &r.text[a as usize..b as usize])
+            .collect();
+        assert_eq!(items, ["a", "", "bc"]);
+        assert!(r.multi_arrays);
+        // The last string without its NUL: the crate reads on past it, so JSON it is.
+        assert_eq!(r.push_value(0x81, Some(&utf16("a\0b")), 0), None);
+    }
+
+    /// The record of `events[0]` prepared by a fresh state.
+    fn prepared(data: Element) -> Option<TypedState> {
+        let (bytes, records) = first_chunk(&log(&[event(1, data)]));
+        let mut s = TypedState::default();
+        s.begin_chunk();
+        let at = records[0];
+        s.prepare_at(&bytes, at.offset, at.size).then_some(s)
+    }
+
+    /// The names of the child elements of element `e`, and of their text.
+    fn children(s: &TypedState, e: u32) -> Vec<(String, String)> {
+        let r = &s.rec;
+        r.children(e)
+            .filter_map(|k| match k {
+                Kind::Elem(c) => {
+                    let name = s
+                        .templates
+                        .names
+                        .get(r.elems[c as usize].name)
+                        .text
+                        .to_string();
+                    let mut text = String::new();
+                    r.concat(r.children(c), &mut text);
+                    Some((name, text))
+                }
+                Kind::Str(..) | Kind::Arr(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_record_resolves_to_the_tree_of_its_template_with_its_values() {
+        let data = Element::new("EventData").child(named("User", "alice"));
+        let s = prepared(data).expect("covered");
+        let top: Vec<String> = children(&s, 0).into_iter().map(|c| c.0).collect();
+        assert_eq!(top, ["System", "EventData"]);
+        let data = s.rec.children(0).nth(1);
+        let Some(Kind::Elem(data)) = data else {
+            panic!("EventData")
+        };
+        assert_eq!(children(&s, data), [("Data".into(), "alice".into())]);
+    }
+
+    #[test]
+    fn an_element_holding_an_array_is_repeated_once_per_item() {
+        let items = Value::Array(vec![Value::String("a".into()), Value::String("b".into())]);
+        let data = Element::new("EventData").child(Element::new("Data").text(items));
+        let s = prepared(data).expect("covered");
+        let Some(Kind::Elem(data)) = s.rec.children(0).nth(1) else {
+            panic!("EventData")
+        };
+        let expect = [("Data".into(), "a".into()), ("Data".into(), "b".into())];
+        assert_eq!(children(&s, data), expect);
+        assert!(s.rec.data_names, "repeated elements may repeat names");
+    }
+
+    #[test]
+    fn data_names_that_repeat_leave_the_record_to_json() {
+        let twice = Element::new("EventData")
+            .child(named("User", "alice"))
+            .child(named("User", "bob"));
+        assert!(prepared(twice).is_none());
+        let distinct = Element::new("EventData")
+            .child(named("User", "alice"))
+            .child(named("Target", "bob"));
+        assert!(prepared(distinct).is_some());
+    }
+}

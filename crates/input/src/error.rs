@@ -1,7 +1,8 @@
 //! [`InputError`]: what went wrong reading an input file, where in the file, and which
 //! file. Its text is the message the scan reports (`{file}: chunk 3: …`,
 //! `{file}: line 7: invalid JSON: …`); the parts stay apart for callers that group or
-//! count errors by file or by kind.
+//! count errors by file or by kind. Also the text of errors from other crates as it goes
+//! into an [`ErrorKind`]: an error with its sources ([`chain`]), a caught panic's message.
 
 use std::fmt;
 use std::io;
@@ -229,6 +230,30 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+/// An error and its sources, each source once (the `evtx` crate's messages often
+/// repeat their source's text).
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(x) = src {
+        let t = x.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = x.source();
+    }
+    s
+}
+
+/// The message of a caught panic.
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +312,35 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "x.json: reading stopped by an internal error: index out of bounds"
+        );
+    }
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl fmt::Display for Layer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn a_chain_names_each_source_once() {
+        let inner = || Some(Box::new(Layer("bad magic", None)));
+        assert_eq!(chain(&Layer("chunk 2", inner())), "chunk 2: bad magic");
+        assert_eq!(
+            chain(&Layer("chunk 2: bad magic", inner())),
+            "chunk 2: bad magic"
+        );
+        assert_eq!(
+            panic_message(&*std::panic::catch_unwind(|| panic!("boom")).unwrap_err()),
+            "boom"
         );
     }
 

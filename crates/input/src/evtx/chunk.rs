@@ -2,9 +2,9 @@
 //! record headers and handed as typed values where the typed path covers them, the
 //! others (and carved records) rendered to JSON by the `evtx` crate.
 
-use super::salvage::{chain, parseable};
+use super::salvage::parseable;
 use super::{at_chunk, Content, RawRecord, TypedState};
-use crate::error::{ErrorKind, InputError, Position};
+use crate::error::{chain, ErrorKind, InputError, Position};
 use evtx::{EvtxChunk, EvtxChunkData, EvtxRecord, EvtxRecordHeader, ParserSettings};
 use std::path::Path;
 use std::sync::Arc;

@@ -14,14 +14,14 @@ mod value_text;
 pub use typed::TypedState;
 pub use value_text::push_padded;
 
-use crate::error::{ErrorKind, InputError, Position};
+use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
 use crate::flatten::Flattener;
 use crate::record::RecordView;
 use chunk::chunk_records;
 use evtx::err::ChunkError;
 use evtx::{EvtxChunkData, EvtxParser, ParserSettings};
 use rayon::prelude::*;
-use salvage::{chain, salvage, why_unreadable};
+use salvage::{salvage, why_unreadable};
 use scanner_rules::FieldTable;
 use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
@@ -97,14 +97,6 @@ pub struct EvtxCounts {
 const PARALLEL_CHUNKS: u64 = 8;
 const CHUNK_SIZE: u64 = 64 * 1024;
 const HEADER_SIZE: u64 = 4096;
-
-/// The message of a caught panic.
-pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into())
-}
 
 /// The parser settings the scan uses: single-threaded parsers (rayon parallelism is
 /// ours; the crate's own threads deadlock inside a rayon pool), attributes separated.

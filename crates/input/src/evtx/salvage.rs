@@ -1,32 +1,16 @@
 //! Damage the `evtx` crate refuses but that leaves records readable: a chunk whose
 //! header does not verify, or a truncated last chunk, is read directly from the file
 //! ([`salvage`]); a chunk whose string table is damaged is read again without it
-//! ([`parseable`]). Also the words for a file that does not open as EVTX.
+//! ([`parseable`]). Also why a file does not open as EVTX, in words.
 
 use super::{at_chunk, CHUNK_SIZE, HEADER_SIZE};
-use crate::error::{ErrorKind, InputError};
+use crate::error::{chain, ErrorKind, InputError};
 use evtx::{EvtxChunkData, ParserSettings};
 use std::path::Path;
 use std::sync::Arc;
 
 /// The string table of a chunk header: 64 offsets at bytes 128..384.
 const STRING_TABLE: std::ops::Range<usize> = 128..384;
-
-/// An error and its sources, each source once (the `evtx` crate's messages often
-/// repeat their source's text).
-pub(super) fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(x) = src {
-        let t = x.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = x.source();
-    }
-    s
-}
 
 /// Why the parser could not open `path`, in words: empty, not EVTX, too short, or
 /// the parser's own reason.

@@ -235,13 +235,7 @@ impl Resolved {
                     self.nodes.push(RNode { kind, next: NONE });
                 }
             }
-            let n1 = self.nodes.len() as u32;
-            if n1 > n0 {
-                self.attrs.push(RAttr {
-                    name: a.name,
-                    nodes: (n0, n1),
-                });
-            }
+            self.end_attr(a.name, n0);
         }
         let id = self.elems.len() as u32;
         self.elems.push(RElem {
@@ -276,6 +270,18 @@ impl Resolved {
             self.push_child(id, &mut last, kind);
         }
         Some(id)
+    }
+
+    /// Ends attribute `name`, whose value nodes start at `n0`: kept if it has any.
+    #[inline]
+    fn end_attr(&mut self, name: u32, n0: u32) {
+        let n1 = self.nodes.len() as u32;
+        if n1 > n0 {
+            self.attrs.push(RAttr {
+                name,
+                nodes: (n0, n1),
+            });
+        }
     }
 
     /// Appends `kind` to the content of element `e`, whose last node is `last`.
@@ -382,13 +388,7 @@ impl Resolved {
                     self.nodes.push(RNode { kind, next: NONE });
                 }
             }
-            let n1 = self.nodes.len() as u32;
-            if n1 > n0 {
-                self.attrs.push(RAttr {
-                    name: attr.name,
-                    nodes: (n0, n1),
-                });
-            }
+            self.end_attr(attr.name, n0);
         }
         let id = self.elems.len() as u32;
         self.elems.push(RElem {

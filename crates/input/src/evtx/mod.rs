@@ -2,6 +2,10 @@
 //! one at a time to a callback (as typed values where the typed path covers it, else as
 //! the crate's JSON rendering), damaged chunks salvaged or reported; nothing collects a
 //! file's records.
+//!
+//! Here: the reader ([`evtx`]) and what it hands over. `chunk` walks one chunk's records,
+//! `salvage` gets at chunks the crate refuses, `typed` (with `template` and
+//! `value_text`) reads records straight from their templates and values.
 
 mod chunk;
 mod salvage;

@@ -112,6 +112,7 @@ impl Resolved {
 
     /// Reads a value of type `ty` (its `size` bytes, `None` past the chunk, found at
     /// `at`): formatted, or pending as a nested instance.
+    #[inline]
     pub(super) fn push_value(&mut self, ty: u8, bytes: Option<&[u8]>, at: usize) -> Option<()> {
         let bytes = bytes?;
         let val = if ty == 0x21 && !bytes.is_empty() {

@@ -12,7 +12,7 @@ use crate::sorted_rows::SortedRows;
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
-use scanner_input::{InputError, InputFile, InputKind};
+use scanner_input::{InputFile, InputKind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -138,7 +138,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let errors = Mutex::new(Vec::new());
     let records = AtomicU64::new(0);
     let table = &det.rules().fields;
-    let report = |e: InputError| {
+    let report = |e: scanner_input::InputError| {
         errors
             .lock()
             .unwrap_or_else(|x| x.into_inner())
@@ -172,7 +172,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                         }
                         // Carved records are often garbage: not an input error.
                         Err(_) if rec.recovered => {}
-                        Err(e) => report(InputError::unreadable_rendering(
+                        Err(e) => report(scanner_input::InputError::unreadable_rendering(
                             &f.path,
                             rec.record_id.unwrap_or(0),
                             e,
@@ -193,7 +193,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                             det.detect(&w.view, fi, None, &mut w.found);
                             w.tested();
                         }
-                        Err(e) => report(InputError::unreadable_event(&f.path, e)),
+                        Err(e) => report(scanner_input::InputError::unreadable_event(&f.path, e)),
                     },
                     report,
                 )
@@ -202,7 +202,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         let n = match run {
             Ok(n) => n,
             Err(p) => {
-                report(InputError::internal(
+                report(scanner_input::InputError::internal(
                     &f.path,
                     scanner_input::panic_message(&*p),
                 ));

@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         &LoadOptions::default(),
     );
     // Every rejection names its file.
-    for e in &set.report.errors {
+    for e in &set.report().errors {
         assert_eq!(e.file, "fuzz.yml");
     }
 });

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use scanner_engine::Origin;
 use scanner_engine::{DetectInfo, ScanStats};
-use scanner_input::InputFile;
+use scanner_input::InputError;
 use scanner_rules::FxHashMap;
 use scanner_rules::{Level, RuleSet};
 use scanner_timeline::TimeFormat;
@@ -74,26 +74,22 @@ fn top(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<(String, usize)
     v
 }
 
-/// Groups error messages by the input file they start with; others go under `-`.
-pub fn group_errors(files: &[InputFile], errors: &[String]) -> Vec<(String, Vec<String>)> {
-    let mut names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-    // Longest first, so that a file is not taken for another whose name is its prefix.
-    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+/// Groups input errors by their file, files in name order, each file's messages in
+/// the order given.
+pub fn group_errors<'e>(
+    errors: impl IntoIterator<Item = &'e InputError>,
+) -> Vec<(String, Vec<String>)> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    let mut index: FxHashMap<String, usize> = FxHashMap::default();
     for e in errors {
-        let (file, msg) = match names
-            .iter()
-            .find(|n| e.starts_with(n.as_str()) && e[n.len()..].starts_with(": "))
-        {
-            Some(n) => (n.clone(), e[n.len() + 2..].to_string()),
-            None => match e.split_once(": ") {
-                Some((f, m)) => (f.to_string(), m.to_string()),
-                None => ("-".to_string(), e.clone()),
-            },
-        };
-        match groups.iter_mut().find(|(f, _)| *f == file) {
-            Some((_, v)) => v.push(msg),
-            None => groups.push((file, vec![msg])),
+        let file = e.file().display().to_string();
+        let msg = e.message().to_string();
+        match index.get(&file) {
+            Some(&i) => groups[i].1.push(msg),
+            None => {
+                index.insert(file.clone(), groups.len());
+                groups.push((file, vec![msg]));
+            }
         }
     }
     groups.sort_by(|a, b| a.0.cmp(&b.0));
@@ -451,6 +447,7 @@ pub fn group(n: u64) -> String {
 mod tests {
     use super::*;
     use jiff::tz::{self, TimeZone};
+    use scanner_input::{ErrorKind, Position};
     use scanner_rules::{load, LoadOptions, RuleSource};
 
     fn row(secs: i64, record_id: u64, computer: &str) -> DetectInfo {
@@ -520,31 +517,26 @@ mod tests {
     fn groups_thousands_and_errors_by_file() {
         assert_eq!(group(0), "0");
         assert_eq!(group(1234567), "1,234,567");
-        let files = vec![
-            InputFile {
-                path: "a/x.evtx".into(),
-                size: 1,
-            },
-            InputFile {
-                path: "a/x.evtx.bak.evtx".into(),
-                size: 1,
-            },
-        ];
-        let g = group_errors(
-            &files,
-            &[
-                "a/x.evtx: chunk 2: bad".into(),
-                "a/x.evtx.bak.evtx: not a readable EVTX file".into(),
-                "a/x.evtx: chunk 3: bad".into(),
-            ],
-        );
-        assert_eq!(g.len(), 2);
-        assert_eq!(
-            g[0],
-            (
-                "a/x.evtx".into(),
-                vec!["chunk 2: bad".into(), "chunk 3: bad".into()]
+        let bad = |file: &str, chunk| {
+            InputError::new(
+                file,
+                Position::Chunk(chunk),
+                ErrorKind::DamagedChunk("bad".into()),
             )
-        );
+        };
+        // A file whose name holds ": " and one named as another's prefix are their own.
+        let errors = [
+            bad("a/x: y.evtx", 2),
+            InputError::new("a/x.evtx.bak.evtx", Position::None, ErrorKind::NotEvtx),
+            bad("a/x: y.evtx", 3),
+        ];
+        let g = group_errors(&errors);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].0, "a/x.evtx.bak.evtx");
+        assert_eq!(g[1].0, "a/x: y.evtx");
+        assert_eq!(g[1].1.len(), 2);
+        assert!(g[1].1[0].starts_with("chunk 2: "), "{:?}", g[1].1);
+        assert!(g[1].1[1].starts_with("chunk 3: "), "{:?}", g[1].1);
+        assert_eq!(format!("{}: {}", g[1].0, g[1].1[0]), errors[0].to_string());
     }
 }

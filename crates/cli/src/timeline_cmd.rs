@@ -10,7 +10,7 @@ use crate::rules_cmd::{load_rules, print_report};
 use crate::summary::{group_errors, level_of, Tally};
 use crate::write_behind::WriteBehind;
 use scanner_engine::{DetectInfo, Progress, ScanResult, Scanner, SortedRows};
-use scanner_input::{InputFile, InputKind};
+use scanner_input::{InputError, InputFile, InputKind};
 use scanner_rules::RuleSet;
 use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
 use std::io::{IsTerminal, Write};
@@ -52,7 +52,7 @@ pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
 /// files the channel check left out.
 struct Inputs {
     files: Vec<InputFile>,
-    errors: Vec<String>,
+    errors: Vec<InputError>,
     skipped: usize,
 }
 
@@ -262,17 +262,12 @@ fn report(
 ) -> Result<i32, String> {
     let terminal = std::io::stderr().is_terminal();
     let colour = terminal && !a.no_color && std::env::var_os("NO_COLOR").is_none();
-    let errors: Vec<String> = inputs
-        .errors
-        .iter()
-        .chain(&result.errors)
-        .cloned()
-        .collect();
+    let errors: Vec<&InputError> = inputs.errors.iter().chain(&result.errors).collect();
     let detections = tally.detections();
     let mut summary = tally.finish();
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;
-    summary.errors = group_errors(&inputs.files, &errors);
+    summary.errors = group_errors(errors.iter().copied());
     if let Some(path) = &a.html_report {
         summary.elapsed = started.elapsed();
         let command: Vec<String> = std::env::args().collect();

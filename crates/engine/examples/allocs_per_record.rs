@@ -62,7 +62,9 @@ fn main() {
         ALLOCS.load(Ordering::Relaxed),
         BYTES.load(Ordering::Relaxed),
     );
-    let result = scanner.scan(&files, InputKind::Evtx);
+    let result = scanner
+        .scan(&files, InputKind::Evtx)
+        .expect("spilled rows read back");
     let (a1, b1) = (
         ALLOCS.load(Ordering::Relaxed),
         BYTES.load(Ordering::Relaxed),

@@ -12,7 +12,7 @@ use crate::sort::RowStore;
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::{InputError, InputFile, InputKind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -55,7 +55,7 @@ pub struct ScanResult<R = Vec<DetectInfo>> {
     /// Counts.
     pub stats: ScanStats,
     /// Problems met (file, chunk or record, and the reason); the scan went on.
-    pub errors: Vec<String>,
+    pub errors: Vec<InputError>,
     /// Per-rule timings, when rule statistics were on.
     pub rule_stats: Option<crate::detect::stats::RuleStats>,
 }
@@ -137,8 +137,8 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let store = RowStore::new(opts.sort_memory, std::env::temp_dir());
     let errors = Mutex::new(Vec::new());
     let records = AtomicU64::new(0);
-    let table = &det.rules().fields();
-    let report = |e: String| errors.lock().unwrap_or_else(|x| x.into_inner()).push(e);
+    let table = det.rules().fields();
+    let report = |e: InputError| errors.lock().unwrap_or_else(|x| x.into_inner()).push(e);
 
     // Largest files first, so the last worker does not finish alone on a big file.
     let mut order: Vec<u32> = (0..files.len() as u32).collect();
@@ -167,10 +167,10 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                         }
                         // Carved records are often garbage: not an input error.
                         Err(_) if rec.recovered => {}
-                        Err(e) => report(format!(
-                            "{}: record {}: unreadable JSON rendering: {e}",
-                            f.path.display(),
-                            rec.record_id.unwrap_or(0)
+                        Err(e) => report(InputError::unreadable_rendering(
+                            &f.path,
+                            rec.record_id.unwrap_or(0),
+                            e,
                         )),
                     },
                     report,
@@ -188,7 +188,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                             det.detect(&w.view, fi, None, &mut w.found);
                             w.tested();
                         }
-                        Err(e) => report(format!("{}: event: {e}", f.path.display())),
+                        Err(e) => report(InputError::unreadable_event(&f.path, e)),
                     },
                     report,
                 )
@@ -197,10 +197,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         let n = match run {
             Ok(n) => n,
             Err(p) => {
-                report(format!(
-                    "{}: reading stopped by an internal error: {}",
-                    f.path.display(),
-                    scanner_input::panic_message(&*p)
+                report(InputError::internal(
+                    &f.path,
+                    scanner_input::panic_message(&*p),
                 ));
                 0
             }
@@ -218,7 +217,8 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     store.push(&mut correlated, bytes);
     let rows = store.finish();
     let mut errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
-    errors.sort();
+    // In the order of their text, as the summary and `-N` list them.
+    errors.sort_by_cached_key(ToString::to_string);
     ScanResult {
         rows,
         stats: ScanStats {

@@ -119,21 +119,17 @@ impl Scanner {
         &self.set
     }
 
-    /// Scans files; every row is collected in memory (see [`Self::scan_sorted`]). Should
-    /// spilled rows not read back, the error is among the result's errors.
-    pub fn scan(&self, files: &[InputFile], kind: InputKind) -> ScanResult {
+    /// Scans files and collects every row in memory, in timeline order (see
+    /// [`Self::scan_sorted`] for a stream). Fails only when rows spilled to disk past
+    /// the sort bound cannot be read back; the error names the run's file.
+    pub fn scan(&self, files: &[InputFile], kind: InputKind) -> std::io::Result<ScanResult> {
         let r = self.scan_sorted(files, kind);
-        let mut errors = r.errors;
-        let rows = r.rows.into_vec().unwrap_or_else(|e| {
-            errors.push(e.to_string());
-            Vec::new()
-        });
-        ScanResult {
-            rows,
+        Ok(ScanResult {
+            rows: r.rows.into_vec()?,
             stats: r.stats,
-            errors,
+            errors: r.errors,
             rule_stats: r.rule_stats,
-        }
+        })
     }
 
     /// Scans files; the rows come as a stream in timeline order, held in memory only up

@@ -24,8 +24,10 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
         path: events.to_path_buf(),
         size,
     }];
-    let result = scanner.scan(&files, InputKind::Json);
-    problems.extend(result.errors.iter().cloned());
+    let result = scanner
+        .scan(&files, InputKind::Json)
+        .expect("spilled rows read back");
+    problems.extend(result.errors.iter().map(ToString::to_string));
     let mut got: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for r in &result.rows {
         let id = if r.correlation {

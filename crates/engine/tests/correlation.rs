@@ -56,7 +56,9 @@ fn run(corr: &str, events: &[String]) -> (Vec<(String, String)>, Vec<String>) {
     assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
     let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(&ev).unwrap().len();
-    let result = scanner.scan(&[InputFile { path: ev, size }], InputKind::Json);
+    let result = scanner
+        .scan(&[InputFile { path: ev, size }], InputKind::Json)
+        .expect("spilled rows read back");
     let mut corr_rows = Vec::new();
     let mut record_rows = Vec::new();
     for r in &result.rows {

@@ -29,12 +29,15 @@ fn evtx_scan_regressions() {
             let plain = ScannerBuilder::new()
                 .extra_field_info(true)
                 .build(rules())
-                .scan(&files, InputKind::Evtx);
+                .scan(&files, InputKind::Evtx)
+                .expect("spilled rows read back");
             let s = ScannerBuilder::new()
                 .extra_field_info(true)
                 .recover_records(true)
                 .build(rules());
-            let rec = s.scan(&files, InputKind::Evtx);
+            let rec = s
+                .scan(&files, InputKind::Evtx)
+                .expect("spilled rows read back");
             let _ = tx.send((plain.stats.records, rec.stats.records));
         });
         match rx.recv_timeout(Duration::from_secs(60)) {

@@ -394,8 +394,12 @@ fn check(scanners: &Arc<[Scanner; 2]>, path: &Path, limit: Duration) -> Result<O
                 path: p.clone(),
                 size,
             }];
-            let result = s[0].scan(&files, InputKind::Evtx);
-            let recovering = s[1].scan(&files, InputKind::Evtx);
+            let result = s[0]
+                .scan(&files, InputKind::Evtx)
+                .expect("spilled rows read back");
+            let recovering = s[1]
+                .scan(&files, InputKind::Evtx)
+                .expect("spilled rows read back");
             let (crate_records, crate_panicked) = crate_records(&p, &scanner_input::settings());
             Outcome {
                 scanned_recovering: recovering.stats.records,
@@ -403,7 +407,7 @@ fn check(scanners: &Arc<[Scanner; 2]>, path: &Path, limit: Duration) -> Result<O
                 crate_panicked,
                 scanned: result.stats.records,
                 errors: result.errors.len(),
-                first_error: result.errors.first().cloned(),
+                first_error: result.errors.first().map(ToString::to_string),
             }
         }));
         let _ = tx.send(r.map_err(|e| {
@@ -627,6 +631,7 @@ fn edge_case_corpus() {
         let p = shared().join("evtx-edge-cases").join(n);
         let size = std::fs::metadata(&p).unwrap().len();
         s.scan(&[InputFile { path: p, size }], InputKind::Evtx)
+            .expect("spilled rows read back")
     };
     let r = scan_one("sample_with_a_bad_chunk_magic.evtx");
     for chunk in [
@@ -636,6 +641,7 @@ fn edge_case_corpus() {
         if !r
             .errors
             .iter()
+            .map(ToString::to_string)
             .any(|e| e.contains("sample_with_a_bad_chunk_magic.evtx") && e.contains(chunk))
         {
             failures.push(format!(
@@ -645,7 +651,7 @@ fn edge_case_corpus() {
         }
     }
     let r = scan_one("sample-with-zero-data-size-event.evtx");
-    if !r.errors.iter().any(|e| {
+    if !r.errors.iter().map(ToString::to_string).any(|e| {
         e.contains("sample-with-zero-data-size-event.evtx: chunk 0:")
             && e.contains("record data size")
     }) {
@@ -654,7 +660,9 @@ fn edge_case_corpus() {
     // Recovery carves records from the two damaged chunks.
     let p = shared().join("evtx-edge-cases/sample_with_a_bad_chunk_magic.evtx");
     let size = std::fs::metadata(&p).unwrap().len();
-    let r = scanners[1].scan(&[InputFile { path: p, size }], InputKind::Evtx);
+    let r = scanners[1]
+        .scan(&[InputFile { path: p, size }], InputKind::Evtx)
+        .expect("spilled rows read back");
     if r.stats.recovered == 0 {
         failures.push("bad chunk magic: nothing carved with recovery on".into());
     }

@@ -90,7 +90,9 @@ fn every_regression_case_fires_its_rule() {
             path: c.evtx.clone(),
             size,
         }];
-        let result = scanner.scan(&files, InputKind::Evtx);
+        let result = scanner
+            .scan(&files, InputKind::Evtx)
+            .expect("spilled rows read back");
         let fired = result
             .rows
             .iter()

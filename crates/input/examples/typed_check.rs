@@ -148,10 +148,10 @@ fn check_log(path: &Path, log: Vec<u8>, state: &mut TypedState, t: &mut Tally) {
                 }
                 t.typed += 1;
                 state.fill(&table, &mut typed);
-                let rendered = r.into_json().map_err(|e| e.to_string());
-                let flattened =
-                    rendered.and_then(|j| flat.fill(&j.data, &table, &mut json).map(|_| j.data));
-                let Ok(text) = flattened else {
+                let rendered = r.into_json().ok();
+                let flattened = rendered
+                    .and_then(|j| flat.fill(&j.data, &table, &mut json).ok().map(|_| j.data));
+                let Some(text) = flattened else {
                     t.json_failed += 1;
                     continue;
                 };

@@ -1,6 +1,7 @@
 //! Finding input files: `-d` folders searched recursively, `-f` files, by extension
 //! (case-insensitive), without following folder symlinks (no loops).
 
+use crate::error::{ErrorKind, InputError, Position};
 use std::path::{Path, PathBuf};
 
 /// An input file.
@@ -35,13 +36,13 @@ impl InputKind {
     }
 }
 
-/// Lists the input files under `dirs` plus `files`, sorted by path; problems are
-/// returned as messages naming the path.
+/// Lists the input files under `dirs` plus `files`, sorted by path; problems (a path
+/// that does not open, a folder given as a file, …) are returned beside them.
 pub fn discover(
     dirs: &[PathBuf],
     files: &[PathBuf],
     kind: InputKind,
-) -> (Vec<InputFile>, Vec<String>) {
+) -> (Vec<InputFile>, Vec<InputError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for f in files {
@@ -50,12 +51,9 @@ pub fn discover(
                 path: f.clone(),
                 size: m.len(),
             }),
-            Ok(m) if m.is_dir() => errors.push(format!(
-                "{}: a folder, not a file (scan folders with -d)",
-                f.display()
-            )),
-            Ok(_) => errors.push(format!("{}: not a regular file", f.display())),
-            Err(e) => errors.push(format!("{}: cannot open: {e}", f.display())),
+            Ok(m) if m.is_dir() => errors.push(whole(f, ErrorKind::FolderNotFile)),
+            Ok(_) => errors.push(whole(f, ErrorKind::NotRegularFile)),
+            Err(e) => errors.push(whole(f, ErrorKind::CannotOpen(e))),
         }
     }
     for d in dirs {
@@ -63,14 +61,11 @@ pub fn discover(
         match std::fs::metadata(d) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
-                errors.push(format!(
-                    "{}: not a folder (scan single files with -f)",
-                    d.display()
-                ));
+                errors.push(whole(d, ErrorKind::NotFolder));
                 continue;
             }
             Err(e) => {
-                errors.push(format!("{}: cannot open folder: {e}", d.display()));
+                errors.push(whole(d, ErrorKind::CannotOpenFolder(e)));
                 continue;
             }
         }
@@ -78,7 +73,7 @@ pub fn discover(
             let rd = match std::fs::read_dir(&dir) {
                 Ok(rd) => rd,
                 Err(e) => {
-                    errors.push(format!("{}: cannot read folder: {e}", dir.display()));
+                    errors.push(whole(&dir, ErrorKind::CannotReadFolder(e)));
                     continue;
                 }
             };
@@ -86,7 +81,7 @@ pub fn discover(
                 let entry = match entry {
                     Ok(e) => e,
                     Err(e) => {
-                        errors.push(format!("{}: {e}", dir.display()));
+                        errors.push(whole(&dir, ErrorKind::Io(e)));
                         continue;
                     }
                 };
@@ -101,7 +96,7 @@ pub fn discover(
                             size: m.len(),
                         }),
                         Ok(_) => {}
-                        Err(e) => errors.push(format!("{}: cannot open: {e}", p.display())),
+                        Err(e) => errors.push(whole(&p, ErrorKind::CannotOpen(e))),
                     }
                 }
             }
@@ -110,4 +105,9 @@ pub fn discover(
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup_by(|a, b| a.path == b.path);
     (out, errors)
+}
+
+/// An error about `path` as a whole.
+fn whole(path: &Path, kind: ErrorKind) -> InputError {
+    InputError::new(path, Position::None, kind)
 }

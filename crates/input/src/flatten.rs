@@ -165,7 +165,7 @@ impl Flattener {
         json: &str,
         table: &FieldTable,
         view: &mut RecordView,
-    ) -> Result<(), String> {
+    ) -> Result<(), serde_json::Error> {
         view.clear(table.len());
         self.path.clear();
         let mut de = serde_json::Deserializer::from_str(json);
@@ -175,8 +175,8 @@ impl Flattener {
             path: &mut self.path,
             num: &mut self.num,
         };
-        node.deserialize(&mut de).map_err(|e| e.to_string())?;
-        de.end().map_err(|e| e.to_string())
+        node.deserialize(&mut de)?;
+        de.end()
     }
 
     /// Fills `view` from an already parsed JSON value (JSON input files).
@@ -185,7 +185,7 @@ impl Flattener {
         value: &serde_json::Value,
         table: &FieldTable,
         view: &mut RecordView,
-    ) -> Result<(), String> {
+    ) -> Result<(), serde_json::Error> {
         view.clear(table.len());
         self.path.clear();
         let node = Node {
@@ -194,7 +194,7 @@ impl Flattener {
             path: &mut self.path,
             num: &mut self.num,
         };
-        node.deserialize(value).map_err(|e| e.to_string())
+        node.deserialize(value)
     }
 }
 

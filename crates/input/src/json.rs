@@ -1,19 +1,22 @@
 //! JSON event files: JSON Lines, one array of events, or concatenated objects, each
 //! event handed to a callback as it is parsed (an array is streamed, never collected).
 
+use crate::error::{ErrorKind, InputError, Position};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.
+/// Hands each event to `f` and returns how many there were; problems go to `err`, and a
+/// line that does not parse ends only that line.
 pub fn json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
 where
     F: Fn(&mut S, &serde_json::Value),
-    E: Fn(String),
+    E: Fn(InputError),
 {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => {
-            err(format!("{}: {e}", path.display()));
+            err(InputError::new(path, Position::None, ErrorKind::Io(e)));
             return 0;
         }
     };
@@ -21,7 +24,7 @@ where
     let first = match reader.fill_buf() {
         Ok(b) => b.iter().copied().find(|c| !c.is_ascii_whitespace()),
         Err(e) => {
-            err(format!("{}: {e}", path.display()));
+            err(InputError::new(path, Position::None, ErrorKind::Io(e)));
             return 0;
         }
     };
@@ -44,7 +47,8 @@ where
         }
         let mut de = serde_json::Deserializer::from_reader(reader);
         if let Err(e) = serde::Deserializer::deserialize_seq(&mut de, Each(state, &f, &mut n)) {
-            err(format!("{}: after {n} events: {e}", path.display()));
+            let kind = ErrorKind::JsonArray(e.to_string());
+            err(InputError::new(path, Position::AfterEvents(n), kind));
         }
         return n;
     }
@@ -56,7 +60,11 @@ where
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                err(format!("{}: line {}: {e}", path.display(), lineno + 1));
+                err(InputError::new(
+                    path,
+                    Position::Line(lineno + 1),
+                    ErrorKind::Io(e),
+                ));
                 break;
             }
         }
@@ -73,14 +81,63 @@ where
                     f(state, &v);
                 }
                 Err(e) => {
-                    err(format!(
-                        "{}: line {lineno}: invalid JSON: {e}",
-                        path.display()
-                    ));
+                    let kind = ErrorKind::InvalidJson(e.to_string());
+                    err(InputError::new(path, Position::Line(lineno), kind));
                     break;
                 }
             }
         }
     }
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `text` as a JSON event file: the events' `n` values and the errors.
+    fn read(name: &str, text: &str) -> (Vec<u64>, Vec<InputError>) {
+        let path = std::env::temp_dir().join(format!("scanner-json-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).expect("written");
+        let errors = std::cell::RefCell::new(Vec::new());
+        let mut got = Vec::new();
+        let n = json(
+            &path,
+            &mut got,
+            |got, v| got.push(v["n"].as_u64().expect("n")),
+            |e| errors.borrow_mut().push(e),
+        );
+        std::fs::remove_file(&path).ok();
+        assert_eq!(n, got.len() as u64);
+        (got, errors.into_inner())
+    }
+
+    #[test]
+    fn a_line_that_does_not_parse_is_reported_by_number_and_the_rest_read() {
+        let (got, errors) = read("lines.jsonl", "{\"n\":1}\n{\"n\":\n\n{\"n\":3}{\"n\":4}\n");
+        assert_eq!(got, [1, 3, 4]);
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(e.position(), Position::Line(2));
+        assert!(
+            e.to_string()
+                .contains("lines.jsonl: line 2: invalid JSON: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_array_that_stops_parsing_says_after_how_many_events() {
+        let (got, errors) = read("array.json", "[{\"n\":1},{\"n\":2},");
+        assert_eq!(got, [1, 2]);
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(e.position(), Position::AfterEvents(2));
+        assert!(
+            e.to_string().contains("array.json: after 2 events: "),
+            "{e}"
+        );
+    }
 }

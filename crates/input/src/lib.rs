@@ -14,6 +14,10 @@
 //! without the crate building and rendering its tree; the JSON rendering is the
 //! fallback, and both give the same leaves.
 //!
+//! Problems are [`InputError`]s: the file, a [`Position`] in it (chunk, record, line)
+//! and an [`ErrorKind`]; reading goes on past them where it can, and their text is the
+//! message the scan reports.
+//!
 //! ```no_run
 //! use scanner_input::{discover, read_evtx, EvtxRead, Flattener, InputKind, RecordView};
 //! use scanner_rules::FieldTable;
@@ -39,6 +43,7 @@
 
 mod channel;
 mod discover;
+mod error;
 mod evtx;
 mod flatten;
 mod json;
@@ -47,9 +52,10 @@ mod timestamp;
 
 pub use channel::{first_channel, split as split_by_channel, MIN_BYTES as CHANNEL_CHECK_MIN_BYTES};
 pub use discover::{discover, InputFile, InputKind};
+pub use error::{panic_message, ErrorKind, InputError, Message, Position};
 pub use evtx::{
-    evtx as read_evtx, panic_message, push_padded, settings, settings_with, Content, EvtxCounts,
-    EvtxRead, RawRecord, TypedState,
+    evtx as read_evtx, push_padded, settings, settings_with, Content, EvtxCounts, EvtxRead,
+    RawRecord, TypedState,
 };
 pub use flatten::Flattener;
 pub use json::json as read_json;

@@ -301,7 +301,7 @@ fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec
             let leaves = view.leaves().map(|(p, v)| format!("{p}={v}")).collect();
             records.lock().unwrap().push((id, leaves));
         },
-        |e| errors.lock().unwrap().push(e),
+        |e| errors.lock().unwrap().push(e.to_string()),
     );
     std::fs::remove_file(&path).ok();
     let mut records = records.into_inner().unwrap();

@@ -2,8 +2,9 @@
 //! that can match it; large buckets carry a [`Prefilter`] so that only the rules whose
 //! needles occur in the record are evaluated.
 
+use crate::event::Event;
 use crate::fields::FxHashMap;
-use crate::prefilter::{Prefilter, MIN_BUCKET};
+use crate::prefilter::{Admission, Prefilter, MIN_BUCKET};
 use crate::rule::{Constraint, Rule};
 use rayon::prelude::*;
 
@@ -14,6 +15,23 @@ pub struct Bucket {
     pub rules: Vec<u32>,
     /// The shared prefilter, for buckets of at least [`MIN_BUCKET`] rules.
     pub prefilter: Option<Prefilter>,
+}
+
+impl Bucket {
+    /// The rules of this bucket to evaluate for `event` (of a set of `rules` rules):
+    /// those its prefilter admits (every rule when it has none, or when `use_prefilter`
+    /// is off), found with `adm`'s reused buffers.
+    #[inline]
+    pub fn admit<'a>(
+        &self,
+        adm: &'a mut Admission,
+        event: &impl Event,
+        rules: usize,
+        use_prefilter: bool,
+    ) -> &'a [u32] {
+        let prefilter = self.prefilter.as_ref().filter(|_| use_prefilter);
+        adm.admit(&self.rules, prefilter, event, rules)
+    }
 }
 
 /// Buckets keyed by lowercase channel, then EventID text; `""` stands for "any".

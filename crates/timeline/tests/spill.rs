@@ -66,9 +66,13 @@ fn spilled_rows_merge_in_order_and_errors_name_the_run() {
     );
     assert_eq!(files_in(&tmp), Vec::<PathBuf>::new());
     // The collecting API gives the same rows.
-    let all = tiny.scan(&files, InputKind::Json);
+    let all = tiny
+        .scan(&files, InputKind::Json)
+        .expect("spilled rows read back");
     assert!(all.errors.is_empty(), "{:?}", all.errors);
-    let again = memory.scan(&files, InputKind::Json);
+    let again = memory
+        .scan(&files, InputKind::Json)
+        .expect("spilled rows read back");
     assert_eq!(format!("{:?}", all.rows), format!("{:?}", again.rows));
     assert_eq!(files_in(&tmp), Vec::<PathBuf>::new());
 

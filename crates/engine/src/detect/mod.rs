@@ -218,7 +218,7 @@ impl<'a> Detector<'a> {
         }
         let mut scratch = std::mem::take(&mut m.scratch);
         for b in self.set.index().candidates(ch, eid).into_iter().flatten() {
-            for &r in scratch.admit(b, view, self.set.rules().len(), self.prefilter) {
+            for &r in b.admit(&mut scratch, view, self.set.rules().len(), self.prefilter) {
                 if self.set.rules()[r as usize].detection.is_match(view) {
                     self.on_match(r, view, file, record_id, m);
                 }
@@ -251,7 +251,7 @@ impl<'a> Detector<'a> {
     ) {
         let mut scratch = std::mem::take(&mut m.scratch);
         for b in self.set.index().candidates(ch, eid).into_iter().flatten() {
-            for &r in scratch.admit(b, view, self.set.rules().len(), self.prefilter) {
+            for &r in b.admit(&mut scratch, view, self.set.rules().len(), self.prefilter) {
                 let t = std::time::Instant::now();
                 let hit = self.set.rules()[r as usize].detection.is_match(view);
                 let ns = t.elapsed().as_nanos() as u64;

@@ -5,9 +5,8 @@
 //! without one, are admitted. It reads the event only through [`Event`].
 
 use super::needle_cache::NeedleCache;
-use super::ALL_VALUES;
+use super::{Prefilter, ALL_VALUES};
 use crate::event::Event;
-use crate::index::Bucket;
 
 /// A worker's prefilter buffers, reused for every event: which rules of a bucket its
 /// prefilter admits for the event at hand.
@@ -22,20 +21,20 @@ pub struct Admission {
 }
 
 impl Admission {
-    /// The rules of `b` to evaluate for `view` (of a set of `rules` rules): those its
-    /// prefilter admits, or every rule of the bucket when it has none or `use_prefilter`
-    /// is off.
+    /// The rules of a bucket (`bucket`, with its `prefilter`) to evaluate for `view`,
+    /// of a set of `rules` rules: those the prefilter admits, or every rule of the bucket
+    /// when it has none. [`crate::Bucket::admit`] is the way in.
     #[inline]
-    pub fn admit(
+    pub(crate) fn admit(
         &mut self,
-        b: &Bucket,
+        bucket: &[u32],
+        prefilter: Option<&Prefilter>,
         view: &impl Event,
         rules: usize,
-        use_prefilter: bool,
     ) -> &[u32] {
         self.admitted.clear();
-        let Some(p) = b.prefilter.as_ref().filter(|_| use_prefilter) else {
-            self.admitted.extend_from_slice(&b.rules);
+        let Some(p) = prefilter else {
+            self.admitted.extend_from_slice(bucket);
             return &self.admitted;
         };
         self.admitted.extend_from_slice(&p.always);
@@ -137,19 +136,22 @@ mod tests {
         let ev = Ev::new(&[(image, &["C:\\Temp\\TOOL3.EXE"])], false);
         let mut adm = Admission::default();
         let title = |r: &u32| set.rules[*r as usize].meta.title.to_string();
-        let mut got: Vec<String> = adm
-            .admit(bucket, &ev, set.rules.len(), true)
+        let mut got: Vec<String> = bucket
+            .admit(&mut adm, &ev, set.rules.len(), true)
             .iter()
             .map(title)
             .collect();
         got.sort();
         assert_eq!(got, ["r11", "r3"]);
         // The same value again (now from the needle memo), and with the prefilter off.
-        assert_eq!(adm.admit(bucket, &ev, set.rules.len(), true).len(), 2);
-        assert_eq!(adm.admit(bucket, &ev, set.rules.len(), false).len(), 12);
+        assert_eq!(bucket.admit(&mut adm, &ev, set.rules.len(), true).len(), 2);
+        assert_eq!(
+            bucket.admit(&mut adm, &ev, set.rules.len(), false).len(),
+            12
+        );
         let other = Ev::new(&[(image, &["C:\\notepad.exe"])], false);
-        let got: Vec<String> = adm
-            .admit(bucket, &other, set.rules.len(), true)
+        let got: Vec<String> = bucket
+            .admit(&mut adm, &other, set.rules.len(), true)
             .iter()
             .map(title)
             .collect();

@@ -10,7 +10,7 @@
 //! replay it. Plans hold field ids, so they are dropped when the field table changes.
 //! A worker keeps at most 8 shapes per template and 2,048 plans in all.
 
-use super::{Kind, Resolved};
+use super::resolve::{Kind, Resolved};
 use scanner_rules::FieldId;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,0 +1,202 @@
+//! Damage the `evtx` crate refuses but that leaves records readable: a chunk whose
+//! header does not verify, or a truncated last chunk, is read directly from the file
+//! ([`salvage`]); a chunk whose string table is damaged is read again without it
+//! ([`parseable`]). Also why a file does not open as EVTX, in words.
+
+use super::{at_chunk, CHUNK_SIZE, HEADER_SIZE};
+use crate::error::{chain, ErrorKind, InputError};
+use evtx::{EvtxChunkData, ParserSettings};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The string table of a chunk header: 64 offsets at bytes 128..384.
+const STRING_TABLE: std::ops::Range<usize> = 128..384;
+
+/// Why the parser could not open `path`, in words: empty, not EVTX, too short, or
+/// the parser's own reason.
+pub(super) fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> ErrorKind {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    let opened = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    match opened {
+        Err(io) => ErrorKind::CannotRead(io),
+        Ok(0) => ErrorKind::EmptyFile,
+        Ok(_) if head != b"ElfFile\0" => ErrorKind::NotEvtx,
+        Ok(_) => ErrorKind::UnreadableEvtx(chain(e)),
+    }
+}
+
+/// Chunk `n` of `path` read directly, padded to a whole chunk, with its magic set:
+/// for a chunk whose header the parser refuses, or a truncated last chunk. `None` when
+/// nothing is there.
+pub(super) fn salvage<E: Fn(InputError)>(path: &Path, n: u64, err: &E) -> Option<EvtxChunkData> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = Vec::with_capacity(CHUNK_SIZE as usize);
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        f.seek(SeekFrom::Start(HEADER_SIZE + n * CHUNK_SIZE))?;
+        f.take(CHUNK_SIZE).read_to_end(&mut bytes)
+    });
+    if let Err(e) = read {
+        err(at_chunk(path, n, ErrorKind::Io(e)));
+        return None;
+    }
+    if bytes.len() < 512 || bytes.iter().all(|&b| b == 0) {
+        return None;
+    }
+    bytes.resize(CHUNK_SIZE as usize, 0);
+    bytes[..8].copy_from_slice(b"ElfChnk\0");
+    let mut d = EvtxChunkData::new(bytes, false).ok()?;
+    d.number = Some(n);
+    Some(d)
+}
+
+/// `data` (chunk `data.number` of `path`) once it parses: as it is, or, when its string
+/// table is damaged (reported), with the table cleared; `None`, reported, when it does
+/// not parse.
+pub(super) fn parseable<E: Fn(InputError)>(
+    path: &Path,
+    mut data: EvtxChunkData,
+    settings: &Arc<ParserSettings>,
+    err: &E,
+) -> Option<EvtxChunkData> {
+    let number = data.number.unwrap_or(0);
+    let parsed = data.parse(Arc::clone(settings)).err().map(|e| chain(&e));
+    match parsed {
+        None => Some(data),
+        Some(e) if e.contains("string cache") => {
+            // A damaged string table: it only caches names that records also point to,
+            // so read the chunk again without it.
+            err(at_chunk(path, number, ErrorKind::DamagedStringTable(e)));
+            let mut bytes = std::mem::take(&mut data.data);
+            bytes[STRING_TABLE].fill(0);
+            match EvtxChunkData::new(bytes, false) {
+                Ok(mut d) => {
+                    d.number = data.number;
+                    Some(d)
+                }
+                Err(e) => {
+                    err(at_chunk(path, number, ErrorKind::DamagedChunk(chain(&e))));
+                    None
+                }
+            }
+        }
+        Some(e) => {
+            err(at_chunk(path, number, ErrorKind::DamagedChunk(e)));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Position;
+    use crate::evtx::test_log::{event, log, named, TempFile};
+    use crate::evtx::{evtx, EvtxRead};
+    use scanner_evtx_writer::Element;
+    use std::sync::Mutex;
+
+    fn events(n: u16) -> Vec<scanner_evtx_writer::Event> {
+        let data = |i: u16| Element::new("EventData").child(named("N", format!("n{i}")));
+        (0..n).map(|i| event(i, data(i))).collect()
+    }
+
+    /// Reads `bytes` as an EVTX file: the records handed and the errors.
+    fn read(name: &str, bytes: &[u8]) -> (u64, Vec<InputError>) {
+        let file = TempFile::new(name, bytes);
+        let errors = Mutex::new(Vec::new());
+        let read = EvtxRead {
+            recover: false,
+            typed: true,
+        };
+        let push = |e| errors.lock().unwrap().push(e);
+        let counts = evtx(
+            file.path(),
+            bytes.len() as u64,
+            read,
+            || (),
+            |_, _| {},
+            push,
+        );
+        (counts.records, errors.into_inner().unwrap())
+    }
+
+    /// [`read`], which must report one error at chunk 0: the records and the error.
+    fn read_chunk_error(name: &str, bytes: &[u8]) -> (u64, InputError) {
+        let (n, mut errors) = read(name, bytes);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let e = errors.remove(0);
+        assert_eq!(e.position(), Position::Chunk(0), "{e}");
+        (n, e)
+    }
+
+    #[test]
+    fn a_file_that_is_not_evtx_says_why() {
+        let (n, errors) = read("empty.evtx", b"");
+        assert_eq!(n, 0);
+        assert!(matches!(errors[..], [ref e] if matches!(e.kind(), ErrorKind::EmptyFile)));
+        let (_, errors) = read("text.evtx", b"not a log at all, but long enough to be read");
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert!(matches!(e.kind(), ErrorKind::NotEvtx));
+        assert_eq!(e.position(), Position::None);
+        assert!(e.to_string().ends_with(
+            "text.evtx: not an EVTX file (it does not start with the ElfFile signature)"
+        ));
+    }
+
+    #[test]
+    fn a_damaged_chunk_header_is_reported_with_its_number_and_its_records_read() {
+        let mut bytes = log(&events(20));
+        // A letter of the chunk's signature.
+        bytes[HEADER_SIZE as usize + 2] ^= 0x20;
+        let (n, e) = read_chunk_error("header.evtx", &bytes);
+        assert_eq!(n, 20, "every record read");
+        assert!(matches!(e.kind(), ErrorKind::DamagedChunkHeader(_)), "{e}");
+        assert!(
+            e.to_string().contains(": chunk 0: damaged chunk header ("),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_truncated_last_chunk_is_reported_and_its_complete_records_read() {
+        let bytes = log(&events(20));
+        let h = HEADER_SIZE as usize;
+        let used = u32::from_le_bytes(bytes[h + 48..h + 52].try_into().unwrap()) as usize;
+        let cut = &bytes[..h + used];
+        let (n, e) = read_chunk_error("cut.evtx", cut);
+        assert_eq!(n, 20);
+        let want = ErrorKind::TruncatedChunk {
+            read: used as u64,
+            size: CHUNK_SIZE,
+        };
+        assert_eq!(e.kind().to_string(), want.to_string());
+    }
+
+    #[test]
+    fn a_damaged_string_table_is_cleared_and_the_chunk_read() {
+        let mut bytes = log(&events(20));
+        // A string table entry pointing into the middle of a record.
+        let at = HEADER_SIZE as usize + STRING_TABLE.start;
+        bytes[at..at + 4].copy_from_slice(&1001u32.to_le_bytes());
+        let (n, e) = read_chunk_error("strings.evtx", &bytes);
+        assert_eq!(n, 20, "every record read");
+        assert!(matches!(e.kind(), ErrorKind::DamagedStringTable(_)), "{e}");
+    }
+
+    #[test]
+    fn nothing_is_salvaged_where_there_is_no_chunk() {
+        let mut bytes = log(&events(2));
+        let file = TempFile::new("salvage.evtx", &bytes);
+        let errors = Mutex::new(Vec::new());
+        let push = |e| errors.lock().unwrap().push(e);
+        assert!(salvage(file.path(), 0, &push).is_some());
+        assert!(salvage(file.path(), 5, &push).is_none(), "past the end");
+        bytes[HEADER_SIZE as usize..].fill(0);
+        let zeroed = TempFile::new("zeroed.evtx", &bytes);
+        assert!(salvage(zeroed.path(), 0, &push).is_none(), "all zeros");
+        assert!(errors.into_inner().unwrap().is_empty());
+    }
+}

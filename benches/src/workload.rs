@@ -129,7 +129,7 @@ pub fn scan(s: &Scanner, c: &Corpus) -> (u64, usize) {
     (r.stats.records, black_box(r.rows.len()))
 }
 
-/// Same as the engine (`crates/engine/src/source.rs`): files with more chunks than this
+/// Same as the engine (`crates/input/src/evtx/`): files with more chunks than this
 /// are read chunk-parallel.
 const PARALLEL_CHUNKS: u64 = 8;
 const CHUNK_SIZE: u64 = 64 * 1024;

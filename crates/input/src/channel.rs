@@ -33,7 +33,7 @@ pub fn first_channel(path: &std::path::Path) -> Option<String> {
 }
 
 /// Splits `files` into the ones some rule may match and the ones skipped.
-pub fn split(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>, Vec<InputFile>) {
+pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>, Vec<InputFile>) {
     use rayon::prelude::*;
     if set.index().has_channel("\u{0}") {
         // A rule without a channel may match any file: none can be skipped, and no

@@ -8,7 +8,7 @@ use std::path::Path;
 /// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.
 /// Hands each event to `f` and returns how many there were; problems go to `err`, and a
 /// line that does not parse ends only that line.
-pub fn json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
+pub fn read_json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
 where
     F: Fn(&mut S, &serde_json::Value),
     E: Fn(InputError),
@@ -101,7 +101,7 @@ mod tests {
         std::fs::write(&path, text).expect("written");
         let errors = std::cell::RefCell::new(Vec::new());
         let mut got = Vec::new();
-        let n = json(
+        let n = read_json(
             &path,
             &mut got,
             |got, v| got.push(v["n"].as_u64().expect("n")),

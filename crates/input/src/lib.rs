@@ -50,14 +50,14 @@ mod json;
 mod record;
 mod timestamp;
 
-pub use channel::{first_channel, split as split_by_channel, MIN_BYTES as CHANNEL_CHECK_MIN_BYTES};
+pub use channel::split_by_channel;
 pub use discover::{discover, InputFile, InputKind};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position};
 pub use evtx::{
-    evtx as read_evtx, push_padded, settings, settings_with, Content, EvtxCounts, EvtxRead,
-    RawRecord, TypedState,
+    push_padded, read_evtx, settings, settings_with, Content, EvtxCounts, EvtxRead, RawRecord,
+    TypedState,
 };
 pub use flatten::Flattener;
-pub use json::json as read_json;
+pub use json::read_json;
 pub use record::{FieldValues, RecordView};
 pub use timestamp::{missing_timestamp, parse_timestamp};

@@ -124,7 +124,14 @@ pub fn settings_with(recover: bool) -> ParserSettings {
 /// around: a chunk whose string table is damaged is read again without the table
 /// (names are then read where the records point), and is reported. A panic inside the
 /// parser ends only the chunk (or file) it happened in, and is reported.
-pub fn evtx<S, I, F, E>(path: &Path, size: u64, read: EvtxRead, init: I, f: F, err: E) -> EvtxCounts
+pub fn read_evtx<S, I, F, E>(
+    path: &Path,
+    size: u64,
+    read: EvtxRead,
+    init: I,
+    f: F,
+    err: E,
+) -> EvtxCounts
 where
     I: Fn() -> S + Sync + Send,
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,

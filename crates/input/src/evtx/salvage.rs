@@ -92,7 +92,7 @@ mod tests {
     use super::*;
     use crate::error::Position;
     use crate::evtx::test_log::{event, log, named, TempFile};
-    use crate::evtx::{evtx, EvtxRead};
+    use crate::evtx::{read_evtx, EvtxRead};
     use scanner_evtx_writer::Element;
     use std::sync::Mutex;
 
@@ -110,7 +110,7 @@ mod tests {
             typed: true,
         };
         let push = |e| errors.lock().unwrap().push(e);
-        let counts = evtx(
+        let counts = read_evtx(
             file.path(),
             bytes.len() as u64,
             read,

@@ -437,16 +437,19 @@ struct Tally {
     failures: Vec<String>,
 }
 
+/// A scanner of live records and one that also carves, both with the built-in rules.
+fn scanners() -> Arc<[Scanner; 2]> {
+    let scanner = |recover| {
+        ScannerBuilder::new()
+            .extra_field_info(true)
+            .recover_records(recover)
+            .build(load(&[RuleSource::Builtin], &LoadOptions::default()))
+    };
+    Arc::new([scanner(false), scanner(true)])
+}
+
 fn run(sources: &[PathBuf], per_file: usize, limit: Duration, max_failures: usize) -> Tally {
-    let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-    let recovering = ScannerBuilder::new()
-        .extra_field_info(true)
-        .recover_records(true)
-        .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
-    let scanners = Arc::new([
-        ScannerBuilder::new().extra_field_info(true).build(set),
-        recovering,
-    ]);
+    let scanners = scanners();
     let originals: Vec<Vec<u8>> = sources
         .iter()
         .map(|p| std::fs::read(p).expect("read source"))
@@ -585,15 +588,7 @@ fn damaged_attack_corpus() {
 fn edge_case_corpus() {
     let files = evtx_files(&shared().join("evtx-edge-cases"));
     assert!(files.len() >= 6, "evtx-edge-cases: {files:?}");
-    let set = load(&[RuleSource::Builtin], &LoadOptions::default());
-    let recovering = ScannerBuilder::new()
-        .extra_field_info(true)
-        .recover_records(true)
-        .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
-    let scanners = Arc::new([
-        ScannerBuilder::new().extra_field_info(true).build(set),
-        recovering,
-    ]);
+    let scanners = scanners();
     let mut failures = Vec::new();
     for p in &files {
         let name = p.file_name().unwrap().to_string_lossy().to_string();

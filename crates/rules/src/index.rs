@@ -13,7 +13,7 @@ use rayon::prelude::*;
 pub struct Bucket {
     /// Rule indices, in rule-set order.
     pub rules: Vec<u32>,
-    /// The shared prefilter, for buckets of at least [`MIN_BUCKET`] rules.
+    /// The shared prefilter, for buckets of at least eight rules.
     pub prefilter: Option<Prefilter>,
 }
 

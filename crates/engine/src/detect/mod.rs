@@ -8,8 +8,8 @@ pub(crate) mod stats;
 
 use crate::detect::correlate::CorrelationHit;
 use crate::detect::filter::RecordFilter;
-use crate::render::data_mapping::FieldMap;
-use crate::render::details::{Shown, Template};
+use crate::render::data_mapping::DataMappings;
+use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
 use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
@@ -68,8 +68,8 @@ struct RenderScratch {
 pub struct Detector<'a> {
     set: &'a RuleSet,
     out: OutputFields,
-    rule_details: Vec<Option<Template>>,
-    default_details: scanner_rules::FxHashMap<String, Template>,
+    rule_details: Vec<Option<DetailsTemplate>>,
+    default_details: scanner_rules::FxHashMap<String, DetailsTemplate>,
     /// For each rule, the correlations it feeds.
     feeds: Vec<Vec<u32>>,
     group_fields: Vec<Vec<FieldId>>,
@@ -80,7 +80,7 @@ pub struct Detector<'a> {
     /// Records that pass this filter are tested; `None` tests every record.
     filter: Option<RecordFilter>,
     /// Field data mappings for Details and ExtraFieldInfo (empty when disabled).
-    field_map: FieldMap,
+    data_mappings: DataMappings,
     /// Time every rule evaluation.
     stats: bool,
     /// Use the buckets' prefilters (off only to measure what they save).
@@ -122,8 +122,8 @@ impl Default for DetectOptions {
 #[derive(Clone)]
 pub(crate) struct Prepared {
     out: OutputFields,
-    rule_details: Vec<Option<Template>>,
-    default_details: scanner_rules::FxHashMap<String, Template>,
+    rule_details: Vec<Option<DetailsTemplate>>,
+    default_details: scanner_rules::FxHashMap<String, DetailsTemplate>,
 }
 
 /// Interns the output's fields and compiles Details templates; call before scanning.
@@ -138,12 +138,17 @@ pub(crate) fn prepare(set: &mut RuleSet) -> Prepared {
     };
     let rule_details = rules
         .iter()
-        .map(|r| r.meta.details.as_deref().map(|d| Template::compile(d, f)))
+        .map(|r| {
+            r.meta
+                .details
+                .as_deref()
+                .map(|d| DetailsTemplate::compile(d, f))
+        })
         .collect();
     let defaults = config
         .default_details
         .iter()
-        .map(|(k, v)| (k.clone(), Template::compile(v, f)))
+        .map(|(k, v)| (k.clone(), DetailsTemplate::compile(v, f)))
         .collect();
     Prepared {
         out,
@@ -175,10 +180,10 @@ impl<'a> Detector<'a> {
             );
             value_field.push(c.field.as_deref().and_then(|g| set.fields().get(g)));
         }
-        let field_map = if options.field_data_mapping {
-            FieldMap::new(&set.config().data_mappings)
+        let data_mappings = if options.field_data_mapping {
+            DataMappings::new(&set.config().data_mappings)
         } else {
-            FieldMap::default()
+            DataMappings::default()
         };
         Detector {
             set,
@@ -191,7 +196,7 @@ impl<'a> Detector<'a> {
             extra: options.extra,
             all_fields: options.all_fields,
             filter: options.filter.clone().filter(|f| !f.is_empty()),
-            field_map,
+            data_mappings,
             stats: options.rule_stats,
             prefilter: options.prefilter,
         }
@@ -343,9 +348,11 @@ impl<'a> Detector<'a> {
     ) -> (Box<str>, Option<Box<str>>, Option<Box<str>>) {
         let provider = view.first(self.out.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("");
-        let map =
-            self.field_map
-                .for_record(view.first_lower(CHANNEL).unwrap_or(""), event_id, provider);
+        let map = self.data_mappings.for_record(
+            view.first_lower(CHANNEL).unwrap_or(""),
+            event_id,
+            provider,
+        );
         let template = self.rule_details[r as usize].as_ref().or_else(|| {
             b.key.clear();
             b.key.extend(provider.chars().filter(|&c| c != '\''));

@@ -30,7 +30,7 @@ struct EventRules {
 
 /// Every mapping of a rule set, by (lowercase channel, EventID).
 #[derive(Debug, Clone, Default)]
-pub struct FieldMap {
+pub struct DataMappings {
     /// Lowercase channel → EventID → rules (nested, so a lookup borrows its keys).
     by_event: FxHashMap<String, FxHashMap<String, Vec<EventRules>>>,
 }
@@ -42,9 +42,9 @@ pub struct RecordMap<'a> {
     provider: &'a str,
 }
 
-impl FieldMap {
+impl DataMappings {
     /// Compiles the mappings read from a config folder.
-    pub fn new(mappings: &[DataMapping]) -> FieldMap {
+    pub fn new(mappings: &[DataMapping]) -> DataMappings {
         let mut by_event: FxHashMap<String, FxHashMap<String, Vec<EventRules>>> =
             FxHashMap::default();
         for m in mappings {
@@ -69,7 +69,7 @@ impl FieldMap {
                     fields: fields.into_iter().collect(),
                 });
         }
-        FieldMap { by_event }
+        DataMappings { by_event }
     }
 
     /// The mappings for a record of `channel`, `event_id` and `provider`.
@@ -178,7 +178,7 @@ fn hex_to_decimal(value: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn mapping() -> FieldMap {
+    fn mapping() -> DataMappings {
         let logon = DataMapping::parse(
             "Channel: Security\nEventID: 4624\nRewriteFieldData:\n  LogonType:\n    - '0': '0 - SYSTEM'\n    - '10': '10 - REMOTE INTERACTIVE'\n    - '2': '2 - INTERACTIVE'\n  ElevatedToken:\n    - '%%1842': 'YES'\nHexToDecimal: 'ProcessId'\n",
         )
@@ -191,7 +191,7 @@ mod tests {
             "Channel: System\nProvider_Name: 'Service Control Manager'\nEventID: 7023\nRewriteFieldData:\n  param2:\n    - '%%1792': 'not started'\n",
         )
         .unwrap();
-        FieldMap::new(&[logon, share, scm])
+        DataMappings::new(&[logon, share, scm])
     }
 
     #[test]
@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn field_names_match_in_any_case_ascii_or_not() {
-        let m = FieldMap::new(&[DataMapping::parse(
+        let m = DataMappings::new(&[DataMapping::parse(
             "Channel: Security\nEventID: 1\nRewriteFieldData:\n  ÄrgerCode:\n    - '1': 'one'\n  Kind:\n    - '1': 'uno'\n",
         )
         .unwrap()]);

@@ -8,7 +8,7 @@
 //!   uses are put back in that parser's form ([`legacy_form`]): GUIDs in upper case
 //!   without braces, FILETIMEs with six fractional digits;
 //! - field data mappings (`config/data_mapping/*.yaml`) rewrite some fields of some
-//!   events ([`crate::field_map`]);
+//!   events ([`crate::render::data_mapping`]);
 //! - control characters are dropped from Details values and become spaces in
 //!   all-fields entries, and every run of whitespace becomes one space;
 //! - an empty value shows as nothing, a missing field as `n/a`, an empty cell as `-`.
@@ -37,13 +37,13 @@ enum Part {
 
 /// A compiled Details template.
 #[derive(Debug, Clone)]
-pub struct Template {
+pub struct DetailsTemplate {
     parts: Vec<Part>,
 }
 
-impl Template {
+impl DetailsTemplate {
     /// Compiles `text`, interning every placeholder's field.
-    pub fn compile(text: &str, fields: &mut FieldTable) -> Template {
+    pub fn compile(text: &str, fields: &mut FieldTable) -> DetailsTemplate {
         let mut parts = Vec::new();
         let mut rest = text;
         while let Some(start) = rest.find('%') {
@@ -79,7 +79,7 @@ impl Template {
         if !rest.is_empty() {
             parts.push(Part::Lit(rest.to_string()));
         }
-        Template { parts }
+        DetailsTemplate { parts }
     }
 
     /// Renders the template for a record into `out`, whitespace collapsed, `-` when
@@ -444,7 +444,7 @@ mod tests {
     }
 
     fn render(
-        tpl: &Template,
+        tpl: &DetailsTemplate,
         v: &RecordView,
         data: FieldId,
         map: &RecordMap,
@@ -463,7 +463,7 @@ mod tests {
     #[test]
     fn renders_placeholders_missing_and_data_index() {
         let mut t = FieldTable::new();
-        let tpl = Template::compile(
+        let tpl = DetailsTemplate::compile(
             "User: %TargetUserName% ¦ Ip: %IpAddress% ¦ D2: %Data[2]% ¦ D9: %Data[9]% ¦ 100%",
             &mut t,
         );
@@ -480,7 +480,7 @@ mod tests {
     #[test]
     fn empty_values_show_nothing_and_whitespace_collapses_across_the_cell() {
         let mut t = FieldTable::new();
-        let tpl = Template::compile("A: %A% ¦  B:  %B% ¦ C: %C%", &mut t);
+        let tpl = DetailsTemplate::compile("A: %A% ¦  B:  %B% ¦ C: %C%", &mut t);
         let data = t.intern("Data");
         let v = view(
             &t,
@@ -489,14 +489,14 @@ mod tests {
         let (out, shown) = render(&tpl, &v, data, &RecordMap::default());
         assert_eq!(out, "A: ¦ B: two lines ¦ C:");
         assert_eq!(shown, vec!["", "two lines", ""]);
-        let empty = Template::compile("%A%", &mut t);
+        let empty = DetailsTemplate::compile("%A%", &mut t);
         assert_eq!(render(&empty, &v, data, &RecordMap::default()).0, "-");
     }
 
     #[test]
     fn control_characters_are_dropped_in_details() {
         let mut t = FieldTable::new();
-        let tpl = Template::compile("Cmd: %Cmd%", &mut t);
+        let tpl = DetailsTemplate::compile("Cmd: %Cmd%", &mut t);
         let data = t.intern("Data");
         let v = view(
             &t,
@@ -526,7 +526,7 @@ mod tests {
             assert_eq!(legacy_form(kept), kept);
         }
         let mut t = FieldTable::new();
-        let tpl = Template::compile("PGUID: %ParentProcessGuid%", &mut t);
+        let tpl = DetailsTemplate::compile("PGUID: %ParentProcessGuid%", &mut t);
         let data = t.intern("Data");
         let v = view(
             &t,

@@ -288,8 +288,8 @@ impl FieldList {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::data_mapping::FieldMap;
-    use crate::render::details::Template;
+    use crate::render::data_mapping::DataMappings;
+    use crate::render::details::DetailsTemplate;
     use scanner_input::Flattener;
     use scanner_rules::DataMapping;
     use scanner_rules::FieldTable;
@@ -409,9 +409,10 @@ mod tests {
             "Channel: Security\nEventID: 4688\nRewriteFieldData:\n  TokenElevationType:\n    - '%%1936': 'FULL_TOKEN'\nHexToDecimal:\n  - 'NewProcessId'\n  - 'ProcessId'\n",
         )
         .unwrap();
-        let fm = FieldMap::new(&[m]);
+        let fm = DataMappings::new(&[m]);
         let mut t = FieldTable::new();
-        let tpl = Template::compile("PID: %NewProcessId% ¦ Tok: %TokenElevationType%", &mut t);
+        let tpl =
+            DetailsTemplate::compile("PID: %NewProcessId% ¦ Tok: %TokenElevationType%", &mut t);
         let data = t.intern("Data");
         let v = view(
             &t,
@@ -434,8 +435,8 @@ mod tests {
     #[test]
     fn a_multi_line_value_stays_in_extra_but_shows_on_one_line() {
         let mut t = FieldTable::new();
-        let tpl = Template::compile("Script: %ScriptBlockText%", &mut t);
-        let cmd = Template::compile("Cmd: %Cmd%", &mut t);
+        let tpl = DetailsTemplate::compile("Script: %ScriptBlockText%", &mut t);
+        let cmd = DetailsTemplate::compile("Cmd: %Cmd%", &mut t);
         let data = t.intern("Data");
         let v = view(
             &t,

@@ -70,7 +70,7 @@ fn html_report_renders_in_chromium_without_console_errors() {
             "-q",
             "-C",
             "-o",
-            "/dev/null",
+            discard(),
             "-H",
         ])
         .arg(&page)

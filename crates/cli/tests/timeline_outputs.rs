@@ -371,7 +371,7 @@ fn files_no_rule_can_match_are_skipped_unless_a() {
             rules,
             "-U",
             "-o",
-            "/dev/null",
+            discard(),
             "-C",
         ];
         args.extend_from_slice(extra);
@@ -411,7 +411,7 @@ fn summary_counts_levels_alerts_dates_computers_and_errors() {
         "testdata/demo",
         "-U",
         "-o",
-        "/dev/null",
+        discard(),
         "-C",
     ]);
     let s = text(&o.stderr);
@@ -437,7 +437,7 @@ fn summary_counts_levels_alerts_dates_computers_and_errors() {
         "testdata/demo",
         "-N",
         "-o",
-        "/dev/null",
+        discard(),
         "-C",
     ]);
     assert!(!text(&o.stderr).contains("Results Summary"));
@@ -499,7 +499,7 @@ fn frequency_timeline_in_the_terminal() {
         "-T",
         "-N",
         "-o",
-        "/dev/null",
+        discard(),
         "-C",
     ]);
     let s = text(&o.stderr);
@@ -523,7 +523,7 @@ fn html_report_is_self_contained() {
         "-U",
         "-q",
         "-o",
-        "/dev/null",
+        discard(),
         "-C",
         "-H",
         page.to_str().unwrap(),
@@ -543,7 +543,7 @@ fn html_report_is_self_contained() {
         "testdata/demo",
         "-q",
         "-o",
-        "/dev/null",
+        discard(),
         "-C",
         "-H",
         page.to_str().unwrap(),
@@ -633,7 +633,7 @@ fn rule_stats_are_written_as_tsv() {
         "testdata/demo",
         "-q",
         "-o",
-        "/dev/null",
+        discard(),
         "-C",
         "--rule-stats",
         tsv.to_str().unwrap(),

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 /// The project root (where `testdata/` and `rules/` are).
 pub fn root() -> PathBuf {
@@ -70,4 +71,17 @@ pub fn names_in(d: &Path) -> Vec<String> {
                 .into_owned()
         })
         .collect()
+}
+
+/// A file for outputs a test does not read, in the temporary folder. Never `/dev/null`:
+/// an output is written to a temporary file and renamed onto its target, which would
+/// replace the device node with a regular file when the tests run as root.
+pub fn discard() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::temp_dir()
+            .join(format!("scanner-test-{}-discarded", std::process::id()))
+            .display()
+            .to_string()
+    })
 }

@@ -39,7 +39,7 @@ impl RecordFilter {
 
     /// Whether the rules see this record. A record without a readable time is kept
     /// only when no time range is set.
-    pub fn keeps(&self, view: &RecordView, out: &OutputFields) -> bool {
+    pub(crate) fn keeps(&self, view: &RecordView, out: &OutputFields) -> bool {
         if self.include_eids.is_some() || !self.exclude_eids.is_empty() {
             let eid = view.first(EVENT_ID).unwrap_or("");
             if self.exclude_eids.contains(eid) {

@@ -24,8 +24,9 @@ pub fn start() -> Result<CpuProfile, String> {
 }
 
 impl CpuProfile {
-    /// Stops sampling and writes the flamegraph to `path`.
-    pub fn finish(self, path: &std::path::Path) -> Result<(), String> {
+    /// Stops sampling and writes the flamegraph to `path` (replacing a file there only
+    /// with `clobber`).
+    pub fn finish(self, path: &std::path::Path, clobber: bool) -> Result<(), String> {
         #[cfg(feature = "pprof")]
         {
             let report = self
@@ -33,7 +34,7 @@ impl CpuProfile {
                 .report()
                 .build()
                 .map_err(|e| format!("CPU profile: {e}"))?;
-            crate::output::write_atomically(path, |f| {
+            crate::output::write_atomically(path, clobber, |f| {
                 report
                     .flamegraph(f)
                     .map_err(|e| std::io::Error::other(e.to_string()))
@@ -41,7 +42,7 @@ impl CpuProfile {
         }
         #[cfg(not(feature = "pprof"))]
         {
-            let _ = path;
+            let _ = (path, clobber);
             Ok(())
         }
     }

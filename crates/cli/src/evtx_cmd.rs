@@ -2,7 +2,7 @@
 
 use crate::args::{EvtxGenerateArgs, EvtxWriteArgs};
 use crate::exit;
-use crate::output::{check_target, write_atomically};
+use crate::output::{check_target, refuse_inputs, write_atomically};
 use scanner_evtx_writer::{events_from_xml, generate, Event, EvtxWriter, WriterOptions};
 use std::io::{BufRead, BufReader, BufWriter};
 use std::time::Instant;
@@ -18,7 +18,9 @@ fn io(e: scanner_evtx_writer::Error) -> std::io::Error {
 
 /// `evtx write`.
 pub fn write(a: &EvtxWriteArgs) -> i32 {
-    if let Err(e) = check_target(&a.output, a.clobber) {
+    if let Err(e) = check_target(&a.output, a.clobber)
+        .and_then(|_| refuse_inputs(&[&a.output], [a.from.as_path()]))
+    {
         return fail(e);
     }
     let from = a.from.display().to_string();
@@ -29,7 +31,7 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
         .unwrap_or("")
         .to_ascii_lowercase();
     let started = Instant::now();
-    let result = write_atomically(&a.output, |file| {
+    let result = write_atomically(&a.output, a.clobber, |file| {
         let mut w = EvtxWriter::new(BufWriter::new(file), WriterOptions::default()).map_err(io)?;
         let bad = |what: String| {
             std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{from}: {what}"))
@@ -109,7 +111,7 @@ pub fn generate_cmd(a: &EvtxGenerateArgs) -> i32 {
         }
     }
     let started = Instant::now();
-    let result = write_atomically(&a.output, |file| {
+    let result = write_atomically(&a.output, a.clobber, |file| {
         generate(a.records, a.seed, BufWriter::with_capacity(1 << 20, file)).map_err(io)
     });
     let gt = match result {
@@ -117,7 +119,7 @@ pub fn generate_cmd(a: &EvtxGenerateArgs) -> i32 {
         Err(e) => return fail(e),
     };
     let secs = started.elapsed().as_secs_f64();
-    if let Err(e) = write_atomically(&truth, |f| {
+    if let Err(e) = write_atomically(&truth, a.clobber, |f| {
         std::io::Write::write_all(f, gt.to_tsv().as_bytes())
     }) {
         return fail(e);

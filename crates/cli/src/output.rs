@@ -1,44 +1,342 @@
-//! Writing output files so that nothing half-written ever carries the real name.
+//! Opening outputs: the one way every command writes a file, safe when run as root in a
+//! folder others can write.
+//!
+//! - A regular file (new, or replaced with `-C`) is written to a temporary file beside
+//!   it, created exclusively (never through a planted symlink) under an unpredictable
+//!   name, readable by its owner only until it is complete; then it is installed under
+//!   the real name. Without `-C` it is installed only if nothing appeared under that
+//!   name meanwhile. Nothing half-written ever carries the real name.
+//! - A symlink (with `-C`) is written at its target; the link is kept. A dangling link is
+//!   refused.
+//! - Anything that is not a regular file (a device such as `/dev/null`, a FIFO, a
+//!   socket) is written in place, as a stream: never renamed over or removed.
+//! - A folder, a missing folder or a dangling link is refused before any work, with
+//!   the reason.
 
+use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
+use std::io;
 use std::path::{Path, PathBuf};
 
-fn temp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+/// Where an output goes, once its name is resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A regular file at this path (a symlink's final target), to be replaced as a
+    /// whole; `exists` when there is one already.
+    File {
+        /// The path written (the link's target for a symlink).
+        path: PathBuf,
+        /// Whether a file is there now.
+        exists: bool,
+    },
+    /// A device, FIFO or socket, written in place.
+    InPlace(PathBuf),
 }
 
-/// Refuses an existing `target` unless `clobber`.
-pub fn check_target(target: &Path, clobber: bool) -> Result<(), String> {
-    if target.exists() && !clobber {
+/// Resolves `target`: what is there, and where writing it goes.
+pub fn resolve(target: &Path) -> Result<Target, String> {
+    let shown = target.display();
+    let meta = match std::fs::symlink_metadata(target) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let parent = match target.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            return match std::fs::metadata(parent) {
+                Ok(m) if m.is_dir() => Ok(Target::File {
+                    path: target.to_path_buf(),
+                    exists: false,
+                }),
+                Ok(_) => Err(format!(
+                    "cannot write {shown}: {} is not a folder",
+                    parent.display()
+                )),
+                Err(e) => Err(format!(
+                    "cannot write {shown}: folder {}: {e}",
+                    parent.display()
+                )),
+            };
+        }
+        Err(e) => return Err(format!("cannot write {shown}: {e}")),
+    };
+    let (path, meta) = if meta.file_type().is_symlink() {
+        let real = std::fs::canonicalize(target).map_err(|e| {
+            format!("cannot write {shown}: a symlink whose target is unusable: {e}")
+        })?;
+        let m = std::fs::metadata(&real).map_err(|e| format!("cannot write {shown}: {e}"))?;
+        (real, m)
+    } else {
+        (target.to_path_buf(), meta)
+    };
+    if meta.is_dir() {
+        Err(format!("cannot write {shown}: it is a folder"))
+    } else if meta.is_file() {
+        Ok(Target::File { path, exists: true })
+    } else {
+        Ok(Target::InPlace(path))
+    }
+}
+
+/// Resolves `target` and refuses an existing file (or a symlink to one) unless
+/// `clobber`; devices, FIFOs and sockets are written in place without `-C`.
+pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
+    let t = resolve(target)?;
+    if matches!(t, Target::File { exists: true, .. }) && !clobber {
         return Err(format!(
             "{} exists; use -C/--clobber to overwrite it",
             target.display()
         ));
     }
+    Ok(t)
+}
+
+/// Refuses outputs that are also inputs (the same file, by any name), before any
+/// work: `-f ev.evtx -o ev.evtx -C` must not turn the evidence into a CSV.
+pub fn refuse_inputs<'p>(
+    outputs: &[&Path],
+    inputs: impl IntoIterator<Item = &'p Path>,
+) -> Result<(), String> {
+    let existing: Vec<(&Path, PathBuf)> = outputs
+        .iter()
+        .filter_map(|o| std::fs::canonicalize(o).ok().map(|c| (*o, c)))
+        .collect();
+    if existing.is_empty() {
+        return Ok(());
+    }
+    for input in inputs {
+        let Ok(c) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        if let Some((o, _)) = existing.iter().find(|(_, oc)| *oc == c) {
+            return Err(format!(
+                "{} is also an input ({}): refusing to overwrite evidence",
+                o.display(),
+                input.display()
+            ));
+        }
+    }
     Ok(())
 }
 
-/// Writes to a temporary file beside `target` and renames it into place, so an
-/// interrupted or failed run never leaves a partial file under the real name.
+/// Writes `target` with `f`: a regular file through a temporary file installed when
+/// complete (replacing an existing one only with `clobber`), anything else in place.
 pub fn write_atomically<T>(
     target: &Path,
-    f: impl FnOnce(&mut std::fs::File) -> std::io::Result<T>,
+    clobber: bool,
+    f: impl FnOnce(&mut File) -> io::Result<T>,
 ) -> Result<T, String> {
-    let tmp = temp_path(target);
-    let result = (|| {
-        // Remembered, so that a run stopped by a signal removes it (`interrupt`).
-        let mut file = scanner_engine::create_temp_file(&tmp, false)?;
-        let value = f(&mut file)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, target)?;
-        scanner_engine::forget_temp_file(&tmp);
-        Ok(value)
-    })();
-    result.map_err(|e: std::io::Error| {
-        let _ = scanner_engine::remove_temp_file(&tmp);
-        format!("cannot write {}: {e}", target.display())
-    })
+    let fail = |e: io::Error| format!("cannot write {}: {e}", target.display());
+    match check_target(target, clobber)? {
+        Target::InPlace(path) => {
+            let mut file = open_in_place(&path).map_err(fail)?;
+            let value = f(&mut file).map_err(fail)?;
+            // Devices and FIFOs need no sync (and some refuse one); a flush of the
+            // data written is all there is.
+            Ok(value)
+        }
+        Target::File { path, exists } => {
+            let (tmp, mut file) = create_temp(&path).map_err(fail)?;
+            let result = (|| {
+                let value = f(&mut file)?;
+                if let Some(p) = final_permissions(&path, exists) {
+                    file.set_permissions(p)?;
+                }
+                file.sync_all()?;
+                drop(file);
+                install(&tmp, &path, clobber)?;
+                scanner_engine::forget_temp_file(&tmp);
+                Ok(value)
+            })();
+            result.map_err(|e: io::Error| {
+                let _ = scanner_engine::remove_temp_file(&tmp);
+                fail(e)
+            })
+        }
+    }
+}
+
+/// Opens a device, FIFO or socket for writing, without creating or truncating it.
+fn open_in_place(path: &Path) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW);
+    }
+    o.open(path)
+}
+
+/// Creates the temporary file for `target` in its folder, under a name no one can
+/// know ahead (`.NAME.PID.RANDOM.tmp`), exclusively; remembered for removal if the run
+/// is stopped by a signal.
+fn create_temp(target: &Path) -> io::Result<(PathBuf, File)> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut last = None;
+    for _ in 0..16 {
+        let tmp = target.with_file_name(format!(
+            ".{name}.{}.{:016x}.tmp",
+            std::process::id(),
+            random()
+        ));
+        match scanner_engine::create_temp_file(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no temporary name was free")))
+}
+
+/// 64 bits from the standard library's per-process random hashing keys.
+fn random() -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    h.finish()
+}
+
+/// The permissions an installed output gets: those of the file it replaces, or those a
+/// newly created file gets under the process's umask (elsewhere than Unix: left as
+/// created).
+fn final_permissions(target: &Path, exists: bool) -> Option<std::fs::Permissions> {
+    if exists {
+        if let Ok(m) = std::fs::metadata(target) {
+            return Some(m.permissions());
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Some(std::fs::Permissions::from_mode(0o666 & !umask()))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The process's umask (Linux reports it in `/proc/self/status`; 022 elsewhere).
+#[cfg(unix)]
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+/// Puts the complete `tmp` in place of `target`: with `clobber` by renaming over it;
+/// without, by a hard link that fails if anything appeared at `target` meanwhile (then
+/// the temporary name is removed).
+fn install(tmp: &Path, target: &Path, clobber: bool) -> io::Result<()> {
+    if clobber {
+        return std::fs::rename(tmp, target);
+    }
+    match std::fs::hard_link(tmp, target) {
+        Ok(()) => scanner_engine::remove_temp_file(tmp),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "a file appeared under that name while the run went on; use -C/--clobber to overwrite it",
+        )),
+        // A file system without hard links: the rename, after one more look.
+        Err(_) if std::fs::symlink_metadata(target).is_err() => std::fs::rename(tmp, target),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("scanner-output-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_file_appearing_meanwhile_is_kept_without_clobber() {
+        let d = scratch("appear");
+        let out = d.join("out.csv");
+        let r = write_atomically(&out, false, |f| {
+            // Someone else creates the output while the run writes.
+            std::fs::write(&out, "theirs").unwrap();
+            io::Write::write_all(f, b"ours")
+        });
+        let e = r.unwrap_err();
+        assert!(e.contains("appeared"), "{e}");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "theirs");
+        assert_eq!(names(&d), ["out.csv"], "the temporary file is removed");
+        // With -C the run's output replaces it.
+        write_atomically(&out, true, |f| io::Write::write_all(f, b"ours")).unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "ours");
+        assert_eq!(names(&d), ["out.csv"]);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_by_another_name_is_refused() {
+        let d = scratch("input");
+        let ev = d.join("ev.evtx");
+        std::fs::write(&ev, "evidence").unwrap();
+        let other = d.join("other.csv");
+        let by_dots = d.join(".").join("ev.evtx");
+        assert!(refuse_inputs(&[&other], [ev.as_path()]).is_ok());
+        let e = refuse_inputs(&[&other, &by_dots], [ev.as_path()]).unwrap_err();
+        assert!(e.contains("also an input"), "{e}");
+        assert_eq!(std::fs::read_to_string(&ev).unwrap(), "evidence");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn folders_missing_folders_and_dangling_links_are_refused() {
+        let d = scratch("refuse");
+        assert!(resolve(&d).unwrap_err().contains("is a folder"));
+        let missing = d.join("nope").join("out.csv");
+        assert!(resolve(&missing).unwrap_err().contains("nope"));
+        #[cfg(unix)]
+        {
+            let link = d.join("link.csv");
+            std::os::unix::fs::symlink(d.join("absent"), &link).unwrap();
+            assert!(resolve(&link).unwrap_err().contains("symlink"));
+            assert!(!d.join("absent").exists());
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_outputs_get_the_umask_mode_and_replaced_ones_keep_theirs() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = scratch("mode");
+        let out = d.join("out.csv");
+        write_atomically(&out, false, |f| io::Write::write_all(f, b"x")).unwrap();
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask());
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&out, true, |f| io::Write::write_all(f, b"y")).unwrap();
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }

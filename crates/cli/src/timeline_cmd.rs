@@ -14,6 +14,7 @@ use scanner_input::{InputError, InputFile, InputKind};
 use scanner_rules::RuleSet;
 use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -68,10 +69,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
         return Err("nothing to scan: give -d DIR or -f FILE".into());
     }
     let profile = config::profile(a)?;
-    for target in [&a.output, &a.html_report, &a.rule_stats, &a.cpu_profile]
-        .into_iter()
-        .flatten()
-    {
+    for target in outputs(a) {
         check_target(target, a.clobber)?;
     }
     if let Some(n) = a.threads {
@@ -81,7 +79,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             .map_err(|e| format!("cannot start {n} threads: {e}"))?;
     }
     let set = load(a)?;
-    let inputs = inputs(a, &set);
+    let inputs = inputs(a, &set)?;
     let time = config::time_format(a);
     let (scanner, mut result, sort_bytes) = scan(a, profile, set, &inputs.files, &time)?;
     let layout = Layout::new(scanner.rules(), &inputs.files, time.clone(), profile)
@@ -111,7 +109,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     let mut tally = Tally::new(scanner.rules(), &time);
     write(a, format, debug, &layout, rows, &mut tally, &mut charts)?;
     if let Some(path) = &a.rule_stats {
-        write_atomically(path, |f| {
+        write_atomically(path, a.clobber, |f| {
             scanner_engine::write_rule_stats(result.rule_stats.as_ref(), scanner.rules(), f)
         })?;
     }
@@ -140,22 +138,34 @@ fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
     Ok(set)
 }
 
-/// Finds the input files; EVTX files whose channel no rule reads are left out unless
-/// `-a`.
-fn inputs(a: &TimelineArgs, set: &RuleSet) -> Inputs {
+/// The files the run writes: `-o` (unless `-` or absent: standard output), `-H`,
+/// `--rule-stats`, `--cpu-profile`.
+fn outputs(a: &TimelineArgs) -> Vec<&Path> {
+    let timeline = a.output.as_deref().filter(|p| *p != Path::new("-"));
+    let others = [&a.html_report, &a.rule_stats, &a.cpu_profile];
+    timeline
+        .into_iter()
+        .chain(others.into_iter().flatten().map(PathBuf::as_path))
+        .collect()
+}
+
+/// Finds the input files (refusing any that is also an output); EVTX files whose
+/// channel no rule reads are left out unless `-a`.
+fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
     let kind = config::input_kind(a);
     let (mut files, discover_errors) = scanner_input::discover(&a.dirs, &a.files, kind);
+    crate::output::refuse_inputs(&outputs(a), files.iter().map(|f| f.path.as_path()))?;
     let mut skipped = 0;
     if kind == InputKind::Evtx && !a.scan_all_files {
         let (kept, left) = scanner_input::split_by_channel(files, set);
         files = kept;
         skipped = left.len();
     }
-    Inputs {
+    Ok(Inputs {
         files,
         errors: discover_errors,
         skipped,
-    }
+    })
 }
 
 /// Scans the files (with a progress bar on a terminal, and the CPU profile when asked);
@@ -189,7 +199,7 @@ fn scan(
         .build(set);
     let result = scanner.scan_sorted(files, config::input_kind(a));
     if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
-        p.finish(path)?;
+        p.finish(path, a.clobber)?;
     }
     if let Some(b) = bar {
         b.finish();
@@ -230,9 +240,9 @@ fn write(
         }
     };
     let write_start = Instant::now();
-    match &a.output {
+    match a.output.as_deref().filter(|p| *p != Path::new("-")) {
         Some(path) => {
-            write_atomically(path, |f| write(&mut WriteBehind::new(f)))?;
+            write_atomically(path, a.clobber, |f| write(&mut WriteBehind::new(f)))?;
         }
         None => {
             let stdout = std::io::stdout();
@@ -273,7 +283,7 @@ fn report(
         let command: Vec<String> = std::env::args().collect();
         let page =
             crate::report_html::render(&summary, charts.report.as_ref(), time, &command.join(" "));
-        write_atomically(path, |f| f.write_all(page.as_bytes()))?;
+        write_atomically(path, a.clobber, |f| f.write_all(page.as_bytes()))?;
     }
     if a.visualize_timeline && !a.quiet {
         eprint!(

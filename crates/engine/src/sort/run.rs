@@ -32,7 +32,7 @@ impl RunFile {
         for _ in 0..64 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("scanner-sort-{pid}-{n}.run"));
-            match crate::sort::temp_files::create(&path, true) {
+            match crate::sort::temp_files::create(&path) {
                 Ok(f) => return Ok((RunFile { path, rows: 0 }, f)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => {

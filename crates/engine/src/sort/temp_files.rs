@@ -16,16 +16,17 @@ fn live() -> MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Creates `path` for reading and writing (failing if it exists when `new`, truncating
-/// it otherwise) and remembers it until [`forget`].
-pub fn create(path: &Path, new: bool) -> io::Result<File> {
+/// Creates `path` for reading and writing and remembers it until [`forget`]. It fails
+/// when anything is at `path` already, a symlink included (never followed), and the
+/// file is readable by its owner only (0600 on Unix): detections are evidence.
+pub fn create(path: &Path) -> io::Result<File> {
     let mut live = live();
     let mut o = OpenOptions::new();
-    o.read(true).write(true);
-    if new {
-        o.create_new(true);
-    } else {
-        o.create(true).truncate(true);
+    o.read(true).write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
     }
     let f = o.open(path)?;
     live.push(path.to_path_buf());
@@ -75,23 +76,30 @@ mod tests {
         let d = std::env::temp_dir().join(format!("scanner-temp-files-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let p = d.join("a.tmp");
-        let _f = create(&p, true).unwrap();
+        let _f = create(&p).unwrap();
         assert!(remembered(&p));
-        assert!(
-            create(&p, true).is_err(),
-            "create_new refuses an existing file"
-        );
+        assert!(create(&p).is_err(), "an existing file is refused");
         forget(&p);
         assert!(
             !remembered(&p),
             "forgotten once, though a failed create was tried"
         );
-        let _g = create(&p, false).unwrap();
-        assert!(
-            remembered(&p),
-            "an existing file can be truncated and remembered"
-        );
         remove(&p).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _g = create(&p).unwrap();
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "readable by its owner only");
+            remove(&p).unwrap();
+            // A symlink planted at the name is not followed.
+            let victim = d.join("victim");
+            std::fs::write(&victim, "kept").unwrap();
+            std::os::unix::fs::symlink(&victim, &p).unwrap();
+            assert!(create(&p).is_err(), "a planted symlink is refused");
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "kept");
+            std::fs::remove_file(&p).unwrap();
+        }
         assert!(!remembered(&p));
         assert!(!p.exists());
         let _ = std::fs::remove_dir_all(&d);

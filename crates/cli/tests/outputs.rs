@@ -1,0 +1,193 @@
+//! Outputs, as a responder running as root meets them: a symlink planted at the output,
+//! a device or FIFO given as the output, standard output as `-`, and an output that is
+//! also the evidence. Device nodes are made with mknod in a temporary folder when the
+//! tests run as root (as CI does); otherwise that case says it was skipped.
+
+mod support;
+use support::*;
+
+use std::path::Path;
+
+/// The demo scan (JSON input) writing its timeline to `out`.
+fn demo_to(out: &Path, clobber: bool) -> std::process::Output {
+    let out = out.display().to_string();
+    let mut args = vec![
+        "csv-timeline",
+        "-J",
+        "-d",
+        "testdata/demo",
+        "-U",
+        "-q",
+        "-o",
+        &out,
+    ];
+    if clobber {
+        args.push("-C");
+    }
+    scanner_utc(&args)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_output_is_written_at_its_target_only_with_clobber_and_the_link_is_kept() {
+    let d = scratch("out-link");
+    let victim = d.join("victim.csv");
+    std::fs::write(&victim, "before").unwrap();
+    let link = d.join("out.csv");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let o = demo_to(&link, false);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("exists"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "before");
+    let o = demo_to(&link, true);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&victim)
+        .unwrap()
+        .starts_with("\"Timestamp\""));
+    let mut left = names_in(&d);
+    left.sort();
+    assert_eq!(left, ["out.csv", "victim.csv"], "no temporary file left");
+    // A dangling link is refused, and nothing is created at its target.
+    let dangling = d.join("dangling.csv");
+    std::os::unix::fs::symlink(d.join("planted"), &dangling).unwrap();
+    let o = demo_to(&dangling, true);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!d.join("planted").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_output_is_streamed_into_and_stays_a_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = scratch("out-fifo");
+    let fifo = d.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.map(|s| s.success()).unwrap_or(false) {
+        eprintln!("no mkfifo: FIFO output test skipped");
+        return;
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let o = demo_to(&fifo, false);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let read = reader.join().unwrap();
+    assert!(
+        read.starts_with("\"Timestamp\"") && read.lines().count() > 50,
+        "{read}"
+    );
+    let t = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(t.is_fifo(), "the FIFO was replaced");
+    assert_eq!(names_in(&d), ["pipe"]);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[cfg(unix)]
+#[test]
+fn device_outputs_are_written_in_place_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = scratch("out-dev");
+    let null = d.join("null");
+    let full = d.join("full");
+    let mknod = |p: &Path, minor: &str| {
+        std::process::Command::new("mknod")
+            .arg(p)
+            .args(["c", "1", minor])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    if !(mknod(&null, "3") && mknod(&full, "7")) {
+        eprintln!("mknod refused (not root?): device output test skipped");
+        return;
+    }
+    let o = demo_to(&null, false);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(std::fs::symlink_metadata(&null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    // A full device fails the run with the reason, and stays a device.
+    let o = demo_to(&full, true);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("cannot write"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(std::fs::symlink_metadata(&full)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    let mut left = names_in(&d);
+    left.sort();
+    assert_eq!(
+        left,
+        ["full", "null"],
+        "nothing renamed over or left beside them"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_dash_output_is_standard_output() {
+    let d = scratch("out-dash");
+    let o = command()
+        .current_dir(&d)
+        .args(["csv-timeline", "-J", "-d"])
+        .arg(root().join("testdata/demo"))
+        .args(["-U", "-q", "-o", "-"])
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).starts_with("\"Timestamp\""));
+    assert!(names_in(&d).is_empty(), "no file named -");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_output_that_is_the_evidence_is_refused_before_scanning() {
+    let d = scratch("out-evidence");
+    let ev = d.join("attack.jsonl");
+    std::fs::copy(root().join("testdata/demo/attack.jsonl"), &ev).unwrap();
+    let before = std::fs::read(&ev).unwrap();
+    let ev_s = ev.display().to_string();
+    let o = scanner_utc(&["csv-timeline", "-J", "-f", &ev_s, "-o", &ev_s, "-C", "-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("also an input"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&ev).unwrap(), before);
+    // Found in a folder under another name, and as the HTML report.
+    let d_s = d.display().to_string();
+    let other = d.join(".").join("attack.jsonl").display().to_string();
+    let o = scanner_utc(&["csv-timeline", "-J", "-d", &d_s, "-H", &other, "-C", "-q"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read(&ev).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_missing_folder_or_a_folder_as_output_fails_before_scanning() {
+    let d = scratch("out-folder");
+    let o = demo_to(&d.join("no").join("out.csv"), false);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("no"), "{}", text(&o.stderr));
+    let o = demo_to(&d, true);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("is a folder"),
+        "{}",
+        text(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

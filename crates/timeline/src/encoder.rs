@@ -189,10 +189,8 @@ mod tests {
             Ok(row(1, 2)),
         ];
         let mut written = 0;
-        let e = write_encoded(Recorder::new(1, &calls), Vec::new(), rows, |_| {
-            written += 1
-        })
-        .unwrap_err();
+        let e = write_encoded(Recorder::new(1, &calls), Vec::new(), rows, |_| written += 1)
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
         assert_eq!(e.to_string(), "run 7 is short");
         assert_eq!(written, 1);

@@ -370,19 +370,13 @@ tags:
     - attack.ta0002
     - car.2016-04-005
 logsource: {product: windows, service: security}
-detection:
-    sel:
-        EventID: 4624
-    condition: sel
+detection: {sel: {EventID: 4624}, condition: sel}
 ---
 title: Plain rule
 id: 00000000-0000-0000-0000-0000000000a2
 level: informational
 logsource: {product: windows, service: security}
-detection:
-    sel:
-        EventID: 4625
-    condition: sel
+detection: {sel: {EventID: 4625}, condition: sel}
 ---
 title: Many shells
 id: 00000000-0000-0000-0000-0000000000a3
@@ -397,28 +391,37 @@ correlation:
     condition: {gte: 2}
 ";
 
-    fn rules() -> RuleSet {
-        let set = load(
-            &[RuleSource::Text {
-                name: "rules/layout-test.yml".into(),
-                text: RULES.into(),
-            }],
-            &LoadOptions::default(),
-        );
-        assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
-        assert_eq!(set.rules().len(), 2);
-        assert_eq!(set.correlations().len(), 1);
-        set
+    /// The rules of [`RULES`] and two input files.
+    struct Fixture {
+        set: RuleSet,
+        files: Vec<InputFile>,
     }
 
-    fn files() -> Vec<InputFile> {
-        ["logs/a.evtx", "logs/b.evtx"]
-            .into_iter()
-            .map(|p| InputFile {
-                path: PathBuf::from(p),
-                size: 1,
-            })
-            .collect()
+    impl Fixture {
+        fn new() -> Fixture {
+            let set = load(
+                &[RuleSource::Text {
+                    name: "rules/layout-test.yml".into(),
+                    text: RULES.into(),
+                }],
+                &LoadOptions::default(),
+            );
+            assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
+            assert_eq!(set.rules().len(), 2);
+            assert_eq!(set.correlations().len(), 1);
+            let files = ["logs/a.evtx", "logs/b.evtx"]
+                .into_iter()
+                .map(|p| InputFile {
+                    path: PathBuf::from(p),
+                    size: 1,
+                })
+                .collect();
+            Fixture { set, files }
+        }
+
+        fn layout(&self, p: Profile) -> Layout<'_> {
+            Layout::new(&self.set, &self.files, TimeFormat::utc(), p)
+        }
     }
 
     /// The cells of `rows` under `layout`, by header name; `None` for a row `-X` drops.
@@ -438,16 +441,15 @@ correlation:
             .collect()
     }
 
-    /// The one row's cell under the header `name`.
-    fn cell(layout: &Layout, r: &DetectInfo, name: &str) -> String {
+    /// Asserts the one row's cells under the given header names.
+    fn assert_cells(layout: &Layout, r: &DetectInfo, expected: &[(&str, &str)]) {
         let rendered = render(layout, std::slice::from_ref(r));
         let cells = rendered[0].as_ref().expect("kept");
-        cells
-            .iter()
-            .find(|(n, _)| n == name)
-            .unwrap_or_else(|| panic!("no column {name}"))
-            .1
-            .clone()
+        for (name, value) in expected {
+            let got = cells.iter().find(|(n, _)| n == name);
+            let got = got.unwrap_or_else(|| panic!("no column {name}"));
+            assert_eq!(got.1, *value, "{name}");
+        }
     }
 
     fn correlation_row() -> DetectInfo {
@@ -465,9 +467,8 @@ correlation:
 
     #[test]
     fn cells_follow_the_profile_columns_in_order() {
-        let set = rules();
-        let files = files();
-        let layout = Layout::new(&set, &files, TimeFormat::utc(), Profile::Standard);
+        let f = Fixture::new();
+        let layout = f.layout(Profile::Standard);
         let mut r = row(0, 42);
         r.details = "Cmdline: whoami".into();
         r.extra = Some("User: bob".into());
@@ -483,7 +484,9 @@ correlation:
         assert_eq!(
             values,
             [
-                TimeFormat::utc().format(jiff::Timestamp::new(0, 0).unwrap()).as_str(),
+                TimeFormat::utc()
+                    .format(jiff::Timestamp::new(0, 0).unwrap())
+                    .as_str(),
                 "Suspicious shell",
                 "med",
                 "host",
@@ -499,106 +502,109 @@ correlation:
 
     #[test]
     fn abbreviations_shorten_levels_channels_and_providers_unless_turned_off() {
-        let set = rules();
-        let files = files();
-        let layout = Layout::new(&set, &files, TimeFormat::utc(), Profile::SuperVerbose);
+        let f = Fixture::new();
+        let layout = f.layout(Profile::SuperVerbose);
         let mut r = row(0, 1);
         r.rule = 1;
-        assert_eq!(cell(&layout, &r, "Level"), "info");
-        assert_eq!(cell(&layout, &r, "Channel"), "Sec");
-        assert_eq!(cell(&layout, &r, "Provider"), "Sec");
+        let short = [("Level", "info"), ("Channel", "Sec"), ("Provider", "Sec")];
+        assert_cells(&layout, &r, &short);
         r.channel = "Microsoft-Windows-Sysmon/Operational".into();
         r.provider = "Microsoft-Windows-Sysmon".into();
-        assert_eq!(cell(&layout, &r, "Channel"), "Sysmon");
-        assert_eq!(cell(&layout, &r, "Provider"), "Sysmon");
+        assert_cells(
+            &layout,
+            &r,
+            &[("Channel", "Sysmon"), ("Provider", "Sysmon")],
+        );
         // A provider not listed has its generic words shortened.
         r.provider = "Microsoft-Windows-Foo".into();
-        assert_eq!(cell(&layout, &r, "Provider"), "MS-Win-Foo");
+        assert_cells(&layout, &r, &[("Provider", "MS-Win-Foo")]);
 
         let full = layout.with_style(Style {
             no_abbreviations: true,
             ..Style::default()
         });
-        assert_eq!(cell(&full, &r, "Level"), "informational");
-        assert_eq!(
-            cell(&full, &r, "Channel"),
-            "Microsoft-Windows-Sysmon/Operational"
-        );
-        assert_eq!(cell(&full, &r, "Provider"), "Microsoft-Windows-Foo");
+        let long = [
+            ("Level", "informational"),
+            ("Channel", "Microsoft-Windows-Sysmon/Operational"),
+            ("Provider", "Microsoft-Windows-Foo"),
+        ];
+        assert_cells(&full, &r, &long);
     }
 
     #[test]
     fn rule_tags_split_into_tactics_techniques_and_other_tags() {
-        let set = rules();
-        let files = files();
-        let layout = Layout::new(&set, &files, TimeFormat::utc(), Profile::Verbose);
-        let r = row(0, 1);
-        assert_eq!(cell(&layout, &r, "MitreTactics"), "Exec");
-        assert_eq!(cell(&layout, &r, "MitreTags"), "T1059.001 ¦ G0016 ¦ S0002");
-        assert_eq!(
-            cell(&layout, &r, "OtherTags"),
-            "attack.ta0002 ¦ car.2016-04-005"
-        );
+        let f = Fixture::new();
+        let layout = f.layout(Profile::Verbose);
+        let tagged = [
+            ("MitreTactics", "Exec"),
+            ("MitreTags", "T1059.001 ¦ G0016 ¦ S0002"),
+            ("OtherTags", "attack.ta0002 ¦ car.2016-04-005"),
+        ];
+        assert_cells(&layout, &row(0, 1), &tagged);
         // A rule without tags has empty MITRE cells.
-        let plain = DetectInfo { rule: 1, ..row(0, 1) };
-        for c in ["MitreTactics", "MitreTags", "OtherTags"] {
-            assert_eq!(cell(&layout, &plain, c), "", "{c}");
-        }
+        let untagged = [("MitreTactics", ""), ("MitreTags", ""), ("OtherTags", "")];
+        let plain = DetectInfo {
+            rule: 1,
+            ..row(0, 1)
+        };
+        assert_cells(&layout, &plain, &untagged);
         // A correlation's tags are its own.
-        let corr = correlation_row();
-        assert_eq!(cell(&layout, &corr, "MitreTactics"), "Persis");
-        assert_eq!(cell(&layout, &corr, "RuleTitle"), "Many shells");
+        let own = [("MitreTactics", "Persis"), ("RuleTitle", "Many shells")];
+        assert_cells(&layout, &correlation_row(), &own);
     }
 
     #[test]
     fn rule_metadata_cells_show_dates_with_dashes_and_a_dash_for_no_status() {
-        let set = rules();
-        let files = files();
-        let layout = Layout::new(&set, &files, TimeFormat::utc(), Profile::SuperVerbose);
+        let f = Fixture::new();
+        let layout = f.layout(Profile::SuperVerbose);
         let r = row(0, 1);
-        assert_eq!(cell(&layout, &r, "RuleAuthor"), "Alice, Bob/Carol");
-        assert_eq!(cell(&layout, &r, "RuleCreationDate"), "2023-01-02");
-        assert_eq!(cell(&layout, &r, "RuleModifiedDate"), "2024-03-04");
-        assert_eq!(cell(&layout, &r, "Status"), "test");
-        assert_eq!(cell(&layout, &r, "RuleFile"), "layout-test.yml");
-        assert_eq!(cell(&layout, &r, "EvtxFile"), "logs/a.evtx");
-        assert_eq!(cell(&layout, &r, "ExtraFieldInfo"), "-", "not rendered");
-        let plain = DetectInfo { rule: 1, ..row(0, 1) };
-        assert_eq!(cell(&layout, &plain, "Status"), "-");
+        let meta = [
+            ("RuleAuthor", "Alice, Bob/Carol"),
+            ("RuleCreationDate", "2023-01-02"),
+            ("RuleModifiedDate", "2024-03-04"),
+            ("Status", "test"),
+            ("RuleFile", "layout-test.yml"),
+            ("EvtxFile", "logs/a.evtx"),
+            // Not rendered by the scan.
+            ("ExtraFieldInfo", "-"),
+        ];
+        assert_cells(&layout, &r, &meta);
+        let plain = DetectInfo {
+            rule: 1,
+            ..row(0, 1)
+        };
+        assert_cells(&layout, &plain, &[("Status", "-")]);
 
         // With -M or -S the authors become items.
         let multi = layout.with_style(Style {
             multiline: true,
             ..Style::default()
         });
-        assert_eq!(cell(&multi, &r, "RuleAuthor"), "Alice ¦ Bob ¦ Carol");
+        assert_cells(&multi, &r, &[("RuleAuthor", "Alice ¦ Bob ¦ Carol")]);
     }
 
     #[test]
     fn correlation_rows_abbreviate_each_channel_and_list_their_files() {
-        let set = rules();
-        let files = files();
-        let layout = Layout::new(&set, &files, TimeFormat::utc(), Profile::Verbose);
-        let corr = correlation_row();
-        assert_eq!(cell(&layout, &corr, "Channel"), "Sysmon ¦ Sec");
-        assert_eq!(cell(&layout, &corr, "Level"), "crit");
-        assert_eq!(cell(&layout, &corr, "RecordID"), "", "no record id");
-        assert_eq!(
-            cell(&layout, &corr, "EvtxFile"),
-            "logs/a.evtx ¦ logs/b.evtx"
-        );
+        let f = Fixture::new();
+        let layout = f.layout(Profile::Verbose);
+        let expected = [
+            ("Channel", "Sysmon ¦ Sec"),
+            ("Level", "crit"),
+            // No record id.
+            ("RecordID", ""),
+            ("EvtxFile", "logs/a.evtx ¦ logs/b.evtx"),
+        ];
+        assert_cells(&layout, &correlation_row(), &expected);
     }
 
     #[test]
     fn remove_duplicates_drops_rows_equal_to_an_earlier_one_at_the_same_time() {
-        let set = rules();
-        let files = files();
+        let f = Fixture::new();
         let style = Style {
             remove_duplicates: true,
             ..Style::default()
         };
-        let layout =
-            Layout::new(&set, &files, TimeFormat::utc(), Profile::Verbose).with_style(style);
+        let layout = f.layout(Profile::Verbose).with_style(style);
         let in_file = |secs, file| DetectInfo {
             origin: Origin::Record { file, record_id: 7 },
             ..row(secs, 7)
@@ -622,20 +628,19 @@ correlation:
         assert_eq!(kept, [true, false, true, true, false, true]);
 
         // Without -X every row is kept.
-        let all = Layout::new(&set, &files, TimeFormat::utc(), Profile::Verbose);
+        let all = f.layout(Profile::Verbose);
         assert!(render(&all, &rows).iter().all(Option::is_some));
     }
 
     #[test]
     fn recovered_record_column_is_appended_once_and_marks_carved_rows() {
-        let set = rules();
-        let files = files();
-        let plain = Layout::new(&set, &files, TimeFormat::utc(), Profile::Minimal);
+        let f = Fixture::new();
+        let plain = f.layout(Profile::Minimal);
         assert_eq!(plain.named_columns(), Profile::Minimal.named_columns());
-        let off = Layout::new(&set, &files, TimeFormat::utc(), Profile::Minimal)
-            .with_recovered_column(false);
+        let off = f.layout(Profile::Minimal).with_recovered_column(false);
         assert_eq!(off.named_columns(), Profile::Minimal.named_columns());
-        let layout = Layout::new(&set, &files, TimeFormat::utc(), Profile::Minimal)
+        let layout = f
+            .layout(Profile::Minimal)
             .with_recovered_column(true)
             .with_recovered_column(true);
         let cols = layout.named_columns();
@@ -649,7 +654,7 @@ correlation:
             recovered: true,
             ..row(0, 1)
         };
-        assert_eq!(cell(&layout, &live, "RecoveredRecord"), "");
-        assert_eq!(cell(&layout, &carved, "RecoveredRecord"), "Y");
+        assert_cells(&layout, &live, &[("RecoveredRecord", "")]);
+        assert_cells(&layout, &carved, &[("RecoveredRecord", "Y")]);
     }
 }

@@ -322,6 +322,19 @@ mod tests {
         p.named_columns().iter().map(|(n, _)| *n).collect()
     }
 
+    /// The six columns every profile but Timesketch's starts with, then `rest`.
+    fn with_first(rest: &[&'static str]) -> Vec<&'static str> {
+        let first = [
+            "Timestamp",
+            "RuleTitle",
+            "Level",
+            "Computer",
+            "Channel",
+            "EventID",
+        ];
+        [&first[..], rest].concat()
+    }
+
     #[test]
     fn every_profile_name_parses_back_to_the_same_profile() {
         let mut names = Vec::new();
@@ -339,28 +352,13 @@ mod tests {
 
     #[test]
     fn minimal_standard_and_verbose_list_their_columns_in_hayabusa_order() {
-        let minimal = [
-            "Timestamp",
-            "RuleTitle",
-            "Level",
-            "Computer",
-            "Channel",
-            "EventID",
-            "RecordID",
-            "Details",
-        ];
+        let minimal = with_first(&["RecordID", "Details"]);
         assert_eq!(header(Profile::Minimal), minimal);
         let standard = [&minimal[..], &["ExtraFieldInfo", "RuleID"]].concat();
         assert_eq!(header(Profile::Standard), standard);
         assert_eq!(
             header(Profile::Verbose),
-            [
-                "Timestamp",
-                "RuleTitle",
-                "Level",
-                "Computer",
-                "Channel",
-                "EventID",
+            with_first(&[
                 "MitreTactics",
                 "MitreTags",
                 "OtherTags",
@@ -370,25 +368,14 @@ mod tests {
                 "RuleFile",
                 "RuleID",
                 "EvtxFile",
-            ]
+            ])
         );
     }
 
     #[test]
     fn all_field_info_profiles_replace_details_with_every_field() {
-        let mut expected = vec![
-            "Timestamp",
-            "RuleTitle",
-            "Level",
-            "Computer",
-            "Channel",
-            "EventID",
-            "RecordID",
-            "AllFieldInfo",
-            "RuleFile",
-            "RuleID",
-            "EvtxFile",
-        ];
+        let mut expected =
+            with_first(&["RecordID", "AllFieldInfo", "RuleFile", "RuleID", "EvtxFile"]);
         assert_eq!(header(Profile::AllFieldInfo), expected);
         // The verbose one adds the three MITRE columns before RecordID.
         expected.splice(6..6, ["MitreTactics", "MitreTags", "OtherTags"]);
@@ -399,13 +386,7 @@ mod tests {
     fn super_verbose_adds_rule_metadata_and_provider_columns() {
         assert_eq!(
             header(Profile::SuperVerbose),
-            [
-                "Timestamp",
-                "RuleTitle",
-                "Level",
-                "Computer",
-                "Channel",
-                "EventID",
+            with_first(&[
                 "RuleAuthor",
                 "RuleModifiedDate",
                 "Status",
@@ -420,7 +401,7 @@ mod tests {
                 "RuleFile",
                 "RuleID",
                 "EvtxFile",
-            ]
+            ])
         );
     }
 
@@ -462,7 +443,12 @@ mod tests {
         let extra: Vec<Profile> = P::ALL.into_iter().filter(|p| p.has_extra()).collect();
         assert_eq!(
             extra,
-            [P::Standard, P::Verbose, P::SuperVerbose, P::TimesketchVerbose]
+            [
+                P::Standard,
+                P::Verbose,
+                P::SuperVerbose,
+                P::TimesketchVerbose
+            ]
         );
         let all: Vec<Profile> = P::ALL.into_iter().filter(|p| p.has_all_fields()).collect();
         assert_eq!(all, [P::AllFieldInfo, P::AllFieldInfoVerbose]);
@@ -494,7 +480,12 @@ mod tests {
         for c in [Column::MitreTactics, Column::MitreTags, Column::OtherTags] {
             assert!(c.is_multi() && !c.is_field_list(), "{c:?}");
         }
-        for c in [Column::Timestamp, Column::RuleTitle, Column::EvtxFile, Column::Level] {
+        for c in [
+            Column::Timestamp,
+            Column::RuleTitle,
+            Column::EvtxFile,
+            Column::Level,
+        ] {
             assert!(!c.is_multi() && !c.is_field_list(), "{c:?}");
         }
     }

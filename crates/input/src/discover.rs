@@ -111,3 +111,134 @@ pub fn discover(
 fn whole(path: &Path, kind: ErrorKind) -> InputError {
     InputError::new(path, Position::None, kind)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder of this process under the temp folder, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let d = std::env::temp_dir()
+                .join(format!("scanner-discover-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            Scratch(d)
+        }
+
+        /// Writes `len` bytes to the file `rel`, making its folders.
+        fn file(&self, rel: &str, len: usize) -> PathBuf {
+            let p = self.0.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, vec![b'x'; len]).unwrap();
+            p
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn found(files: &[InputFile], root: &Path) -> Vec<String> {
+        files
+            .iter()
+            .map(|f| {
+                let rel = f.path.strip_prefix(root).unwrap();
+                rel.to_string_lossy().replace('\\', "/")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn folders_are_searched_recursively_by_extension_ignoring_case() {
+        let s = Scratch::new("recursive");
+        s.file("a.evtx", 3);
+        s.file("B.EVTX", 5);
+        s.file("sub/deeper/c.Evtx", 7);
+        s.file("folder.evtx/d.evtx", 1);
+        s.file("notes.txt", 1);
+        s.file("evtx", 1);
+        s.file("e.evtx.bak", 1);
+        s.file("x.json", 1);
+        s.file("sub/y.JSONL", 1);
+        let dirs = [s.0.clone()];
+        let (files, errors) = discover(&dirs, &[], InputKind::Evtx);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            found(&files, &s.0),
+            [
+                "B.EVTX",
+                "a.evtx",
+                "folder.evtx/d.evtx",
+                "sub/deeper/c.Evtx"
+            ],
+            "sorted by path; a folder named .evtx is searched, not listed"
+        );
+        let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        assert_eq!(sizes, [5, 3, 1, 7]);
+
+        let (json, errors) = discover(&dirs, &[], InputKind::Json);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(found(&json, &s.0), ["sub/y.JSONL", "x.json"]);
+    }
+
+    #[test]
+    fn files_given_are_taken_whatever_their_extension_and_listed_once() {
+        let s = Scratch::new("files");
+        let log = s.file("a.evtx", 2);
+        let other = s.file("renamed.log", 4);
+        let files = [other.clone(), log.clone()];
+        let (got, errors) = discover(std::slice::from_ref(&s.0), &files, InputKind::Evtx);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(found(&got, &s.0), ["a.evtx", "renamed.log"]);
+    }
+
+    #[test]
+    fn a_missing_path_or_a_folder_given_as_a_file_is_an_error_naming_it() {
+        let s = Scratch::new("errors");
+        let log = s.file("a.evtx", 1);
+        let missing = s.0.join("missing.evtx");
+        let missing_dir = s.0.join("no-such-folder");
+        let files = [s.0.clone(), missing.clone()];
+        let dirs = [missing_dir.clone(), log.clone()];
+        let (got, errors) = discover(&dirs, &files, InputKind::Evtx);
+        assert!(got.is_empty());
+        let described: Vec<(PathBuf, Position, String)> = errors
+            .iter()
+            .map(|e| (e.file().to_path_buf(), e.position(), e.kind().to_string()))
+            .collect();
+        assert_eq!(described.len(), 4, "{described:?}");
+        assert!(matches!(errors[0].kind(), ErrorKind::FolderNotFile));
+        assert_eq!(errors[0].file(), s.0);
+        assert!(matches!(errors[1].kind(), ErrorKind::CannotOpen(_)));
+        assert_eq!(errors[1].file(), missing);
+        assert!(matches!(errors[2].kind(), ErrorKind::CannotOpenFolder(_)));
+        assert_eq!(errors[2].file(), missing_dir);
+        assert!(matches!(errors[3].kind(), ErrorKind::NotFolder));
+        assert_eq!(errors[3].file(), log);
+        assert!(described.iter().all(|(_, at, _)| *at == Position::None));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_folders_are_not_followed() {
+        let s = Scratch::new("symlinks");
+        let outside = Scratch::new("symlinks-outside");
+        outside.file("far.evtx", 1);
+        s.file("near.evtx", 1);
+        std::os::unix::fs::symlink(&outside.0, s.0.join("link")).unwrap();
+        // A link to its own folder would loop if followed.
+        std::os::unix::fs::symlink(&s.0, s.0.join("loop")).unwrap();
+        let (got, errors) = discover(std::slice::from_ref(&s.0), &[], InputKind::Evtx);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(found(&got, &s.0), ["near.evtx"]);
+        // Given itself as -d, the linked folder is searched.
+        let linked = [s.0.join("link")];
+        let (got, _) = discover(&linked, &[], InputKind::Evtx);
+        assert_eq!(found(&got, &s.0), ["link/far.evtx"]);
+    }
+}

@@ -143,11 +143,13 @@ mod tests {
         }
     }
 
-    fn found(files: &[InputFile], root: &Path) -> Vec<String> {
-        files
-            .iter()
+    /// What `discover` finds, relative to the scratch folder, in order; no errors.
+    fn found(s: &Scratch, dirs: &[PathBuf], files: &[PathBuf], kind: InputKind) -> Vec<String> {
+        let (got, errors) = discover(dirs, files, kind);
+        assert!(errors.is_empty(), "{errors:?}");
+        got.iter()
             .map(|f| {
-                let rel = f.path.strip_prefix(root).unwrap();
+                let rel = f.path.strip_prefix(&s.0).unwrap();
                 rel.to_string_lossy().replace('\\', "/")
             })
             .collect()
@@ -166,10 +168,8 @@ mod tests {
         s.file("x.json", 1);
         s.file("sub/y.JSONL", 1);
         let dirs = [s.0.clone()];
-        let (files, errors) = discover(&dirs, &[], InputKind::Evtx);
-        assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(
-            found(&files, &s.0),
+            found(&s, &dirs, &[], InputKind::Evtx),
             [
                 "B.EVTX",
                 "a.evtx",
@@ -178,12 +178,11 @@ mod tests {
             ],
             "sorted by path; a folder named .evtx is searched, not listed"
         );
+        let (files, _) = discover(&dirs, &[], InputKind::Evtx);
         let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
         assert_eq!(sizes, [5, 3, 1, 7]);
-
-        let (json, errors) = discover(&dirs, &[], InputKind::Json);
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(found(&json, &s.0), ["sub/y.JSONL", "x.json"]);
+        let json = found(&s, &dirs, &[], InputKind::Json);
+        assert_eq!(json, ["sub/y.JSONL", "x.json"]);
     }
 
     #[test]
@@ -192,9 +191,8 @@ mod tests {
         let log = s.file("a.evtx", 2);
         let other = s.file("renamed.log", 4);
         let files = [other.clone(), log.clone()];
-        let (got, errors) = discover(std::slice::from_ref(&s.0), &files, InputKind::Evtx);
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(found(&got, &s.0), ["a.evtx", "renamed.log"]);
+        let got = found(&s, std::slice::from_ref(&s.0), &files, InputKind::Evtx);
+        assert_eq!(got, ["a.evtx", "renamed.log"]);
     }
 
     #[test]
@@ -207,20 +205,29 @@ mod tests {
         let dirs = [missing_dir.clone(), log.clone()];
         let (got, errors) = discover(&dirs, &files, InputKind::Evtx);
         assert!(got.is_empty());
-        let described: Vec<(PathBuf, Position, String)> = errors
+        let described: Vec<(&Path, Position, &str)> = errors
             .iter()
-            .map(|e| (e.file().to_path_buf(), e.position(), e.kind().to_string()))
+            .map(|e| {
+                let kind = match e.kind() {
+                    ErrorKind::FolderNotFile => "folder as file",
+                    ErrorKind::CannotOpen(_) => "cannot open",
+                    ErrorKind::CannotOpenFolder(_) => "cannot open folder",
+                    ErrorKind::NotFolder => "file as folder",
+                    _ => "other",
+                };
+                (e.file(), e.position(), kind)
+            })
             .collect();
-        assert_eq!(described.len(), 4, "{described:?}");
-        assert!(matches!(errors[0].kind(), ErrorKind::FolderNotFile));
-        assert_eq!(errors[0].file(), s.0);
-        assert!(matches!(errors[1].kind(), ErrorKind::CannotOpen(_)));
-        assert_eq!(errors[1].file(), missing);
-        assert!(matches!(errors[2].kind(), ErrorKind::CannotOpenFolder(_)));
-        assert_eq!(errors[2].file(), missing_dir);
-        assert!(matches!(errors[3].kind(), ErrorKind::NotFolder));
-        assert_eq!(errors[3].file(), log);
-        assert!(described.iter().all(|(_, at, _)| *at == Position::None));
+        let whole = Position::None;
+        assert_eq!(
+            described,
+            [
+                (s.0.as_path(), whole, "folder as file"),
+                (&missing, whole, "cannot open"),
+                (&missing_dir, whole, "cannot open folder"),
+                (&log, whole, "file as folder"),
+            ]
+        );
     }
 
     #[cfg(unix)]
@@ -233,12 +240,11 @@ mod tests {
         std::os::unix::fs::symlink(&outside.0, s.0.join("link")).unwrap();
         // A link to its own folder would loop if followed.
         std::os::unix::fs::symlink(&s.0, s.0.join("loop")).unwrap();
-        let (got, errors) = discover(std::slice::from_ref(&s.0), &[], InputKind::Evtx);
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(found(&got, &s.0), ["near.evtx"]);
+        let got = found(&s, std::slice::from_ref(&s.0), &[], InputKind::Evtx);
+        assert_eq!(got, ["near.evtx"]);
         // Given itself as -d, the linked folder is searched.
         let linked = [s.0.join("link")];
-        let (got, _) = discover(&linked, &[], InputKind::Evtx);
-        assert_eq!(found(&got, &s.0), ["link/far.evtx"]);
+        let got = found(&s, &linked, &[], InputKind::Evtx);
+        assert_eq!(got, ["link/far.evtx"]);
     }
 }

@@ -195,49 +195,25 @@ mod tests {
     use super::*;
     use scanner_rules::{load, LoadOptions, RuleSource};
 
-    const RULES: &str = "title: Failed logon
+    const RULES: &str = "title: Logon failed
 name: failed_logon
-id: 30000000-0000-0000-0000-000000000001
-level: low
-logsource: {product: windows, service: security}
 detection: {sel: {EventID: 4625}, condition: sel}
 ---
-title: Successful logon
+title: Logon succeeded
 name: good_logon
-id: 30000000-0000-0000-0000-000000000002
-level: low
-logsource: {product: windows, service: security}
 detection: {sel: {EventID: 4624}, condition: sel}
 ---
 title: Many failures
-correlation:
-    type: event_count
-    rules: failed_logon
-    group-by: [IpAddress]
-    timespan: 5m
-    condition: {gte: 3}
+correlation: {type: event_count, rules: failed_logon, group-by: [IpAddress], timespan: 5m, condition: {gte: 3}}
 ---
 title: Many users
-correlation:
-    type: value_count
-    rules: failed_logon
-    group-by: [IpAddress]
-    timespan: 10m
-    condition: {gte: 2, field: TargetUserName}
+correlation: {type: value_count, rules: failed_logon, group-by: [IpAddress], timespan: 10m, condition: {gte: 2, field: TargetUserName}}
 ---
 title: Both
-correlation:
-    type: temporal
-    rules: [failed_logon, good_logon]
-    group-by: [IpAddress]
-    timespan: 5m
+correlation: {type: temporal, rules: [failed_logon, good_logon], group-by: [IpAddress], timespan: 5m}
 ---
 title: Failure then success
-correlation:
-    type: temporal_ordered
-    rules: [failed_logon, good_logon]
-    group-by: [IpAddress]
-    timespan: 5m
+correlation: {type: temporal_ordered, rules: [failed_logon, good_logon], group-by: [IpAddress], timespan: 5m}
 ";
 
     /// The rule set, with the index of a rule and of a correlation by name and title.

@@ -226,10 +226,7 @@ mod tests {
     #[test]
     fn an_error_among_the_rows_written_removes_the_run_and_names_it() {
         let dir = scratch("run-write-error");
-        let rows = vec![
-            Ok(row(0)),
-            Err(io::Error::new(io::ErrorKind::Other, "upstream failed")),
-        ];
+        let rows = vec![Ok(row(0)), Err(io::Error::other("upstream failed"))];
         let e = RunFile::write(&dir, rows).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("cannot write sorted detections to"), "{text}");

@@ -63,3 +63,99 @@ pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>
     }
     (kept, skipped)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evtx::test_log::{event, log, named, TempFile};
+    use scanner_rules::{load, LoadOptions, RuleSource};
+
+    /// Rules for the channels named (a rule without a channel for `None`).
+    fn rules_for(channels: &[Option<&str>]) -> RuleSet {
+        let docs: Vec<String> = channels
+            .iter()
+            .enumerate()
+            .map(|(i, ch)| {
+                let channel = ch.map_or(String::new(), |c| format!("Channel: '{c}', "));
+                format!(
+                    "title: Rule {i}\nid: 40000000-0000-0000-0000-00000000000{i}\nlevel: high\n\
+                     detection: {{sel: {{{channel}EventID: 4624}}, condition: sel}}\n"
+                )
+            })
+            .collect();
+        let text = docs.join("---\n");
+        let set = load(
+            &[RuleSource::Text {
+                name: "channel-test.yml".into(),
+                text,
+            }],
+            &LoadOptions::default(),
+        );
+        assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
+        set
+    }
+
+    /// A Security log, padded with zeros to `size` bytes when it is shorter.
+    fn security_log(name: &str, size: usize) -> (TempFile, InputFile) {
+        let mut bytes = log(&[event(4624, named("User", "bob"))]);
+        if bytes.len() < size {
+            bytes.resize(size, 0);
+        }
+        file(name, &bytes)
+    }
+
+    fn file(name: &str, bytes: &[u8]) -> (TempFile, InputFile) {
+        let t = TempFile::new(name, bytes);
+        let f = InputFile {
+            path: t.path().to_path_buf(),
+            size: bytes.len() as u64,
+        };
+        (t, f)
+    }
+
+    fn names(files: &[InputFile]) -> Vec<String> {
+        let name = |f: &InputFile| f.path.file_name().unwrap().to_string_lossy().into_owned();
+        files.iter().map(name).collect()
+    }
+
+    const SYSMON: &str = "Microsoft-Windows-Sysmon/Operational";
+
+    #[test]
+    fn the_first_records_channel_is_read_and_unreadable_files_have_none() {
+        let (_big, f) = security_log("channel-first.evtx", MIN_BYTES as usize);
+        assert_eq!(first_channel(&f.path).as_deref(), Some("Security"));
+        let (_junk, junk) = file("channel-junk.evtx", &[7u8; 4096]);
+        assert_eq!(first_channel(&junk.path), None);
+        assert_eq!(first_channel(&junk.path.with_extension("gone")), None);
+    }
+
+    #[test]
+    fn a_large_file_whose_channel_no_rule_uses_is_left_out() {
+        let (_t, big) = security_log("channel-unused.evtx", MIN_BYTES as usize);
+        let (kept, skipped) = split(vec![big.clone()], &rules_for(&[Some(SYSMON)]));
+        assert!(kept.is_empty());
+        assert_eq!(names(&skipped), names(std::slice::from_ref(&big)));
+
+        // A rule for its channel, written in another case, keeps it.
+        let (kept, skipped) = split(vec![big], &rules_for(&[Some(SYSMON), Some("SECURITY")]));
+        assert_eq!(kept.len(), 1);
+        assert!(skipped.is_empty());
+    }
+
+    #[test]
+    fn small_files_unreadable_files_and_rules_without_a_channel_keep_files() {
+        let (_s, small) = security_log("channel-small.evtx", 0);
+        assert!(small.size < MIN_BYTES);
+        let (_j, junk) = file("channel-unreadable.evtx", &vec![7u8; MIN_BYTES as usize]);
+        let (_b, big) = security_log("channel-big.evtx", MIN_BYTES as usize);
+        let sysmon = rules_for(&[Some(SYSMON)]);
+        let (kept, skipped) = split(vec![small.clone(), junk.clone(), big.clone()], &sysmon);
+        assert_eq!(names(&kept), names(&[small.clone(), junk.clone()]));
+        assert_eq!(names(&skipped), names(std::slice::from_ref(&big)));
+
+        let any = rules_for(&[Some(SYSMON), None]);
+        let (kept, skipped) = split(vec![small, junk, big], &any);
+        assert_eq!(kept.len(), 3);
+        assert!(skipped.is_empty());
+    }
+}

@@ -111,3 +111,140 @@ pub fn discover(
 fn whole(path: &Path, kind: ErrorKind) -> InputError {
     InputError::new(path, Position::None, kind)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder of this process under the temp folder, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let d = std::env::temp_dir()
+                .join(format!("scanner-discover-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            Scratch(d)
+        }
+
+        /// Writes `len` bytes to the file `rel`, making its folders.
+        fn file(&self, rel: &str, len: usize) -> PathBuf {
+            let p = self.0.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, vec![b'x'; len]).unwrap();
+            p
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// What `discover` finds, relative to the scratch folder, in order; no errors.
+    fn found(s: &Scratch, dirs: &[PathBuf], files: &[PathBuf], kind: InputKind) -> Vec<String> {
+        let (got, errors) = discover(dirs, files, kind);
+        assert!(errors.is_empty(), "{errors:?}");
+        got.iter()
+            .map(|f| {
+                let rel = f.path.strip_prefix(&s.0).unwrap();
+                rel.to_string_lossy().replace('\\', "/")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn folders_are_searched_recursively_by_extension_ignoring_case() {
+        let s = Scratch::new("recursive");
+        s.file("a.evtx", 3);
+        s.file("B.EVTX", 5);
+        s.file("sub/deeper/c.Evtx", 7);
+        s.file("folder.evtx/d.evtx", 1);
+        s.file("notes.txt", 1);
+        s.file("evtx", 1);
+        s.file("e.evtx.bak", 1);
+        s.file("x.json", 1);
+        s.file("sub/y.JSONL", 1);
+        let dirs = [s.0.clone()];
+        assert_eq!(
+            found(&s, &dirs, &[], InputKind::Evtx),
+            [
+                "B.EVTX",
+                "a.evtx",
+                "folder.evtx/d.evtx",
+                "sub/deeper/c.Evtx"
+            ],
+            "sorted by path; a folder named .evtx is searched, not listed"
+        );
+        let (files, _) = discover(&dirs, &[], InputKind::Evtx);
+        let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+        assert_eq!(sizes, [5, 3, 1, 7]);
+        let json = found(&s, &dirs, &[], InputKind::Json);
+        assert_eq!(json, ["sub/y.JSONL", "x.json"]);
+    }
+
+    #[test]
+    fn files_given_are_taken_whatever_their_extension_and_listed_once() {
+        let s = Scratch::new("files");
+        let log = s.file("a.evtx", 2);
+        let other = s.file("renamed.log", 4);
+        let files = [other.clone(), log.clone()];
+        let got = found(&s, std::slice::from_ref(&s.0), &files, InputKind::Evtx);
+        assert_eq!(got, ["a.evtx", "renamed.log"]);
+    }
+
+    #[test]
+    fn a_missing_path_or_a_folder_given_as_a_file_is_an_error_naming_it() {
+        let s = Scratch::new("errors");
+        let log = s.file("a.evtx", 1);
+        let missing = s.0.join("missing.evtx");
+        let missing_dir = s.0.join("no-such-folder");
+        let files = [s.0.clone(), missing.clone()];
+        let dirs = [missing_dir.clone(), log.clone()];
+        let (got, errors) = discover(&dirs, &files, InputKind::Evtx);
+        assert!(got.is_empty());
+        let described: Vec<(&Path, Position, &str)> = errors
+            .iter()
+            .map(|e| {
+                let kind = match e.kind() {
+                    ErrorKind::FolderNotFile => "folder as file",
+                    ErrorKind::CannotOpen(_) => "cannot open",
+                    ErrorKind::CannotOpenFolder(_) => "cannot open folder",
+                    ErrorKind::NotFolder => "file as folder",
+                    _ => "other",
+                };
+                (e.file(), e.position(), kind)
+            })
+            .collect();
+        let whole = Position::None;
+        assert_eq!(
+            described,
+            [
+                (s.0.as_path(), whole, "folder as file"),
+                (&missing, whole, "cannot open"),
+                (&missing_dir, whole, "cannot open folder"),
+                (&log, whole, "file as folder"),
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_folders_are_not_followed() {
+        let s = Scratch::new("symlinks");
+        let outside = Scratch::new("symlinks-outside");
+        outside.file("far.evtx", 1);
+        s.file("near.evtx", 1);
+        std::os::unix::fs::symlink(&outside.0, s.0.join("link")).unwrap();
+        // A link to its own folder would loop if followed.
+        std::os::unix::fs::symlink(&s.0, s.0.join("loop")).unwrap();
+        let got = found(&s, std::slice::from_ref(&s.0), &[], InputKind::Evtx);
+        assert_eq!(got, ["near.evtx"]);
+        // Given itself as -d, the linked folder is searched.
+        let linked = [s.0.join("link")];
+        let got = found(&s, &linked, &[], InputKind::Evtx);
+        assert_eq!(got, ["link/far.evtx"]);
+    }
+}

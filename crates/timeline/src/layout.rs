@@ -346,3 +346,315 @@ impl<'w, 'a> RowCells<'w, 'a> {
         &self.cells
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_row::row;
+    use scanner_rules::{load, LoadOptions, RuleSource};
+    use std::path::PathBuf;
+
+    const RULES: &str = "title: Suspicious shell
+name: shell
+id: 00000000-0000-0000-0000-0000000000a1
+level: medium
+status: test
+author: Alice, Bob/Carol
+date: 2023/01/02
+modified: 2024/03/04
+tags:
+    - attack.execution
+    - attack.t1059.001
+    - attack.g0016
+    - attack.s0002
+    - attack.ta0002
+    - car.2016-04-005
+logsource: {product: windows, service: security}
+detection: {sel: {EventID: 4624}, condition: sel}
+---
+title: Plain rule
+id: 00000000-0000-0000-0000-0000000000a2
+level: informational
+logsource: {product: windows, service: security}
+detection: {sel: {EventID: 4625}, condition: sel}
+---
+title: Many shells
+id: 00000000-0000-0000-0000-0000000000a3
+level: critical
+tags:
+    - attack.persistence
+correlation:
+    type: event_count
+    rules: shell
+    group-by: [Computer]
+    timespan: 5m
+    condition: {gte: 2}
+";
+
+    /// The rules of [`RULES`] and two input files.
+    struct Fixture {
+        set: RuleSet,
+        files: Vec<InputFile>,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let set = load(
+                &[RuleSource::Text {
+                    name: "rules/layout-test.yml".into(),
+                    text: RULES.into(),
+                }],
+                &LoadOptions::default(),
+            );
+            assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
+            assert_eq!(set.rules().len(), 2);
+            assert_eq!(set.correlations().len(), 1);
+            let files = ["logs/a.evtx", "logs/b.evtx"]
+                .into_iter()
+                .map(|p| InputFile {
+                    path: PathBuf::from(p),
+                    size: 1,
+                })
+                .collect();
+            Fixture { set, files }
+        }
+
+        fn layout(&self, p: Profile) -> Layout<'_> {
+            Layout::new(&self.set, &self.files, TimeFormat::utc(), p)
+        }
+    }
+
+    /// The cells of `rows` under `layout`, by header name; `None` for a row `-X` drops.
+    fn render(layout: &Layout, rows: &[DetectInfo]) -> Vec<Option<Vec<(String, String)>>> {
+        let mut cells = RowCells::new(layout);
+        rows.iter()
+            .map(|r| {
+                cells.fill(r).then(|| {
+                    layout
+                        .named_columns()
+                        .iter()
+                        .zip(cells.cells())
+                        .map(|((n, _), v)| (n.to_string(), v.clone()))
+                        .collect()
+                })
+            })
+            .collect()
+    }
+
+    /// Asserts the one row's cells under the given header names.
+    fn assert_cells(layout: &Layout, r: &DetectInfo, expected: &[(&str, &str)]) {
+        let rendered = render(layout, std::slice::from_ref(r));
+        let cells = rendered[0].as_ref().expect("kept");
+        for (name, value) in expected {
+            let got = cells.iter().find(|(n, _)| n == name);
+            let got = got.unwrap_or_else(|| panic!("no column {name}"));
+            assert_eq!(got.1, *value, "{name}");
+        }
+    }
+
+    fn correlation_row() -> DetectInfo {
+        DetectInfo {
+            rule: 0,
+            correlation: true,
+            origin: Origin::Correlation {
+                files: "logs/a.evtx ¦ logs/b.evtx".into(),
+            },
+            channel: "Microsoft-Windows-Sysmon/Operational ¦ Security".into(),
+            provider: "-".into(),
+            ..row(100, 0)
+        }
+    }
+
+    #[test]
+    fn cells_follow_the_profile_columns_in_order() {
+        let f = Fixture::new();
+        let layout = f.layout(Profile::Standard);
+        let mut r = row(0, 42);
+        r.details = "Cmdline: whoami".into();
+        r.extra = Some("User: bob".into());
+        let got = render(&layout, &[r]).remove(0).unwrap();
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        let expected: Vec<&str> = Profile::Standard
+            .named_columns()
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(names, expected);
+        let values: Vec<&str> = got.iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(
+            values,
+            [
+                TimeFormat::utc()
+                    .format(jiff::Timestamp::new(0, 0).unwrap())
+                    .as_str(),
+                "Suspicious shell",
+                "med",
+                "host",
+                "Sec",
+                "4624",
+                "42",
+                "Cmdline: whoami",
+                "User: bob",
+                "00000000-0000-0000-0000-0000000000a1",
+            ]
+        );
+    }
+
+    #[test]
+    fn abbreviations_shorten_levels_channels_and_providers_unless_turned_off() {
+        let f = Fixture::new();
+        let layout = f.layout(Profile::SuperVerbose);
+        let mut r = row(0, 1);
+        r.rule = 1;
+        let short = [("Level", "info"), ("Channel", "Sec"), ("Provider", "Sec")];
+        assert_cells(&layout, &r, &short);
+        r.channel = "Microsoft-Windows-Sysmon/Operational".into();
+        r.provider = "Microsoft-Windows-Sysmon".into();
+        assert_cells(
+            &layout,
+            &r,
+            &[("Channel", "Sysmon"), ("Provider", "Sysmon")],
+        );
+        // A provider not listed has its generic words shortened.
+        r.provider = "Microsoft-Windows-Foo".into();
+        assert_cells(&layout, &r, &[("Provider", "MS-Win-Foo")]);
+
+        let full = layout.with_style(Style {
+            no_abbreviations: true,
+            ..Style::default()
+        });
+        let long = [
+            ("Level", "informational"),
+            ("Channel", "Microsoft-Windows-Sysmon/Operational"),
+            ("Provider", "Microsoft-Windows-Foo"),
+        ];
+        assert_cells(&full, &r, &long);
+    }
+
+    #[test]
+    fn rule_tags_split_into_tactics_techniques_and_other_tags() {
+        let f = Fixture::new();
+        let layout = f.layout(Profile::Verbose);
+        let tagged = [
+            ("MitreTactics", "Exec"),
+            ("MitreTags", "T1059.001 ¦ G0016 ¦ S0002"),
+            ("OtherTags", "attack.ta0002 ¦ car.2016-04-005"),
+        ];
+        assert_cells(&layout, &row(0, 1), &tagged);
+        // A rule without tags has empty MITRE cells.
+        let untagged = [("MitreTactics", ""), ("MitreTags", ""), ("OtherTags", "")];
+        let plain = DetectInfo {
+            rule: 1,
+            ..row(0, 1)
+        };
+        assert_cells(&layout, &plain, &untagged);
+        // A correlation's tags are its own.
+        let own = [("MitreTactics", "Persis"), ("RuleTitle", "Many shells")];
+        assert_cells(&layout, &correlation_row(), &own);
+    }
+
+    #[test]
+    fn rule_metadata_cells_show_dates_with_dashes_and_a_dash_for_no_status() {
+        let f = Fixture::new();
+        let layout = f.layout(Profile::SuperVerbose);
+        let r = row(0, 1);
+        let meta = [
+            ("RuleAuthor", "Alice, Bob/Carol"),
+            ("RuleCreationDate", "2023-01-02"),
+            ("RuleModifiedDate", "2024-03-04"),
+            ("Status", "test"),
+            ("RuleFile", "layout-test.yml"),
+            ("EvtxFile", "logs/a.evtx"),
+            // Not rendered by the scan.
+            ("ExtraFieldInfo", "-"),
+        ];
+        assert_cells(&layout, &r, &meta);
+        let plain = DetectInfo {
+            rule: 1,
+            ..row(0, 1)
+        };
+        assert_cells(&layout, &plain, &[("Status", "-")]);
+
+        // With -M or -S the authors become items.
+        let multi = layout.with_style(Style {
+            multiline: true,
+            ..Style::default()
+        });
+        assert_cells(&multi, &r, &[("RuleAuthor", "Alice ¦ Bob ¦ Carol")]);
+    }
+
+    #[test]
+    fn correlation_rows_abbreviate_each_channel_and_list_their_files() {
+        let f = Fixture::new();
+        let layout = f.layout(Profile::Verbose);
+        let expected = [
+            ("Channel", "Sysmon ¦ Sec"),
+            ("Level", "crit"),
+            // No record id.
+            ("RecordID", ""),
+            ("EvtxFile", "logs/a.evtx ¦ logs/b.evtx"),
+        ];
+        assert_cells(&layout, &correlation_row(), &expected);
+    }
+
+    #[test]
+    fn remove_duplicates_drops_rows_equal_to_an_earlier_one_at_the_same_time() {
+        let f = Fixture::new();
+        let style = Style {
+            remove_duplicates: true,
+            ..Style::default()
+        };
+        let layout = f.layout(Profile::Verbose).with_style(style);
+        let in_file = |secs, file| DetectInfo {
+            origin: Origin::Record { file, record_id: 7 },
+            ..row(secs, 7)
+        };
+        let rows = [
+            in_file(10, 0),
+            // The same in another file: EvtxFile does not count.
+            in_file(10, 1),
+            // Another Details at the same time: kept.
+            DetectInfo {
+                details: "other".into(),
+                ..in_file(10, 0)
+            },
+            // Another timestamp: kept, even though it equals the first otherwise.
+            in_file(11, 0),
+            in_file(11, 0),
+            // Back to a cell already seen, but in a later group: kept.
+            in_file(12, 0),
+        ];
+        let kept: Vec<bool> = render(&layout, &rows).iter().map(Option::is_some).collect();
+        assert_eq!(kept, [true, false, true, true, false, true]);
+
+        // Without -X every row is kept.
+        let all = f.layout(Profile::Verbose);
+        assert!(render(&all, &rows).iter().all(Option::is_some));
+    }
+
+    #[test]
+    fn recovered_record_column_is_appended_once_and_marks_carved_rows() {
+        let f = Fixture::new();
+        let plain = f.layout(Profile::Minimal);
+        assert_eq!(plain.named_columns(), Profile::Minimal.named_columns());
+        let off = f.layout(Profile::Minimal).with_recovered_column(false);
+        assert_eq!(off.named_columns(), Profile::Minimal.named_columns());
+        let layout = f
+            .layout(Profile::Minimal)
+            .with_recovered_column(true)
+            .with_recovered_column(true);
+        let cols = layout.named_columns();
+        assert_eq!(cols.len(), Profile::Minimal.named_columns().len() + 1);
+        assert_eq!(
+            cols.last(),
+            Some(&("RecoveredRecord", Column::RecoveredRecord))
+        );
+        let live = row(0, 1);
+        let carved = DetectInfo {
+            recovered: true,
+            ..row(0, 1)
+        };
+        assert_cells(&layout, &live, &[("RecoveredRecord", "")]);
+        assert_cells(&layout, &carved, &[("RecoveredRecord", "Y")]);
+    }
+}

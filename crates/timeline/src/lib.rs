@@ -38,6 +38,8 @@ mod json;
 mod layout;
 mod pipeline;
 mod profile;
+#[cfg(test)]
+mod test_row;
 mod time_format;
 
 pub use csv::CsvEncoder;

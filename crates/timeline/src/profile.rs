@@ -313,3 +313,180 @@ impl Style {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(p: Profile) -> Vec<&'static str> {
+        p.named_columns().iter().map(|(n, _)| *n).collect()
+    }
+
+    /// The six columns every profile but Timesketch's starts with, then `rest`.
+    fn with_first(rest: &[&'static str]) -> Vec<&'static str> {
+        let first = [
+            "Timestamp",
+            "RuleTitle",
+            "Level",
+            "Computer",
+            "Channel",
+            "EventID",
+        ];
+        [&first[..], rest].concat()
+    }
+
+    #[test]
+    fn every_profile_name_parses_back_to_the_same_profile() {
+        let mut names = Vec::new();
+        for p in Profile::ALL {
+            assert_eq!(Profile::parse(p.name()), Some(p), "{}", p.name());
+            names.push(p.name());
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Profile::ALL.len(), "names are distinct");
+        for unknown in ["", "Standard", "STANDARD", " standard", "all", "timesketch"] {
+            assert_eq!(Profile::parse(unknown), None, "{unknown:?}");
+        }
+    }
+
+    #[test]
+    fn minimal_standard_and_verbose_list_their_columns_in_hayabusa_order() {
+        let minimal = with_first(&["RecordID", "Details"]);
+        assert_eq!(header(Profile::Minimal), minimal);
+        let standard = [&minimal[..], &["ExtraFieldInfo", "RuleID"]].concat();
+        assert_eq!(header(Profile::Standard), standard);
+        assert_eq!(
+            header(Profile::Verbose),
+            with_first(&[
+                "MitreTactics",
+                "MitreTags",
+                "OtherTags",
+                "RecordID",
+                "Details",
+                "ExtraFieldInfo",
+                "RuleFile",
+                "RuleID",
+                "EvtxFile",
+            ])
+        );
+    }
+
+    #[test]
+    fn all_field_info_profiles_replace_details_with_every_field() {
+        let mut expected =
+            with_first(&["RecordID", "AllFieldInfo", "RuleFile", "RuleID", "EvtxFile"]);
+        assert_eq!(header(Profile::AllFieldInfo), expected);
+        // The verbose one adds the three MITRE columns before RecordID.
+        expected.splice(6..6, ["MitreTactics", "MitreTags", "OtherTags"]);
+        assert_eq!(header(Profile::AllFieldInfoVerbose), expected);
+    }
+
+    #[test]
+    fn super_verbose_adds_rule_metadata_and_provider_columns() {
+        assert_eq!(
+            header(Profile::SuperVerbose),
+            with_first(&[
+                "RuleAuthor",
+                "RuleModifiedDate",
+                "Status",
+                "RecordID",
+                "Details",
+                "ExtraFieldInfo",
+                "MitreTactics",
+                "MitreTags",
+                "OtherTags",
+                "Provider",
+                "RuleCreationDate",
+                "RuleFile",
+                "RuleID",
+                "EvtxFile",
+            ])
+        );
+    }
+
+    #[test]
+    fn timesketch_profiles_rename_time_and_title_and_differ_by_extra_field_info() {
+        let minimal = header(Profile::TimesketchMinimal);
+        assert_eq!(minimal[..3], ["datetime", "timestamp_desc", "message"]);
+        let cols: Vec<Column> = Profile::TimesketchMinimal.columns().take(3).collect();
+        assert_eq!(
+            cols,
+            [Column::Timestamp, Column::TimestampDesc, Column::RuleTitle]
+        );
+        let mut verbose = minimal.clone();
+        let details = verbose.iter().position(|n| *n == "Details").unwrap();
+        verbose.insert(details + 1, "ExtraFieldInfo");
+        assert_eq!(header(Profile::TimesketchVerbose), verbose);
+        assert_eq!(minimal.last(), Some(&"EvtxFile"));
+    }
+
+    #[test]
+    fn other_profiles_name_each_column_after_its_variant_and_never_twice() {
+        for p in Profile::ALL {
+            let cols: Vec<Column> = p.columns().collect();
+            for (i, c) in cols.iter().enumerate() {
+                assert!(!cols[..i].contains(c), "{c:?} twice in {}", p.name());
+            }
+            if p.name().starts_with("timesketch") {
+                continue;
+            }
+            for (name, c) in p.named_columns() {
+                assert_eq!(*name, format!("{c:?}"), "{}", p.name());
+            }
+        }
+    }
+
+    #[test]
+    fn extra_and_all_field_flags_follow_the_profile_columns() {
+        use Profile as P;
+        let extra: Vec<Profile> = P::ALL.into_iter().filter(|p| p.has_extra()).collect();
+        assert_eq!(
+            extra,
+            [
+                P::Standard,
+                P::Verbose,
+                P::SuperVerbose,
+                P::TimesketchVerbose
+            ]
+        );
+        let all: Vec<Profile> = P::ALL.into_iter().filter(|p| p.has_all_fields()).collect();
+        assert_eq!(all, [P::AllFieldInfo, P::AllFieldInfoVerbose]);
+    }
+
+    #[test]
+    fn separator_is_crlf_with_multiline_then_tab_then_the_details_separator() {
+        let style = |multiline, tab_separator| Style {
+            multiline,
+            tab_separator,
+            ..Style::default()
+        };
+        assert_eq!(style(false, false).separator(), " ¦ ");
+        assert_eq!(style(false, false).separator(), SEP);
+        assert_eq!(style(false, true).separator(), "\t");
+        assert_eq!(style(true, false).separator(), "\r\n");
+        assert_eq!(style(true, true).separator(), "\r\n", "-M wins over -S");
+    }
+
+    #[test]
+    fn only_item_lists_are_multi_and_only_field_lists_are_objects() {
+        for p in Profile::ALL {
+            for c in p.columns() {
+                if c.is_field_list() {
+                    assert!(c.is_multi(), "{c:?}");
+                }
+            }
+        }
+        for c in [Column::MitreTactics, Column::MitreTags, Column::OtherTags] {
+            assert!(c.is_multi() && !c.is_field_list(), "{c:?}");
+        }
+        for c in [
+            Column::Timestamp,
+            Column::RuleTitle,
+            Column::EvtxFile,
+            Column::Level,
+        ] {
+            assert!(!c.is_multi() && !c.is_field_list(), "{c:?}");
+        }
+    }
+}

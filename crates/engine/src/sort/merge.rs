@@ -175,3 +175,97 @@ impl Iterator for SortedRows {
         Some(Ok(row))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sort::run::RunFile;
+    use crate::sort::tests::{debug, files_in, row, scratch};
+
+    /// Rows `0..n`, each in source `i % sources`, every source sorted.
+    fn split(n: u64, sources: u64) -> Vec<Vec<DetectInfo>> {
+        let mut parts: Vec<Vec<DetectInfo>> = (0..sources).map(|_| Vec::new()).collect();
+        for i in 0..n {
+            parts[(i % sources) as usize].push(row(i));
+        }
+        for p in &mut parts {
+            p.sort_by(DetectInfo::timeline_cmp);
+        }
+        parts
+    }
+
+    /// The last part kept in memory, the others spilled as runs in `dir`.
+    fn merged(dir: &std::path::Path, mut parts: Vec<Vec<DetectInfo>>, n: u64) -> SortedRows {
+        let memory = parts.pop().unwrap();
+        let runs = parts
+            .iter()
+            .map(|p| RunFile::write_slice(dir, p).unwrap().open().unwrap())
+            .collect();
+        SortedRows::new(memory, runs, n, None)
+    }
+
+    #[test]
+    fn memory_rows_merged_with_runs_come_in_timeline_order() {
+        let dir = scratch("merge-order");
+        let n = 600;
+        let mut expected: Vec<DetectInfo> = (0..n).map(row).collect();
+        expected.sort_by(DetectInfo::timeline_cmp);
+        let rows = merged(&dir, split(n, 4), n);
+        assert_eq!(rows.len(), n);
+        assert_eq!(files_in(&dir), 3);
+        let got = rows.into_vec().unwrap();
+        assert_eq!(debug(&got), debug(&expected));
+        assert_eq!(files_in(&dir), 0, "runs removed once merged");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn without_runs_the_memory_rows_come_as_they_are() {
+        let memory = split(20, 1).pop().unwrap();
+        let range = Some((memory[0].time, memory[19].time));
+        let rows = SortedRows::new(memory.clone(), Vec::new(), 20, range).spilled(0);
+        assert_eq!((rows.len(), rows.is_empty()), (20, false));
+        assert_eq!(rows.time_range(), range);
+        assert_eq!(rows.spilled_runs(), 0);
+        assert_eq!(debug(&rows.into_vec().unwrap()), debug(&memory));
+        let none = SortedRows::default();
+        assert!(none.is_empty());
+        assert_eq!(none.count(), 0);
+    }
+
+    #[test]
+    fn a_failed_stream_gives_its_error_once_and_then_ends() {
+        let e = io::Error::new(io::ErrorKind::StorageFull, "no room for run 3");
+        let mut rows = SortedRows::failed(e, 9, None);
+        assert_eq!(rows.len(), 9);
+        let e = rows.next().unwrap().unwrap_err();
+        assert_eq!(e.to_string(), "no room for run 3");
+        assert!(rows.next().is_none());
+    }
+
+    #[test]
+    fn a_run_that_does_not_read_back_ends_the_merge_with_an_error_naming_it() {
+        let dir = scratch("merge-truncated");
+        let n = 200;
+        let rows = merged(&dir, split(n, 2), n);
+        let run = std::fs::read_dir(&dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&run)
+            .unwrap()
+            .set_len(10)
+            .unwrap();
+        let items: Vec<io::Result<DetectInfo>> = rows.collect();
+        let e = items.last().unwrap().as_ref().unwrap_err();
+        assert!(e.to_string().contains(&run.display().to_string()), "{e}");
+        assert!(items[..items.len() - 1].iter().all(Result::is_ok));
+        assert!(items.len() < n as usize);
+        assert_eq!(files_in(&dir), 0, "runs closed on the error");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

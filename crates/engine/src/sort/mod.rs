@@ -177,11 +177,12 @@ fn narrow(dir: &std::path::Path, runs: &mut Vec<RunFile>) -> io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::row::Origin;
 
-    fn row(i: u64) -> DetectInfo {
+    /// Row `i` of a set with many equal times and keys (ties in every part of the order).
+    pub(crate) fn row(i: u64) -> DetectInfo {
         DetectInfo {
             // Many equal times and keys, so that the order within ties is tested too.
             time: Timestamp::new((i % 7) as i64, 0).unwrap(),
@@ -208,7 +209,8 @@ mod tests {
         }
     }
 
-    fn scratch(name: &str) -> PathBuf {
+    /// An empty folder named for `name` and this process, under the temp folder.
+    pub(crate) fn scratch(name: &str) -> PathBuf {
         let d =
             std::env::temp_dir().join(format!("scanner-row-store-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
@@ -216,7 +218,7 @@ mod tests {
         d
     }
 
-    fn files_in(d: &std::path::Path) -> usize {
+    pub(crate) fn files_in(d: &std::path::Path) -> usize {
         std::fs::read_dir(d).unwrap().count()
     }
 
@@ -240,7 +242,7 @@ mod tests {
         });
     }
 
-    fn debug(rows: &[DetectInfo]) -> Vec<String> {
+    pub(crate) fn debug(rows: &[DetectInfo]) -> Vec<String> {
         rows.iter().map(|r| format!("{r:?}")).collect()
     }
 

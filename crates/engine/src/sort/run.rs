@@ -140,3 +140,106 @@ impl RunReader {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sort::tests::{debug, files_in, row, scratch};
+
+    fn sorted(n: u64) -> Vec<DetectInfo> {
+        let mut rows: Vec<DetectInfo> = (0..n).map(row).collect();
+        rows.sort_by(DetectInfo::timeline_cmp);
+        rows
+    }
+
+    fn read_all(run: RunFile) -> io::Result<Vec<DetectInfo>> {
+        let mut reader = run.open()?;
+        std::iter::from_fn(|| reader.next_row()).collect()
+    }
+
+    #[test]
+    fn a_run_written_and_read_back_gives_the_same_rows() {
+        let dir = scratch("run-roundtrip");
+        let rows = sorted(500);
+        let from_slice = RunFile::write_slice(&dir, &rows).unwrap();
+        let from_iter = RunFile::write(&dir, rows.iter().cloned().map(Ok)).unwrap();
+        assert_eq!((from_slice.rows, from_iter.rows), (500, 500));
+        assert_ne!(from_slice.path, from_iter.path);
+        assert_eq!(files_in(&dir), 2);
+        assert_eq!(debug(&read_all(from_slice).unwrap()), debug(&rows));
+        assert_eq!(debug(&read_all(from_iter).unwrap()), debug(&rows));
+        assert_eq!(files_in(&dir), 0, "read runs are removed");
+        let empty = RunFile::write_slice(&dir, &[]).unwrap();
+        assert!(read_all(empty).unwrap().is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_run_never_read_is_removed_when_dropped() {
+        let dir = scratch("run-dropped");
+        let run = RunFile::write_slice(&dir, &sorted(3)).unwrap();
+        assert!(run.path.is_file());
+        drop(run);
+        assert_eq!(files_in(&dir), 0);
+        // A reader dropped before its end takes its file with it.
+        let mut reader = RunFile::write_slice(&dir, &sorted(3))
+            .unwrap()
+            .open()
+            .unwrap();
+        assert!(reader.next_row().unwrap().is_ok());
+        drop(reader);
+        assert_eq!(files_in(&dir), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_truncated_run_is_an_error_naming_the_file() {
+        let dir = scratch("run-truncated");
+        let rows = sorted(50);
+        let run = RunFile::write_slice(&dir, &rows).unwrap();
+        let path = run.path.clone();
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+        let mut reader = run.open().unwrap();
+        let mut good = 0;
+        let e = loop {
+            match reader.next_row().expect("an error before the end") {
+                Ok(_) => good += 1,
+                Err(e) => break e,
+            }
+        };
+        assert!(good < rows.len(), "{good}");
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        let text = e.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("shorter than what was written"), "{text}");
+        assert!(reader.next_row().is_none(), "nothing after the error");
+        drop(reader);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_error_among_the_rows_written_removes_the_run_and_names_it() {
+        let dir = scratch("run-write-error");
+        let rows = vec![Ok(row(0)), Err(io::Error::other("upstream failed"))];
+        let e = RunFile::write(&dir, rows).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("cannot write sorted detections to"), "{text}");
+        assert!(text.contains(&dir.display().to_string()), "{text}");
+        assert!(text.contains("upstream failed"), "{text}");
+        assert_eq!(files_in(&dir), 0);
+
+        let missing = dir.join("missing");
+        let e = RunFile::write_slice(&missing, &sorted(1)).unwrap_err();
+        assert!(
+            e.to_string().contains(&missing.display().to_string()),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

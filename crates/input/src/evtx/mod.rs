@@ -11,7 +11,7 @@ mod chunk;
 mod salvage;
 mod template;
 #[cfg(test)]
-mod test_log;
+pub(crate) mod test_log;
 mod typed;
 mod value_text;
 

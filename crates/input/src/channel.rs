@@ -132,12 +132,13 @@ mod tests {
     #[test]
     fn a_large_file_whose_channel_no_rule_uses_is_left_out() {
         let (_t, big) = security_log("channel-unused.evtx", MIN_BYTES as usize);
-        let (kept, skipped) = split(vec![big.clone()], &rules_for(&[Some(SYSMON)]));
+        let (kept, skipped) = split_by_channel(vec![big.clone()], &rules_for(&[Some(SYSMON)]));
         assert!(kept.is_empty());
         assert_eq!(names(&skipped), names(std::slice::from_ref(&big)));
 
         // A rule for its channel, written in another case, keeps it.
-        let (kept, skipped) = split(vec![big], &rules_for(&[Some(SYSMON), Some("SECURITY")]));
+        let (kept, skipped) =
+            split_by_channel(vec![big], &rules_for(&[Some(SYSMON), Some("SECURITY")]));
         assert_eq!(kept.len(), 1);
         assert!(skipped.is_empty());
     }
@@ -149,12 +150,13 @@ mod tests {
         let (_j, junk) = file("channel-unreadable.evtx", &vec![7u8; MIN_BYTES as usize]);
         let (_b, big) = security_log("channel-big.evtx", MIN_BYTES as usize);
         let sysmon = rules_for(&[Some(SYSMON)]);
-        let (kept, skipped) = split(vec![small.clone(), junk.clone(), big.clone()], &sysmon);
+        let (kept, skipped) =
+            split_by_channel(vec![small.clone(), junk.clone(), big.clone()], &sysmon);
         assert_eq!(names(&kept), names(&[small.clone(), junk.clone()]));
         assert_eq!(names(&skipped), names(std::slice::from_ref(&big)));
 
         let any = rules_for(&[Some(SYSMON), None]);
-        let (kept, skipped) = split(vec![small, junk, big], &any);
+        let (kept, skipped) = split_by_channel(vec![small, junk, big], &any);
         assert_eq!(kept.len(), 3);
         assert!(skipped.is_empty());
     }

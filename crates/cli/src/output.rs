@@ -61,11 +61,23 @@ pub fn resolve(target: &Path) -> Result<Target, String> {
         Err(e) => return Err(format!("cannot write {shown}: {e}")),
     };
     let (path, meta) = if meta.file_type().is_symlink() {
-        let real = std::fs::canonicalize(target).map_err(|e| {
-            format!("cannot write {shown}: a symlink whose target is unusable: {e}")
-        })?;
-        let m = std::fs::metadata(&real).map_err(|e| format!("cannot write {shown}: {e}"))?;
-        (real, m)
+        match std::fs::canonicalize(target) {
+            Ok(real) => {
+                let m =
+                    std::fs::metadata(&real).map_err(|e| format!("cannot write {shown}: {e}"))?;
+                (real, m)
+            }
+            // A link the kernel resolves but no path names (`/dev/fd/N` of a pipe, as
+            // `-o >(gzip > t.gz)` gives): written in place if it is not a file.
+            Err(e) => match std::fs::metadata(target) {
+                Ok(m) if !m.is_file() && !m.is_dir() => (target.to_path_buf(), m),
+                _ => {
+                    return Err(format!(
+                        "cannot write {shown}: a symlink whose target is unusable: {e}"
+                    ))
+                }
+            },
+        }
     } else {
         (target.to_path_buf(), meta)
     };
@@ -156,16 +168,18 @@ pub fn write_atomically<T>(
     }
 }
 
-/// Opens a device, FIFO or socket for writing, without creating or truncating it.
+/// Opens a device, FIFO or socket for writing, without creating or truncating it. What
+/// was opened is checked again: a regular file or folder put there since the check
+/// (a link swapped meanwhile) is refused, not written over.
 fn open_in_place(path: &Path) -> io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW);
+    let file = OpenOptions::new().write(true).open(path)?;
+    let m = file.metadata()?;
+    if m.is_file() || m.is_dir() {
+        return Err(io::Error::other(
+            "it became a regular file or folder while the run went on; nothing written",
+        ));
     }
-    o.open(path)
+    Ok(file)
 }
 
 /// Creates the temporary file for `target` in its folder, under a name no one can

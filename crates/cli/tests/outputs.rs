@@ -135,6 +135,41 @@ fn device_outputs_are_written_in_place_never_replaced() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_process_substitution_output_is_written_into_its_pipe() {
+    let d = scratch("out-procsub");
+    let got = d.join("t.csv");
+    let bin = env!("CARGO_BIN_EXE_scanner");
+    let script = format!(
+        "{bin} csv-timeline -J -d testdata/demo -U -q -o >(cat > '{}'); wait",
+        got.display()
+    );
+    let Ok(o) = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(root())
+        .env("TZ", "UTC")
+        .output()
+    else {
+        eprintln!("no bash: process substitution test skipped");
+        return;
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The reader may still be finishing after the scanner exits.
+    for _ in 0..100 {
+        if std::fs::read_to_string(&got).is_ok_and(|s| s.lines().count() > 50) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let csv = std::fs::read_to_string(&got).unwrap();
+    assert!(
+        csv.starts_with("\"Timestamp\"") && csv.lines().count() > 50,
+        "{csv}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn a_dash_output_is_standard_output() {
     let d = scratch("out-dash");

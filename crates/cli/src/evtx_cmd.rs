@@ -3,12 +3,13 @@
 use crate::args::{EvtxGenerateArgs, EvtxWriteArgs};
 use crate::exit;
 use crate::output::{check_target, refuse_inputs, write_atomically};
+use crate::terminal::safe;
 use scanner_evtx_writer::{events_from_xml, generate, Event, EvtxWriter, WriterOptions};
 use std::io::{BufRead, BufReader, BufWriter};
 use std::time::Instant;
 
 fn fail(e: String) -> i32 {
-    eprintln!("error: {e}");
+    eprintln!("error: {}", safe(&e));
     exit::FATAL
 }
 

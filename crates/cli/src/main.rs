@@ -16,6 +16,7 @@ mod report_html;
 mod rules_cmd;
 mod sort_memory;
 mod summary;
+mod terminal;
 mod timeline_cmd;
 mod write_behind;
 

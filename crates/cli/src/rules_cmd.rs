@@ -2,6 +2,7 @@
 
 use crate::args::RuleArgs;
 use crate::exit;
+use crate::terminal::safe;
 use scanner_rules::{load, Level, LoadOptions, RuleSelect, RuleSet, RuleSource};
 
 /// Loads the rules the arguments name.
@@ -38,14 +39,14 @@ pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
 pub fn print_report(set: &RuleSet, list_errors: bool) {
     let r = set.report();
     for e in &r.config_errors {
-        eprintln!("config error: {e}");
+        eprintln!("config error: {}", safe(&e.to_string()));
     }
     if list_errors {
         for e in &r.errors {
-            eprintln!("rule error: {e}");
+            eprintln!("rule error: {}", safe(&e.to_string()));
         }
         for e in &r.disabled_rules {
-            eprintln!("rule disabled: {e}");
+            eprintln!("rule disabled: {}", safe(&e.to_string()));
         }
     }
     let disabled: Vec<String> = r
@@ -81,7 +82,7 @@ pub fn check(a: &RuleArgs, debug: bool) -> i32 {
     let set = match load_rules(a) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", safe(&e));
             return exit::FATAL;
         }
     };

@@ -2,6 +2,7 @@
 //! written ([`Tally`]) and shown on the terminal (coloured when standard error is one)
 //! and in the HTML report.
 
+use crate::terminal::safe;
 use jiff::Timestamp;
 use scanner_engine::Origin;
 use scanner_engine::{DetectInfo, ScanStats};
@@ -372,7 +373,7 @@ impl Summary {
                 }
                 let list: Vec<String> = c
                     .iter()
-                    .map(|(n, k)| format!("{n} ({})", group(*k as u64)))
+                    .map(|(n, k)| format!("{} ({})", safe(n), group(*k as u64)))
                     .collect();
                 let _ = writeln!(
                     o,
@@ -387,7 +388,7 @@ impl Summary {
                 }
                 let _ = writeln!(o, "\n{}", paint(*l, &format!("Top {} alerts:", l.name())));
                 for (t, n) in a {
-                    let _ = writeln!(o, "  {t} ({})", group(*n as u64));
+                    let _ = writeln!(o, "  {} ({})", safe(t), group(*n as u64));
                 }
             }
             let _ = writeln!(
@@ -405,8 +406,9 @@ impl Summary {
                 bold(&format!("Input errors: {n} in {} files", self.errors.len()))
             );
             for (f, msgs) in &self.errors {
+                let f = safe(f);
                 for m in msgs.iter().take(3) {
-                    let _ = writeln!(o, "  {f}: {m}");
+                    let _ = writeln!(o, "  {f}: {}", safe(m));
                 }
                 if msgs.len() > 3 {
                     let _ = writeln!(o, "  {f}: … and {} more errors", msgs.len() - 3);

@@ -8,6 +8,7 @@ use crate::output::{check_target, write_atomically};
 use crate::progress_bar::ProgressBar;
 use crate::rules_cmd::{load_rules, print_report};
 use crate::summary::{group_errors, level_of, Tally};
+use crate::terminal::{safe, SafeWriter};
 use crate::write_behind::WriteBehind;
 use scanner_engine::{DetectInfo, Progress, ScanResult, Scanner, SortedRows};
 use scanner_input::{InputError, InputFile, InputKind};
@@ -43,7 +44,7 @@ pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
     match run_inner(a, format, debug) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", safe(&e));
             exit::FATAL
         }
     }
@@ -246,8 +247,14 @@ fn write(
         }
         None => {
             let stdout = std::io::stdout();
-            write(&mut stdout.lock())
-                .map_err(|e| format!("cannot write to standard output: {e}"))?;
+            let written = if stdout.is_terminal() {
+                // Evidence shown on a terminal: its control characters escaped.
+                let mut safe = SafeWriter::new(stdout.lock());
+                write(&mut safe).and_then(|n| safe.flush().map(|()| n))
+            } else {
+                write(&mut stdout.lock())
+            };
+            written.map_err(|e| format!("cannot write to standard output: {e}"))?;
         }
     }
     if debug {
@@ -295,7 +302,7 @@ fn report(
     if !a.quiet {
         if a.no_summary {
             for e in &errors {
-                eprintln!("input error: {e}");
+                eprintln!("input error: {}", safe(&e.to_string()));
             }
             eprintln!(
                 "scanned {} files, {} records; {} detections; {} input errors",
@@ -315,7 +322,7 @@ fn report(
         }
     } else {
         for e in &errors {
-            eprintln!("input error: {e}");
+            eprintln!("input error: {}", safe(&e.to_string()));
         }
     }
     std::io::stderr().flush().ok();

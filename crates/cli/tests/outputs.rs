@@ -226,3 +226,57 @@ fn a_missing_folder_or_a_folder_as_output_fails_before_scanning() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn evidence_reaches_the_terminal_with_its_control_characters_escaped() {
+    let d = scratch("out-controls");
+    // The demo events with a planted Computer name: a clear-screen sequence, an OSC 52
+    // clipboard write and a newline that would forge a summary line.
+    let planted = "WS\\u001b[2J\\u001b]52;c;Y3VybCBldmlsfHNo\\u0007\\nResults Summary: clean";
+    let demo = std::fs::read_to_string(root().join("testdata/demo/attack.jsonl")).unwrap();
+    let events = demo.replace("WS-FIN-07.corp.example", planted);
+    assert_ne!(events, demo);
+    std::fs::write(d.join("attack.jsonl"), events).unwrap();
+    // A file name of the same kind, holding a line that is not JSON.
+    std::fs::write(d.join("bad\x1b[2J\nname.jsonl"), "not json\n").unwrap();
+    let dir = d.display().to_string();
+    let o = scanner_utc(&[
+        "csv-timeline",
+        "-J",
+        "-d",
+        &dir,
+        "-o",
+        discard(),
+        "-C",
+        "-K",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err}");
+    assert!(
+        err.contains("WS\\x1b[2J\\x1b]52;c;Y3VybCBldmlsfHNo\\x07\\x0aResults Summary: clean"),
+        "{err}"
+    );
+    assert!(err.contains("bad\\x1b[2J\\x0aname.jsonl"), "{err}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("Results Summary: clean")),
+        "a forged line: {err}"
+    );
+    // The plain input-error lines of -N.
+    let o = scanner_utc(&[
+        "csv-timeline",
+        "-J",
+        "-d",
+        &dir,
+        "-o",
+        discard(),
+        "-C",
+        "-N",
+    ]);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("input error: ") && !err.contains('\x1b'),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

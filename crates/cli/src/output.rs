@@ -103,24 +103,25 @@ pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
     Ok(t)
 }
 
-/// Refuses outputs that are also inputs (the same file, by any name), before any
-/// work: `-f ev.evtx -o ev.evtx -C` must not turn the evidence into a CSV.
+/// Refuses outputs that are also inputs (the same file by any name: a path with `.` or
+/// `..`, a symlink or a hard link), before any work: `-f ev.evtx -o ev.evtx -C` must not
+/// turn the evidence into a CSV.
 pub fn refuse_inputs<'p>(
     outputs: &[&Path],
     inputs: impl IntoIterator<Item = &'p Path>,
 ) -> Result<(), String> {
-    let existing: Vec<(&Path, PathBuf)> = outputs
+    let existing: Vec<(&Path, FileId)> = outputs
         .iter()
-        .filter_map(|o| std::fs::canonicalize(o).ok().map(|c| (*o, c)))
+        .filter_map(|o| file_id(o).map(|id| (*o, id)))
         .collect();
     if existing.is_empty() {
         return Ok(());
     }
     for input in inputs {
-        let Ok(c) = std::fs::canonicalize(input) else {
+        let Some(id) = file_id(input) else {
             continue;
         };
-        if let Some((o, _)) = existing.iter().find(|(_, oc)| *oc == c) {
+        if let Some((o, _)) = existing.iter().find(|(_, oid)| *oid == id) {
             return Err(format!(
                 "{} is also an input ({}): refusing to overwrite evidence",
                 o.display(),
@@ -129,6 +130,26 @@ pub fn refuse_inputs<'p>(
         }
     }
     Ok(())
+}
+
+/// What makes a file the same file whatever its name: its device and inode on Unix,
+/// its canonical path elsewhere.
+#[cfg(unix)]
+type FileId = (u64, u64);
+#[cfg(not(unix))]
+type FileId = PathBuf;
+
+/// The identity of the file at `p` (links followed), if there is one.
+fn file_id(p: &Path) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::canonicalize(p).ok()
+    }
 }
 
 /// Writes `target` with `f`: a regular file through a temporary file installed when
@@ -317,6 +338,10 @@ mod tests {
         let by_dots = d.join(".").join("ev.evtx");
         assert!(refuse_inputs(&[&other], [ev.as_path()]).is_ok());
         let e = refuse_inputs(&[&other, &by_dots], [ev.as_path()]).unwrap_err();
+        assert!(e.contains("also an input"), "{e}");
+        let linked = d.join("linked.csv");
+        std::fs::hard_link(&ev, &linked).unwrap();
+        let e = refuse_inputs(&[&linked], [ev.as_path()]).unwrap_err();
         assert!(e.contains("also an input"), "{e}");
         assert_eq!(std::fs::read_to_string(&ev).unwrap(), "evidence");
         let _ = std::fs::remove_dir_all(&d);

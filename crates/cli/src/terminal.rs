@@ -7,13 +7,9 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-fn is_control(c: char) -> bool {
-    c.is_control()
-}
-
 /// `s` with its control characters escaped; borrowed when it has none (the usual case).
 pub fn safe(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_control) {
+    if !s.chars().any(char::is_control) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);

@@ -299,11 +299,14 @@ fn report(
         );
     }
     summary.elapsed = started.elapsed();
+    // Without the summary, which lists them by file, the errors are listed one a line.
+    if a.quiet || a.no_summary {
+        for e in &errors {
+            eprintln!("input error: {}", safe(&e.to_string()));
+        }
+    }
     if !a.quiet {
         if a.no_summary {
-            for e in &errors {
-                eprintln!("input error: {}", safe(&e.to_string()));
-            }
             eprintln!(
                 "scanned {} files, {} records; {} detections; {} input errors",
                 result.stats.files,
@@ -319,10 +322,6 @@ fn report(
                 "recovered (carved) records scanned: {}",
                 result.stats.recovered
             );
-        }
-    } else {
-        for e in &errors {
-            eprintln!("input error: {}", safe(&e.to_string()));
         }
     }
     std::io::stderr().flush().ok();

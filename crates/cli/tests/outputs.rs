@@ -8,6 +8,11 @@ use support::*;
 
 use std::path::Path;
 
+/// Whether `csv` is the demo scan's timeline: its header, then its rows.
+fn is_demo_timeline(csv: &str) -> bool {
+    csv.starts_with("\"Timestamp\"") && csv.lines().count() > 50
+}
+
 /// The demo scan (JSON input) writing its timeline to `out`.
 fn demo_to(out: &Path, clobber: bool) -> std::process::Output {
     let out = out.display().to_string();
@@ -45,12 +50,12 @@ fn a_symlink_output_is_written_at_its_target_only_with_clobber_and_the_link_is_k
         .unwrap()
         .file_type()
         .is_symlink());
-    assert!(std::fs::read_to_string(&victim)
-        .unwrap()
-        .starts_with("\"Timestamp\""));
-    let mut left = names_in(&d);
-    left.sort();
-    assert_eq!(left, ["out.csv", "victim.csv"], "no temporary file left");
+    assert!(is_demo_timeline(&std::fs::read_to_string(&victim).unwrap()));
+    assert_eq!(
+        names_in(&d),
+        ["out.csv", "victim.csv"],
+        "no temporary file left"
+    );
     // A dangling link is refused, and nothing is created at its target.
     let dangling = d.join("dangling.csv");
     std::os::unix::fs::symlink(d.join("planted"), &dangling).unwrap();
@@ -78,10 +83,7 @@ fn a_fifo_output_is_streamed_into_and_stays_a_fifo() {
     let o = demo_to(&fifo, false);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let read = reader.join().unwrap();
-    assert!(
-        read.starts_with("\"Timestamp\"") && read.lines().count() > 50,
-        "{read}"
-    );
+    assert!(is_demo_timeline(&read), "{read}");
     let t = std::fs::symlink_metadata(&fifo).unwrap().file_type();
     assert!(t.is_fifo(), "the FIFO was replaced");
     assert_eq!(names_in(&d), ["pipe"]);
@@ -157,16 +159,13 @@ fn a_process_substitution_output_is_written_into_its_pipe() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     // The reader may still be finishing after the scanner exits.
     for _ in 0..100 {
-        if std::fs::read_to_string(&got).is_ok_and(|s| s.lines().count() > 50) {
+        if std::fs::read_to_string(&got).is_ok_and(|s| is_demo_timeline(&s)) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let csv = std::fs::read_to_string(&got).unwrap();
-    assert!(
-        csv.starts_with("\"Timestamp\"") && csv.lines().count() > 50,
-        "{csv}"
-    );
+    assert!(is_demo_timeline(&csv), "{csv}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -182,7 +181,7 @@ fn a_dash_output_is_standard_output() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).starts_with("\"Timestamp\""));
+    assert!(is_demo_timeline(&text(&o.stdout)));
     assert!(names_in(&d).is_empty(), "no file named -");
     let _ = std::fs::remove_dir_all(&d);
 }

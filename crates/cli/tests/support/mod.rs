@@ -60,9 +60,9 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The names of the entries of folder `d`.
+/// The names of the entries of folder `d`, sorted.
 pub fn names_in(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d)
+    let mut names: Vec<String> = std::fs::read_dir(d)
         .expect("read folder")
         .map(|e| {
             e.expect("folder entry")
@@ -70,12 +70,15 @@ pub fn names_in(d: &Path) -> Vec<String> {
                 .to_string_lossy()
                 .into_owned()
         })
-        .collect()
+        .collect();
+    names.sort();
+    names
 }
 
-/// A file for outputs a test does not read, in the temporary folder. Never `/dev/null`:
-/// an output is written to a temporary file and renamed onto its target, which would
-/// replace the device node with a regular file when the tests run as root.
+/// A file for outputs a test does not read, in the temporary folder. Never the
+/// machine's `/dev/null`: devices are written in place, but a regression there would
+/// replace the device node with a regular file when the tests run as root (as CI does),
+/// breaking whatever runs next.
 pub fn discard() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
     PATH.get_or_init(|| {

@@ -14,7 +14,6 @@
 //!   the reason.
 
 use std::fs::{File, OpenOptions};
-use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -169,6 +168,7 @@ pub fn write_atomically<T>(
             Ok(value)
         }
         Target::File { path, exists } => {
+            remove_stale_outputs(&path);
             let (tmp, mut file) = create_temp(&path).map_err(fail)?;
             let result = (|| {
                 let value = f(&mut file)?;
@@ -203,20 +203,24 @@ fn open_in_place(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+fn file_name(target: &Path) -> String {
+    target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Creates the temporary file for `target` in its folder, under a name no one can
 /// know ahead (`.NAME.PID.RANDOM.tmp`), exclusively; remembered for removal if the run
 /// is stopped by a signal.
 fn create_temp(target: &Path) -> io::Result<(PathBuf, File)> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = file_name(target);
     let mut last = None;
     for _ in 0..16 {
         let tmp = target.with_file_name(format!(
             ".{name}.{}.{:016x}.tmp",
             std::process::id(),
-            random()
+            scanner_engine::random_suffix()
         ));
         match scanner_engine::create_temp_file(&tmp) {
             Ok(f) => return Ok((tmp, f)),
@@ -227,16 +231,45 @@ fn create_temp(target: &Path) -> io::Result<(PathBuf, File)> {
     Err(last.unwrap_or_else(|| io::Error::other("no temporary name was free")))
 }
 
-/// 64 bits from the standard library's per-process random hashing keys.
-fn random() -> u64 {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    h.finish()
+/// The process whose unfinished output of `target`'s name (see [`create_temp`]) is
+/// called `entry`.
+fn temp_owner(name: &str, entry: &str) -> Option<u32> {
+    let rest = entry.strip_prefix('.')?.strip_prefix(name)?;
+    let (pid, random) = rest
+        .strip_prefix('.')?
+        .strip_suffix(".tmp")?
+        .split_once('.')?;
+    let hex = random.len() == 16 && random.bytes().all(|b| b.is_ascii_hexdigit());
+    hex.then(|| pid.parse().ok()).flatten()
+}
+
+/// Removes the unfinished outputs of `target` that runs killed outright left beside it.
+fn remove_stale_outputs(target: &Path) {
+    let name = file_name(target);
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    report_stale(&scanner_engine::remove_stale_temp_files(dir, |e| {
+        temp_owner(&name, e)
+    }));
+}
+
+/// Removes the sort spills that runs killed outright left in the temporary folder.
+pub fn remove_stale_spills() {
+    report_stale(&scanner_engine::remove_stale_spills(&std::env::temp_dir()));
+}
+
+fn report_stale(removed: &[scanner_engine::StaleTemp]) {
+    for s in removed {
+        eprintln!(
+            "removed {} ({} file{}): left by a run of scanner (process {}) that was killed",
+            crate::terminal::safe(&s.path.display().to_string()),
+            s.files,
+            if s.files == 1 { "" } else { "s" },
+            s.pid
+        );
+    }
 }
 
 /// The permissions an installed output gets: those of the file it replaces, or those a
@@ -377,5 +410,18 @@ mod tests {
         let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn unfinished_outputs_are_told_by_name_process_and_random_part() {
+        assert_eq!(
+            temp_owner("t.csv", ".t.csv.42.0123456789abcdef.tmp"),
+            Some(42)
+        );
+        assert_eq!(temp_owner("t.csv", ".t.csv.42.0123456789abcdef"), None);
+        assert_eq!(temp_owner("t.csv", ".t.csv.42.0123.tmp"), None);
+        assert_eq!(temp_owner("t.csv", ".u.csv.42.0123456789abcdef.tmp"), None);
+        assert_eq!(temp_owner("t.csv", ".t.csv.x.0123456789abcdef.tmp"), None);
+        assert_eq!(temp_owner("t", ".t.csv.42.0123456789abcdef.tmp"), None);
     }
 }

@@ -179,6 +179,7 @@ fn scan(
     time: &TimeFormat,
 ) -> Result<(Scanner, ScanResult<SortedRows>, usize), String> {
     let filter = crate::filters::record_filter(a, &set, time.zone())?;
+    crate::output::remove_stale_spills();
     let sort_bytes = match a.sort_memory {
         Some(mib) => crate::sort_memory::from_mib(mib)?,
         None => crate::sort_memory::default(),

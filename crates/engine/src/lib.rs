@@ -46,8 +46,10 @@ pub use row::{DetectInfo, Origin};
 pub use scan::{ScanResult, ScanStats};
 pub use scanner::{Scanner, ScannerBuilder};
 pub use sort::merge::SortedRows;
+pub use sort::spill_dir::remove_stale_spills;
 pub use sort::temp_files::{
-    create as create_temp_file, forget as forget_temp_file, remove as remove_temp_file,
-    remove_all_and_hold as remove_all_temp_files_and_hold,
+    create as create_temp_file, forget as forget_temp_file, random_suffix,
+    remove as remove_temp_file, remove_all_and_hold as remove_all_temp_files_and_hold,
+    remove_stale as remove_stale_temp_files, StaleTemp,
 };
 pub use sort::RowStore;

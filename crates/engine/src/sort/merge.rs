@@ -194,12 +194,14 @@ mod tests {
         parts
     }
 
-    /// The last part kept in memory, the others spilled as runs in `dir`.
+    /// The last part kept in memory, the others spilled as runs in a private folder in
+    /// `dir`.
     fn merged(dir: &std::path::Path, mut parts: Vec<Vec<DetectInfo>>, n: u64) -> SortedRows {
         let memory = parts.pop().unwrap();
+        let spill = crate::sort::spill_dir::SpillDir::create(dir).unwrap();
         let runs = parts
             .iter()
-            .map(|p| RunFile::write_slice(dir, p).unwrap().open().unwrap())
+            .map(|p| RunFile::write_slice(&spill, p).unwrap().open().unwrap())
             .collect();
         SortedRows::new(memory, runs, n, None)
     }
@@ -212,10 +214,15 @@ mod tests {
         expected.sort_by(DetectInfo::timeline_cmp);
         let rows = merged(&dir, split(n, 4), n);
         assert_eq!(rows.len(), n);
-        assert_eq!(files_in(&dir), 3);
+        let folder = std::fs::read_dir(&dir).unwrap().next().unwrap();
+        assert_eq!(files_in(&folder.unwrap().path()), 3);
         let got = rows.into_vec().unwrap();
         assert_eq!(debug(&got), debug(&expected));
-        assert_eq!(files_in(&dir), 0, "runs removed once merged");
+        assert_eq!(
+            files_in(&dir),
+            0,
+            "runs and their folder removed once merged"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -248,12 +255,8 @@ mod tests {
         let dir = scratch("merge-truncated");
         let n = 200;
         let rows = merged(&dir, split(n, 2), n);
-        let run = std::fs::read_dir(&dir)
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+        let only = |d: &std::path::Path| std::fs::read_dir(d).unwrap().next().unwrap().unwrap();
+        let run = only(&only(&dir).path()).path();
         std::fs::OpenOptions::new()
             .write(true)
             .open(&run)

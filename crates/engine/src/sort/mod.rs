@@ -8,16 +8,18 @@
 mod codec;
 pub(crate) mod merge;
 mod run;
+pub(crate) mod spill_dir;
 pub(crate) mod temp_files;
 
 use crate::row::DetectInfo;
 use crate::sort::merge::SortedRows;
 use crate::sort::run::{RunFile, RunReader};
+use crate::sort::spill_dir::SpillDir;
 use jiff::Timestamp;
 use rayon::prelude::*;
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The most runs read at once; past it, runs are first merged into longer ones (which
 /// bounds open files and read buffers).
@@ -37,6 +39,8 @@ struct Batch {
 
 #[derive(Default)]
 struct Spilled {
+    /// The private folder of the runs, made on the first spill.
+    dir: Option<Arc<SpillDir>>,
     runs: Vec<RunFile>,
     /// The first spill that failed; the scan's rows are then incomplete.
     error: Option<io::Error>,
@@ -46,7 +50,8 @@ struct Spilled {
 pub struct RowStore {
     /// A batch is spilled once its rows hold more than this many bytes.
     spill_at: usize,
-    dir: PathBuf,
+    /// Where the private folder of the runs is made.
+    parent: PathBuf,
     batch: Mutex<Batch>,
     spilled: Mutex<Spilled>,
 }
@@ -66,11 +71,11 @@ fn widen(range: &mut Option<(Timestamp, Timestamp)>, with: Option<(Timestamp, Ti
 
 impl RowStore {
     /// A store keeping about `limit` bytes of rows in memory (`None`: no limit, nothing
-    /// is spilled), spilling to files in `dir`.
-    pub fn new(limit: Option<usize>, dir: PathBuf) -> RowStore {
+    /// is spilled), spilling to files in a private folder it makes in `parent`.
+    pub fn new(limit: Option<usize>, parent: PathBuf) -> RowStore {
         RowStore {
             spill_at: limit.map_or(usize::MAX, |l| l / 2),
-            dir,
+            parent,
             batch: Mutex::default(),
             spilled: Mutex::default(),
         }
@@ -115,8 +120,15 @@ impl RowStore {
             // The result is an error already: the rows are not needed.
             return;
         }
+        let dir = match self.spill_dir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                lock(&self.spilled).error.get_or_insert(e);
+                return;
+            }
+        };
         batch.sort_unstable_by(DetectInfo::timeline_cmp);
-        let run = RunFile::write_slice(&self.dir, &batch);
+        let run = RunFile::write_slice(&dir, &batch);
         drop(batch);
         let mut s = lock(&self.spilled);
         match run {
@@ -125,6 +137,25 @@ impl RowStore {
                 s.error.get_or_insert(e);
             }
         }
+    }
+
+    /// The runs' private folder, made on first use.
+    fn spill_dir(&self) -> io::Result<Arc<SpillDir>> {
+        let mut s = lock(&self.spilled);
+        if let Some(d) = &s.dir {
+            return Ok(Arc::clone(d));
+        }
+        let d = SpillDir::create(&self.parent).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create a private folder for sorted detections in {}: {e}",
+                    self.parent.display()
+                ),
+            )
+        })?;
+        s.dir = Some(Arc::clone(&d));
+        Ok(d)
     }
 
     /// Every row, in timeline order. A failed spill, or a failure to merge or open the
@@ -143,11 +174,11 @@ impl RowStore {
         }
         let mut runs = spilled.runs;
         let written = runs.len();
-        if runs.is_empty() {
+        let Some(dir) = spilled.dir.filter(|_| !runs.is_empty()) else {
             rows.par_sort_unstable_by(DetectInfo::timeline_cmp);
             return SortedRows::new(rows, Vec::new(), total, range);
-        }
-        let opened = narrow(&self.dir, &mut runs).and_then(|()| {
+        };
+        let opened = narrow(&dir, &mut runs).and_then(|()| {
             runs.into_iter()
                 .map(RunFile::open)
                 .collect::<io::Result<Vec<RunReader>>>()
@@ -163,7 +194,7 @@ impl RowStore {
 }
 
 /// Merges runs into longer ones until at most [`FAN_IN`] are left.
-fn narrow(dir: &std::path::Path, runs: &mut Vec<RunFile>) -> io::Result<()> {
+fn narrow(dir: &Arc<SpillDir>, runs: &mut Vec<RunFile>) -> io::Result<()> {
     while runs.len() > FAN_IN {
         let group = runs
             .drain(..FAN_IN)
@@ -222,6 +253,21 @@ pub(crate) mod tests {
         std::fs::read_dir(d).unwrap().count()
     }
 
+    /// The run files in the private folders under `d`.
+    fn runs_in(d: &std::path::Path) -> Vec<PathBuf> {
+        let mut runs = Vec::new();
+        for sub in std::fs::read_dir(d).unwrap() {
+            let sub = sub.unwrap().path();
+            assert!(
+                sub.is_dir(),
+                "runs are in a private folder: {}",
+                sub.display()
+            );
+            runs.extend(std::fs::read_dir(&sub).unwrap().map(|e| e.unwrap().path()));
+        }
+        runs
+    }
+
     /// Pushes rows 0..n in batches of 3 (from two threads) into a store.
     fn fill(store: &RowStore, n: u64) {
         std::thread::scope(|s| {
@@ -260,10 +306,11 @@ pub(crate) mod tests {
         // A tiny bound: many runs, merged in several rounds (more than FAN_IN).
         let spilled = RowStore::new(Some(1), dir.clone());
         fill(&spilled, n);
-        assert!(files_in(&dir) > FAN_IN, "{}", files_in(&dir));
+        assert_eq!(files_in(&dir), 1, "one private folder");
+        assert!(runs_in(&dir).len() > FAN_IN, "{}", runs_in(&dir).len());
         let spilled = spilled.finish();
         assert!(spilled.spilled_runs() > FAN_IN);
-        assert!(files_in(&dir) > 1 && files_in(&dir) <= FAN_IN);
+        assert!(runs_in(&dir).len() > 1 && runs_in(&dir).len() <= FAN_IN);
         assert_eq!(spilled.len(), n);
         let range = spilled.time_range();
         let got = spilled.into_vec().unwrap();
@@ -291,9 +338,8 @@ pub(crate) mod tests {
         let store = RowStore::new(Some(1), dir.clone());
         fill(&store, 300);
         let mut rows = store.finish();
-        let victim = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
+        let victim = runs_in(&dir)
+            .into_iter()
             .max_by_key(|p| std::fs::metadata(p).unwrap().len())
             .unwrap();
         let f = std::fs::OpenOptions::new()
@@ -314,7 +360,7 @@ pub(crate) mod tests {
         let msg = err.to_string();
         assert!(msg.contains(&victim.display().to_string()), "{msg}");
         assert!(rows.next().is_none(), "the stream ends at the error");
-        assert_eq!(files_in(&dir), 0, "runs removed after the error");
+        assert_eq!(files_in(&dir), 0, "runs and folder removed after the error");
         drop(rows);
 
         // Dropped unread: the files go too.

@@ -4,10 +4,12 @@
 
 use crate::row::DetectInfo;
 use crate::sort::codec;
+use crate::sort::spill_dir::SpillDir;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Write buffer of a run being spilled.
 const WRITE_BUFFER: usize = 256 * 1024;
@@ -22,25 +24,34 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 pub struct RunFile {
     path: PathBuf,
     rows: u64,
+    /// The folder the file is in, removed after its last run.
+    _dir: Arc<SpillDir>,
 }
 
 impl RunFile {
     /// Creates a new, empty temporary file in `dir` (never one that already exists).
-    fn create(dir: &Path) -> io::Result<(RunFile, File)> {
+    fn create(dir: &Arc<SpillDir>) -> io::Result<(RunFile, File)> {
         let pid = std::process::id();
         let mut last = None;
         for _ in 0..64 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!("scanner-sort-{pid}-{n}.run"));
+            let path = dir.path().join(format!("scanner-sort-{pid}-{n}.run"));
             match crate::sort::temp_files::create(&path) {
-                Ok(f) => return Ok((RunFile { path, rows: 0 }, f)),
+                Ok(f) => {
+                    let run = RunFile {
+                        path,
+                        rows: 0,
+                        _dir: Arc::clone(dir),
+                    };
+                    return Ok((run, f));
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => {
                     return Err(io::Error::new(
                         e.kind(),
                         format!(
                             "cannot create a temporary file for sorted detections in {}: {e}",
-                            dir.display()
+                            dir.path().display()
                         ),
                     ))
                 }
@@ -51,7 +62,7 @@ impl RunFile {
 
     /// Writes `rows`, already in timeline order, to a new temporary file in `dir`. On an
     /// error the file is removed and the error names it.
-    pub fn write<I>(dir: &Path, rows: I) -> io::Result<RunFile>
+    pub fn write<I>(dir: &Arc<SpillDir>, rows: I) -> io::Result<RunFile>
     where
         I: IntoIterator<Item = io::Result<DetectInfo>>,
     {
@@ -70,7 +81,7 @@ impl RunFile {
     }
 
     /// Writes a sorted slice (a batch spilled during the scan).
-    pub fn write_slice(dir: &Path, rows: &[DetectInfo]) -> io::Result<RunFile> {
+    pub fn write_slice(dir: &Arc<SpillDir>, rows: &[DetectInfo]) -> io::Result<RunFile> {
         let (mut run, file) = RunFile::create(dir)?;
         let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
         let written = rows
@@ -146,6 +157,13 @@ mod tests {
     use super::*;
     use crate::sort::tests::{debug, files_in, row, scratch};
 
+    /// A private spill folder in a new scratch folder.
+    fn spill(name: &str) -> (PathBuf, Arc<SpillDir>) {
+        let dir = scratch(name);
+        let spill = SpillDir::create(&dir).unwrap();
+        (dir, spill)
+    }
+
     fn sorted(n: u64) -> Vec<DetectInfo> {
         let mut rows: Vec<DetectInfo> = (0..n).map(row).collect();
         rows.sort_by(DetectInfo::timeline_cmp);
@@ -159,44 +177,47 @@ mod tests {
 
     #[test]
     fn a_run_written_and_read_back_gives_the_same_rows() {
-        let dir = scratch("run-roundtrip");
+        let (dir, sd) = spill("run-roundtrip");
         let rows = sorted(500);
-        let from_slice = RunFile::write_slice(&dir, &rows).unwrap();
-        let from_iter = RunFile::write(&dir, rows.iter().cloned().map(Ok)).unwrap();
+        let from_slice = RunFile::write_slice(&sd, &rows).unwrap();
+        let from_iter = RunFile::write(&sd, rows.iter().cloned().map(Ok)).unwrap();
         assert_eq!((from_slice.rows, from_iter.rows), (500, 500));
         assert_ne!(from_slice.path, from_iter.path);
-        assert_eq!(files_in(&dir), 2);
+        assert_eq!(files_in(sd.path()), 2);
         assert_eq!(debug(&read_all(from_slice).unwrap()), debug(&rows));
         assert_eq!(debug(&read_all(from_iter).unwrap()), debug(&rows));
-        assert_eq!(files_in(&dir), 0, "read runs are removed");
-        let empty = RunFile::write_slice(&dir, &[]).unwrap();
+        assert_eq!(files_in(sd.path()), 0, "read runs are removed");
+        let empty = RunFile::write_slice(&sd, &[]).unwrap();
         assert!(read_all(empty).unwrap().is_empty());
+        drop(sd);
+        assert_eq!(files_in(&dir), 0, "the folder goes with its last run");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_run_never_read_is_removed_when_dropped() {
-        let dir = scratch("run-dropped");
-        let run = RunFile::write_slice(&dir, &sorted(3)).unwrap();
+        let (dir, sd) = spill("run-dropped");
+        let run = RunFile::write_slice(&sd, &sorted(3)).unwrap();
         assert!(run.path.is_file());
         drop(run);
-        assert_eq!(files_in(&dir), 0);
+        assert_eq!(files_in(sd.path()), 0);
         // A reader dropped before its end takes its file with it.
-        let mut reader = RunFile::write_slice(&dir, &sorted(3))
+        let mut reader = RunFile::write_slice(&sd, &sorted(3))
             .unwrap()
             .open()
             .unwrap();
+        drop(sd);
         assert!(reader.next_row().unwrap().is_ok());
         drop(reader);
-        assert_eq!(files_in(&dir), 0);
+        assert_eq!(files_in(&dir), 0, "files and folder removed");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_truncated_run_is_an_error_naming_the_file() {
-        let dir = scratch("run-truncated");
+        let (dir, sd) = spill("run-truncated");
         let rows = sorted(50);
-        let run = RunFile::write_slice(&dir, &rows).unwrap();
+        let run = RunFile::write_slice(&sd, &rows).unwrap();
         let path = run.path.clone();
         let len = std::fs::metadata(&path).unwrap().len();
         std::fs::OpenOptions::new()
@@ -225,21 +246,23 @@ mod tests {
 
     #[test]
     fn an_error_among_the_rows_written_removes_the_run_and_names_it() {
-        let dir = scratch("run-write-error");
+        let (dir, sd) = spill("run-write-error");
         let rows = vec![Ok(row(0)), Err(io::Error::other("upstream failed"))];
-        let e = RunFile::write(&dir, rows).unwrap_err();
+        let e = RunFile::write(&sd, rows).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("cannot write sorted detections to"), "{text}");
-        assert!(text.contains(&dir.display().to_string()), "{text}");
+        assert!(text.contains(&sd.path().display().to_string()), "{text}");
         assert!(text.contains("upstream failed"), "{text}");
-        assert_eq!(files_in(&dir), 0);
+        assert_eq!(files_in(sd.path()), 0);
 
-        let missing = dir.join("missing");
-        let e = RunFile::write_slice(&missing, &sorted(1)).unwrap_err();
+        // The folder removed under the run: the error names it.
+        std::fs::remove_dir(sd.path()).unwrap();
+        let e = RunFile::write_slice(&sd, &sorted(1)).unwrap_err();
         assert!(
-            e.to_string().contains(&missing.display().to_string()),
+            e.to_string().contains(&sd.path().display().to_string()),
             "{e}"
         );
+        drop(sd);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

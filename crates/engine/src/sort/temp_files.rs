@@ -1,18 +1,30 @@
-//! The temporary files this process has made and not yet removed (spilled runs of
-//! detections, outputs being written), so that a run stopped by a signal can remove
-//! them before it exits instead of leaving them behind.
+//! The temporary files and folders this process has made and not yet removed (spilled
+//! runs of detections, outputs being written), so that a run stopped by a signal can
+//! remove them before it exits instead of leaving them behind; and the clean-up of
+//! those a run killed outright (SIGKILL, a power cut) left: [`remove_stale`].
 //!
 //! Files are created, removed and forgotten under one lock, and [`remove_all_and_hold`] keeps
 //! that lock until the process exits: no file can appear after the clean-up.
 
 use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+#[derive(Default)]
+struct Live {
+    files: Vec<PathBuf>,
+    /// Folders, removed after the files (they hold some of them).
+    dirs: Vec<PathBuf>,
+}
 
-fn live() -> MutexGuard<'static, Vec<PathBuf>> {
+static LIVE: Mutex<Live> = Mutex::new(Live {
+    files: Vec::new(),
+    dirs: Vec::new(),
+});
+
+fn live() -> MutexGuard<'static, Live> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -29,20 +41,42 @@ pub fn create(path: &Path) -> io::Result<File> {
         o.mode(0o600);
     }
     let f = o.open(path)?;
-    live.push(path.to_path_buf());
+    live.files.push(path.to_path_buf());
     Ok(f)
+}
+
+/// Creates the folder `path` (failing when anything is there, a symlink included),
+/// open to its owner only (0700 on Unix), and remembers it until [`remove_dir`].
+pub(crate) fn create_dir(path: &Path) -> io::Result<()> {
+    let mut live = live();
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(path)?;
+    live.dirs.push(path.to_path_buf());
+    Ok(())
 }
 
 /// Removes `path` and stops remembering it.
 pub fn remove(path: &Path) -> io::Result<()> {
     let mut live = live();
-    forget_in(&mut live, path);
+    forget_in(&mut live.files, path);
     std::fs::remove_file(path)
+}
+
+/// Removes the (empty) folder `path` and stops remembering it.
+pub(crate) fn remove_dir(path: &Path) -> io::Result<()> {
+    let mut live = live();
+    forget_in(&mut live.dirs, path);
+    std::fs::remove_dir(path)
 }
 
 /// Stops remembering `path` (it was renamed into place).
 pub fn forget(path: &Path) {
-    forget_in(&mut live(), path);
+    forget_in(&mut live().files, path);
 }
 
 fn forget_in(live: &mut Vec<PathBuf>, path: &Path) {
@@ -51,16 +85,139 @@ fn forget_in(live: &mut Vec<PathBuf>, path: &Path) {
     }
 }
 
-/// Removes every remembered file and returns how many were removed; the lock stays
-/// taken, so the caller must exit the process next.
+/// Removes every remembered file and folder and returns how many files were removed;
+/// the lock stays taken, so the caller must exit the process next.
 pub fn remove_all_and_hold() -> usize {
     let live = live();
     let removed = live
+        .files
         .iter()
         .filter(|p| std::fs::remove_file(p).is_ok())
         .count();
+    for d in live.dirs.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
     std::mem::forget(live);
     removed
+}
+
+/// 64 unpredictable bits for a temporary name: the standard library's per-process
+/// random hashing keys, mixed with the time.
+pub fn random_suffix() -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    h.finish()
+}
+
+/// A temporary file or folder of a run that ended without removing it, now removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleTemp {
+    /// What was removed.
+    pub path: PathBuf,
+    /// The process that made it.
+    pub pid: u32,
+    /// Files removed (1 for a file; those inside for a folder).
+    pub files: usize,
+}
+
+/// Removes, in `dir`, the entries whose name `pid_of` recognises as this tool's
+/// temporary files or folders (returning the process that made them) when that
+/// process is gone and they belong to this user: regular files, and folders of
+/// regular files. Nothing is followed (a symlink planted there is left alone), a
+/// process still running keeps its files, and where it cannot be told whether a
+/// process runs (no `/proc`) nothing is removed.
+pub fn remove_stale(dir: &Path, pid_of: impl Fn(&str) -> Option<u32>) -> Vec<StaleTemp> {
+    let Some(me) = Owner::current() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(&pid_of) else {
+            continue;
+        };
+        if pid == std::process::id() || me.process_runs(pid) {
+            continue;
+        }
+        let path = e.path();
+        let Ok(m) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !me.owns(&m) {
+            continue;
+        }
+        let files = if m.is_file() {
+            usize::from(std::fs::remove_file(&path).is_ok())
+        } else if m.is_dir() {
+            remove_flat_dir(&path, &me)
+        } else {
+            continue;
+        };
+        removed.push(StaleTemp { path, pid, files });
+    }
+    removed.sort_by(|a, b| a.path.cmp(&b.path));
+    removed
+}
+
+/// Removes the regular files of this user in `dir` (nothing below a sub-folder), then
+/// `dir` if that left it empty; how many files went.
+fn remove_flat_dir(dir: &Path, me: &Owner) -> usize {
+    let mut n = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            let ours = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && me.owns(&m));
+            if ours && std::fs::remove_file(&p).is_ok() {
+                n += 1;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+    n
+}
+
+/// Who this process is, as far as telling its own stale files goes.
+struct Owner {
+    #[cfg(unix)]
+    uid: u32,
+}
+
+impl Owner {
+    /// `None` where processes cannot be looked up (`/proc` is missing).
+    fn current() -> Option<Owner> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::MetadataExt;
+            // /proc/self belongs to the process's effective user.
+            let m = std::fs::metadata("/proc/self").ok()?;
+            Some(Owner { uid: m.uid() })
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    fn process_runs(&self, pid: u32) -> bool {
+        Path::new("/proc").join(pid.to_string()).exists()
+    }
+
+    #[allow(unused_variables)]
+    fn owns(&self, m: &std::fs::Metadata) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == self.uid
+        }
+        #[cfg(not(unix))]
+        false
+    }
 }
 
 #[cfg(test)]
@@ -68,7 +225,7 @@ mod tests {
     use super::*;
 
     fn remembered(p: &Path) -> bool {
-        live().iter().any(|q| q == p)
+        live().files.iter().any(|q| q == p)
     }
 
     #[test]

@@ -90,14 +90,28 @@ pub fn resolve(target: &Path) -> Result<Target, String> {
 }
 
 /// Resolves `target` and refuses an existing file (or a symlink to one) unless
-/// `clobber`; devices, FIFOs and sockets are written in place without `-C`.
+/// `clobber`, and a file whose folder cannot take the temporary file it is written
+/// through (tried: a read-only mount, permissions, a full inode table); devices, FIFOs
+/// and sockets are written in place without `-C`.
 pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
     let t = resolve(target)?;
-    if matches!(t, Target::File { exists: true, .. }) && !clobber {
-        return Err(format!(
-            "{} exists; use -C/--clobber to overwrite it",
-            target.display()
-        ));
+    if let Target::File { path, exists } = &t {
+        if *exists && !clobber {
+            return Err(format!(
+                "{} exists; use -C/--clobber to overwrite it",
+                target.display()
+            ));
+        }
+        let (probe, file) = create_temp(path).map_err(|e| {
+            let folder = path.parent().unwrap_or(Path::new("."));
+            format!(
+                "cannot write {}: its folder {} does not take new files: {e}",
+                target.display(),
+                folder.display()
+            )
+        })?;
+        drop(file);
+        let _ = scanner_engine::remove_temp_file(&probe);
     }
     Ok(t)
 }

@@ -227,6 +227,21 @@ fn a_missing_folder_or_a_folder_as_output_fails_before_scanning() {
 }
 
 #[test]
+fn an_unwritable_folder_fails_before_scanning() {
+    // /proc takes no new file, root's included (permissions would not stop root).
+    #[cfg(target_os = "linux")]
+    {
+        let o = demo_to(Path::new("/proc/scanner-out.csv"), false);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("/proc does not take new files"), "{err}");
+        assert_eq!(err.lines().count(), 1, "one error, before scanning: {err}");
+    }
+    #[cfg(not(target_os = "linux"))]
+    eprintln!("skipped: no folder that refuses root's writes on this platform");
+}
+
+#[test]
 fn evidence_reaches_the_terminal_with_its_control_characters_escaped() {
     let d = scratch("out-controls");
     // The demo events with a planted Computer name: a clear-screen sequence, an OSC 52

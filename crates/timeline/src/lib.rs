@@ -34,10 +34,12 @@
 
 mod csv;
 mod encoder;
+mod formula;
 mod json;
 mod layout;
 mod pipeline;
 mod profile;
+mod rule_stats;
 #[cfg(test)]
 mod test_row;
 mod time_format;
@@ -48,4 +50,5 @@ pub use json::{field_pairs, row_json, JsonEncoder};
 pub use layout::{Layout, RowCells};
 pub use pipeline::write as write_timeline;
 pub use profile::{Column, Profile, Style};
+pub use rule_stats::write_rule_stats;
 pub use time_format::{TimeFormat, TimeStyle};

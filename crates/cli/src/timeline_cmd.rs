@@ -93,7 +93,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             "sort: {} detections; {} sorted runs spilled to {} (sort memory {} MiB)",
             rows.len(),
             rows.spilled_runs(),
-            std::env::temp_dir().display(),
+            safe(&std::env::temp_dir().display().to_string()),
             sort_bytes >> 20
         );
     }

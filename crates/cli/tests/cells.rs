@@ -109,7 +109,9 @@ fn excel_safe_writes_formula_cells_as_text_and_keeps_dashes_numbers_and_whitespa
     assert!(!err.contains(COUNT_LINE), "{err}");
     let computers = column(&safe, "Computer");
     assert!(computers.contains(&"'=cmd|' /C calc'!A0"), "{computers:?}");
-    assert!(column(&safe, "RuleTitle").iter().all(|t| *t == "' @SUM(1,1)"));
+    assert!(column(&safe, "RuleTitle")
+        .iter()
+        .all(|t| *t == "' @SUM(1,1)"));
     assert!(column(&safe, "RuleFile").iter().all(|t| *t == "'-1+1.yml"));
     // Only the formula cells changed: Hayabusa's `-` and the numbers are as they were.
     let mut changed = 0;
@@ -122,7 +124,9 @@ fn excel_safe_writes_formula_cells_as_text_and_keeps_dashes_numbers_and_whitespa
         }
     }
     assert_eq!(changed, 2 * rows + 2);
-    assert!(column(&safe, "RecordID").iter().all(|n| n.parse::<u64>().is_ok()));
+    assert!(column(&safe, "RecordID")
+        .iter()
+        .all(|n| n.parse::<u64>().is_ok()));
     let raw = std::fs::read_to_string(&out).unwrap();
     assert!(raw.contains(",\"-\","), "dashes are kept");
     for cell in safe.iter().flatten() {
@@ -172,7 +176,11 @@ fn a_computer_name_with_a_leading_tab_never_becomes_a_live_formula() {
     assert!(!planted.is_empty());
     for c in planted {
         assert!(c.starts_with('\''), "{c:?}");
-        assert_eq!(c[1..].trim_start(), "=1+1", "whitespace, if any, kept after the quote");
+        assert_eq!(
+            c[1..].trim_start(),
+            "=1+1",
+            "whitespace, if any, kept after the quote"
+        );
     }
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -216,7 +224,8 @@ fn rule_stats_rows_never_split_on_a_tab_or_newline_in_a_title() {
 /// A title with an ESC sequence (clear screen), an OSC title and BEL, a C1 CSI and a
 /// newline that would forge a summary line.
 const HOSTILE_TITLE_YAML: &str = "x\\e[2J\\e]0;owned\\a\\x9b31m\\nResults Summary: clean";
-const HOSTILE_TITLE_SHOWN: &str = "x\\x1b[2J\\x1b]0;owned\\x07\\u{9b}31m\\x0aResults Summary: clean";
+const HOSTILE_TITLE_SHOWN: &str =
+    "x\\x1b[2J\\x1b]0;owned\\x07\\u{9b}31m\\x0aResults Summary: clean";
 
 /// Asserts `err` holds no raw control character (newlines aside) and no forged line.
 fn assert_no_raw_controls(err: &str) {
@@ -253,7 +262,10 @@ fn rule_titles_and_file_names_reach_the_terminal_escaped() {
     let err = text(&o.stderr);
     assert_no_raw_controls(&err);
     assert!(err.contains(HOSTILE_TITLE_SHOWN), "{err}");
-    assert!(err.contains("Detection frequency timeline"), "-T drawn: {err}");
+    assert!(
+        err.contains("Detection frequency timeline"),
+        "-T drawn: {err}"
+    );
 
     // `rules check` names a rule file that does not load.
     std::fs::write(rules.join("bad\x1b[2J\x07\nname.yml"), "title: [unclosed\n").unwrap();
@@ -386,7 +398,9 @@ fn html_report_and_json_timelines_escape_hostile_values() {
             .filter(|r| r["Computer"] == serde_json::json!(HOSTILE))
             .count();
         assert_eq!(planted, 2, "{written}");
-        assert!(rows.iter().all(|r| r["RuleTitle"] == serde_json::json!(title)));
+        assert!(rows
+            .iter()
+            .all(|r| r["RuleTitle"] == serde_json::json!(title)));
     }
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -89,7 +89,10 @@ fn rule_statistics_count_every_evaluation() {
     );
     for t in &timed {
         let (p90, p99) = (t.percentile(90.0), t.percentile(99.0));
-        assert!(p90 <= p99 && p99 <= t.max_ns && t.max_ns <= t.total_ns, "{t:?}");
+        assert!(
+            p90 <= p99 && p99 <= t.max_ns && t.max_ns <= t.total_ns,
+            "{t:?}"
+        );
     }
     // Each rule is evaluated at most once per record.
     let records = on.stats.records;

@@ -137,9 +137,16 @@ detection: {sel: {EventID: 4626}, condition: sel}
             write_rule_stats(Some(&stats), &set, excel_safe, &mut tsv).unwrap();
             let tsv = String::from_utf8(tsv).unwrap();
             let lines: Vec<&str> = tsv.lines().collect();
-            assert_eq!(lines.len(), 3, "slowest first, unevaluated left out: {tsv:?}");
+            assert_eq!(
+                lines.len(),
+                3,
+                "slowest first, unevaluated left out: {tsv:?}"
+            );
             assert!(lines[1].starts_with("00000000-0000-0000-0000-0000000000b2\tSlow\t"));
-            assert!(lines[1].ends_with("\t2\t12000\t6000\t6656\t6656\t6656\t7000"), "{tsv:?}");
+            assert!(
+                lines[1].ends_with("\t2\t12000\t6000\t6656\t6656\t6656\t7000"),
+                "{tsv:?}"
+            );
             let cells: Vec<&str> = lines[2].split('\t').collect();
             assert_eq!(cells.len(), 10, "{tsv:?}");
             assert_eq!(cells[1], title);

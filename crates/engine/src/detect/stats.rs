@@ -5,7 +5,6 @@
 //! overhead is nil. When on, each evaluation is timed and counted in a log-scale
 //! histogram per rule (8 sub-buckets per power of two: percentiles within about 9%).
 
-
 const SUB: u32 = 8;
 const BUCKETS: usize = 64 * SUB as usize;
 

@@ -1,14 +1,16 @@
-//! Cells a spreadsheet would take for a formula (CSV injection): Excel and LibreOffice
-//! evaluate a cell that begins with `=`, `+`, `-` or `@` (a `+`/`-` one as soon as it
-//! is more than a number), and OWASP adds a leading tab or carriage return, which some
-//! importers strip before looking. With `--excel-safe` such a cell is written with a
-//! leading `'`, which both show as text and hide; its own text, leading whitespace
-//! included, is kept after the quote.
+//! Cells a spreadsheet would take for a formula (CSV injection): a cell that begins
+//! with `=` is evaluated by Excel and LibreOffice (LibreOffice 7.4 imports `=1+1` as 2
+//! and `=cmd|' /C calc'!A0` as a formula), Excel also evaluates `+`, `-` and `@` ones
+//! (`-1+1`, `@SUM(1,1)`) as soon as they are more than a number, and OWASP adds a
+//! leading tab or carriage return, which some importers strip before looking. With
+//! `--excel-safe` such a cell is written with a leading `'`, OWASP's remedy: the cell
+//! is then text (the quote stays visible: LibreOffice 7.4 imports `'=1+1` as that
+//! text); its own text, leading whitespace included, is kept after the quote.
 //!
 //! Two kinds of cell that begin with `-` are left alone, because neither is a formula
 //! and an analyst wants them as they are: a lone `-` (Hayabusa's mark of an empty value,
-//! in many cells of every timeline) and a plain number (`-12`, `+3`, `-1.5e3`: Excel and
-//! LibreOffice read it as a number, and sorting or summing the column needs it so).
+//! in many cells of every timeline; imported as the text `-`) and a plain number
+//! (`-12`, `+3`, `-1e-3`: imported as numbers, which sorting or summing a column needs).
 //! Anything more after the sign (`-1+1`, `-inf`, `- x`, `--x`) is neutralised.
 //!
 //! A cell that begins with spaces or line breaks and then a formula character is

@@ -227,6 +227,11 @@ pub struct TimelineArgs {
     /// Output: drop detections identical to an earlier one at the same time (EvtxFile aside).
     #[arg(short = 'X', long = "remove-duplicate-detections")]
     pub remove_duplicates: bool,
+    /// Output: CSV and TSV cells a spreadsheet would run as a formula (beginning with `=`,
+    /// `+`, `-`, `@`, tab or CR, after any spaces) written with a leading `'`, shown as text;
+    /// a lone `-` and plain numbers (`-12`) are kept as they are.
+    #[arg(long = "excel-safe")]
+    pub excel_safe: bool,
 
     /// Timestamps in UTC (default: local time).
     #[arg(short = 'U', long = "UTC", group = "time_style")]

@@ -50,13 +50,14 @@ pub fn time_format(a: &TimelineArgs) -> TimeFormat {
     base.with_style(style)
 }
 
-/// The cell style: `-M`, `-S`, `-b`, `-X`.
+/// The cell style: `-M`, `-S`, `-b`, `-X`, `--excel-safe`.
 pub fn style(a: &TimelineArgs) -> Style {
     Style {
         multiline: a.multiline,
         tab_separator: a.tab_separator,
         no_abbreviations: a.no_abbreviations,
         remove_duplicates: a.remove_duplicates,
+        excel_safe: a.excel_safe,
     }
 }
 

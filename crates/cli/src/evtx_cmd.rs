@@ -83,7 +83,7 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
         Ok(stats) => {
             eprintln!(
                 "wrote {}: {} records in {} chunks, {} bytes in {:.2} s",
-                a.output.display(),
+                safe(&a.output.display().to_string()),
                 stats.records,
                 stats.chunks,
                 stats.bytes,
@@ -127,13 +127,13 @@ pub fn generate_cmd(a: &EvtxGenerateArgs) -> i32 {
     }
     eprintln!(
         "wrote {}: {} records, {} chunks, {:.1} MiB in {secs:.2} s ({:.0} records/s); {} planted records listed in {}",
-        a.output.display(),
+        safe(&a.output.display().to_string()),
         gt.stats.records,
         gt.stats.chunks,
         gt.stats.bytes as f64 / 1048576.0,
         gt.stats.records as f64 / secs.max(1e-9),
         gt.planted.len(),
-        truth.display()
+        safe(&truth.display().to_string())
     );
     exit::OK
 }

@@ -16,6 +16,7 @@ use scanner_rules::RuleSet;
 use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -92,7 +93,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             "sort: {} detections; {} sorted runs spilled to {} (sort memory {} MiB)",
             rows.len(),
             rows.spilled_runs(),
-            std::env::temp_dir().display(),
+            safe(&std::env::temp_dir().display().to_string()),
             sort_bytes >> 20
         );
     }
@@ -108,13 +109,24 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             .flatten(),
     };
     let mut tally = Tally::new(scanner.rules(), &time);
-    write(a, format, debug, &layout, rows, &mut tally, &mut charts)?;
+    let formula_cells = AtomicU64::new(0);
+    let written = (&layout, &formula_cells);
+    write(a, format, debug, written, rows, &mut tally, &mut charts)?;
     if let Some(path) = &a.rule_stats {
         write_atomically(path, a.clobber, |f| {
-            scanner_engine::write_rule_stats(result.rule_stats.as_ref(), scanner.rules(), f)
+            let stats = result.rule_stats.as_ref();
+            scanner_timeline::write_rule_stats(stats, scanner.rules(), a.excel_safe, f)
         })?;
     }
-    report(a, started, &inputs, &result, tally, &charts, &time)
+    let code = report(a, started, &inputs, &result, tally, &charts, &time)?;
+    let formula_cells = formula_cells.into_inner();
+    if formula_cells > 0 && !a.excel_safe && !a.quiet {
+        eprintln!(
+            "{formula_cells} CSV cells begin with a formula character (=, +, -, @, tab, CR): \
+             a spreadsheet may run them; --excel-safe writes them as text"
+        );
+    }
+    Ok(code)
 }
 
 /// Loads the rules (`-b` drops the default Details templates too) and prints the load
@@ -216,7 +228,7 @@ fn write(
     a: &TimelineArgs,
     format: Format,
     debug: bool,
-    layout: &Layout<'_>,
+    (layout, formula_cells): (&Layout<'_>, &AtomicU64),
     rows: SortedRows,
     tally: &mut Tally<'_>,
     charts: &mut Charts,
@@ -236,7 +248,10 @@ fn write(
     };
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {
-            Format::Csv => write_timeline(CsvEncoder::new(layout), out, rows, on_row),
+            Format::Csv => {
+                let enc = CsvEncoder::new(layout).count_formula_cells(formula_cells);
+                write_timeline(enc, out, rows, on_row)
+            }
             Format::Json => write_timeline(JsonEncoder::new(layout, false), out, rows, on_row),
             Format::JsonLines => write_timeline(JsonEncoder::new(layout, true), out, rows, on_row),
         }

@@ -39,7 +39,7 @@ mod scanner;
 mod sort;
 
 pub use detect::filter::RecordFilter;
-pub use detect::stats::{write_tsv as write_rule_stats, RuleStats, RuleTiming};
+pub use detect::stats::{RuleStats, RuleTiming};
 pub use progress::{Progress, ProgressSnapshot};
 pub use render::details::SEP as DETAILS_SEP;
 pub use row::{DetectInfo, Origin};

@@ -3,13 +3,19 @@
 //! that reads as a number, integer or float, is bare; any other is quoted, its quotes
 //! doubled). `-M`/`-S` put their separator in place of the ` ¦ ` of multi-item cells
 //! (and of RuleAuthor's list).
+//!
+//! Cells a spreadsheet would take for a formula ([`crate::formula`]) are counted as
+//! they are written; with [`Style::excel_safe`] they are written with a leading `'`
+//! inside their quotes, their own text (leading whitespace included) kept after it.
 
 use crate::encoder::{take_bytes, RowEncoder};
+use crate::formula::is_formula;
 use crate::layout::{Layout, RowCells};
-use crate::profile::Column;
+use crate::profile::{Column, Style};
 use scanner_engine::DetectInfo;
 use scanner_engine::DETAILS_SEP as SEP;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Whether `field` is written bare: it reads as a float or an integer (`csv`'s test).
 /// Such text holds only digits, signs, points and exponents, or is a float's `inf`,
@@ -25,13 +31,16 @@ fn is_numeric(field: &str) -> bool {
     !field.is_empty() && may_be && (field.parse::<f64>().is_ok() || field.parse::<i128>().is_ok())
 }
 
-/// Appends `field` as a CSV field.
-fn push_field(field: &str, out: &mut Vec<u8>) {
-    if is_numeric(field) {
+/// Appends `field` as a CSV field; `quote` puts a `'` before its text (in the quotes).
+fn push_field(field: &str, quote: bool, out: &mut Vec<u8>) {
+    if !quote && is_numeric(field) {
         out.extend_from_slice(field.as_bytes());
         return;
     }
     out.push(b'"');
+    if quote {
+        out.push(b'\'');
+    }
     let mut rest = field.as_bytes();
     while let Some(at) = memchr::memchr(b'"', rest) {
         out.extend_from_slice(&rest[..=at]);
@@ -42,15 +51,24 @@ fn push_field(field: &str, out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-/// Appends a record of `fields`.
-fn push_record<'f>(fields: impl IntoIterator<Item = &'f str>, out: &mut Vec<u8>) {
+/// Appends a record of `fields`; returns how many of them may be read as formulas
+/// (those `excel_safe` quotes).
+fn push_record<'f>(
+    fields: impl IntoIterator<Item = &'f str>,
+    excel_safe: bool,
+    out: &mut Vec<u8>,
+) -> u64 {
+    let mut formulas = 0;
     for (i, f) in fields.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        push_field(f, out);
+        let formula = is_formula(f);
+        formulas += u64::from(formula);
+        push_field(f, formula && excel_safe, out);
     }
     out.push(b'\n');
+    formulas
 }
 
 /// Encodes rows as the CSV timeline.
@@ -59,6 +77,10 @@ pub struct CsvEncoder<'w, 'a> {
     out: Vec<u8>,
     /// Cells with the `-M`/`-S` separator in place of ` ¦ `.
     replaced: Vec<String>,
+    /// Cells of the rows so far that may be read as formulas.
+    formulas: u64,
+    /// Where [`Self::formulas`] is added at the end.
+    formula_count: Option<&'w AtomicU64>,
 }
 
 impl<'w, 'a> CsvEncoder<'w, 'a> {
@@ -68,14 +90,23 @@ impl<'w, 'a> CsvEncoder<'w, 'a> {
             cells: RowCells::new(writer),
             out: Vec::new(),
             replaced: Vec::new(),
+            formulas: 0,
+            formula_count: None,
         }
+    }
+
+    /// Adds to `count`, once the last row is encoded, how many cells written may be
+    /// read as formulas by a spreadsheet (those [`Style::excel_safe`] writes as text).
+    pub fn count_formula_cells(mut self, count: &'w AtomicU64) -> Self {
+        self.formula_count = Some(count);
+        self
     }
 }
 
 impl RowEncoder for CsvEncoder<'_, '_> {
     fn begin(&mut self) -> io::Result<()> {
         let named = self.cells.writer().named_columns();
-        push_record(named.iter().map(|(n, _)| *n), &mut self.out);
+        push_record(named.iter().map(|(n, _)| *n), false, &mut self.out);
         Ok(())
     }
 
@@ -85,9 +116,10 @@ impl RowEncoder for CsvEncoder<'_, '_> {
         }
         let writer = self.cells.writer();
         let cells = self.cells.cells();
+        let Style { excel_safe, .. } = writer.style();
         let sep = writer.style().separator();
-        if sep == SEP {
-            push_record(cells.iter().map(String::as_str), &mut self.out);
+        self.formulas += if sep == SEP {
+            push_record(cells.iter().map(String::as_str), excel_safe, &mut self.out)
         } else {
             self.replaced.clear();
             for ((_, c), v) in writer.named_columns().iter().zip(cells) {
@@ -98,12 +130,19 @@ impl RowEncoder for CsvEncoder<'_, '_> {
                         v.clone()
                     });
             }
-            push_record(self.replaced.iter().map(String::as_str), &mut self.out);
-        }
+            push_record(
+                self.replaced.iter().map(String::as_str),
+                excel_safe,
+                &mut self.out,
+            )
+        };
         Ok(true)
     }
 
     fn end(&mut self) -> io::Result<()> {
+        if let Some(count) = self.formula_count {
+            count.fetch_add(self.formulas, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -179,7 +218,7 @@ mod tests {
         ];
         for f in fields {
             let mut ours = Vec::new();
-            push_record([f], &mut ours);
+            push_record([f], false, &mut ours);
             assert_eq!(
                 String::from_utf8_lossy(&ours),
                 String::from_utf8_lossy(&csv_crate(&[f])),
@@ -187,7 +226,55 @@ mod tests {
             );
         }
         let mut ours = Vec::new();
-        push_record(fields, &mut ours);
+        push_record(fields, false, &mut ours);
         assert_eq!(ours, csv_crate(&fields));
+    }
+
+    #[test]
+    fn excel_safe_quotes_formula_cells_and_keeps_their_whitespace() {
+        let fields = [
+            "=cmd|' /C calc'!A0",
+            "\t=1+1",
+            " @x",
+            "-",
+            "-12",
+            "-1+1",
+            "a\"=b",
+            "=\"q\"",
+            "plain",
+        ];
+        let mut out = Vec::new();
+        let n = push_record(fields, true, &mut out);
+        assert_eq!(n, 5);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"'=cmd|' /C calc'!A0\",\"'\t=1+1\",\"' @x\",\"-\",-12,\"'-1+1\",\"a\"\"=b\",\"'=\"\"q\"\"\",\"plain\"\n"
+        );
+        // A CSV reader gets the text back with the quote in front.
+        let mut out = Vec::new();
+        push_record(fields, true, &mut out);
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(out.as_slice());
+        let rec = r.records().next().unwrap().unwrap();
+        let got: Vec<&str> = rec.iter().collect();
+        assert_eq!(
+            got,
+            [
+                "'=cmd|' /C calc'!A0",
+                "'\t=1+1",
+                "' @x",
+                "-",
+                "-12",
+                "'-1+1",
+                "a\"=b",
+                "'=\"q\"",
+                "plain"
+            ]
+        );
+        // Without the option the cells are written as before, and still counted.
+        let mut plain = Vec::new();
+        assert_eq!(push_record(fields, false, &mut plain), 5);
+        assert_eq!(plain, csv_crate(&fields));
     }
 }

@@ -7,7 +7,10 @@
 //! and encoded by a [`RowEncoder`]: [`CsvEncoder`] or [`JsonEncoder`] (one array or
 //! JSON Lines). [`write_timeline`] runs the merge of the engine's sorted rows, the
 //! encoding and the writing on three threads; [`write_encoded`] does the same on one,
-//! with the same bytes. It knows nothing of flags, input formats or rule matching.
+//! with the same bytes. [`write_rule_stats`] writes the scan's per-rule evaluation
+//! times as TSV. Cells a spreadsheet would run as formulas are counted as the CSV is
+//! encoded and, with [`Style::excel_safe`], written as text. It knows nothing of flags,
+//! input formats or rule matching.
 //!
 //! The design decision that matters: rows reach this crate as slim
 //! [`scanner_engine::DetectInfo`] values holding ids and rendered text, never records,
@@ -34,10 +37,12 @@
 
 mod csv;
 mod encoder;
+mod formula;
 mod json;
 mod layout;
 mod pipeline;
 mod profile;
+mod rule_stats;
 #[cfg(test)]
 mod test_row;
 mod time_format;
@@ -48,4 +53,5 @@ pub use json::{field_pairs, row_json, JsonEncoder};
 pub use layout::{Layout, RowCells};
 pub use pipeline::write as write_timeline;
 pub use profile::{Column, Profile, Style};
+pub use rule_stats::write_rule_stats;
 pub use time_format::{TimeFormat, TimeStyle};

@@ -5,9 +5,6 @@
 //! overhead is nil. When on, each evaluation is timed and counted in a log-scale
 //! histogram per rule (8 sub-buckets per power of two: percentiles within about 9%).
 
-use scanner_rules::RuleSet;
-use std::io::Write;
-
 const SUB: u32 = 8;
 const BUCKETS: usize = 64 * SUB as usize;
 
@@ -124,44 +121,6 @@ impl RuleStats {
             a.merge(b);
         }
     }
-}
-
-/// Writes rule statistics ([`crate::ScanResult::rule_stats`]) as TSV, slowest rules (by
-/// total time) first; `None` (statistics were off) writes the header alone.
-pub fn write_tsv(
-    stats: Option<&RuleStats>,
-    set: &RuleSet,
-    out: &mut impl Write,
-) -> std::io::Result<()> {
-    let empty = RuleStats::default();
-    let stats = stats.unwrap_or(&empty);
-    writeln!(
-        out,
-        "rule_id\ttitle\tfile\tevaluations\ttotal_ns\tmean_ns\ttp90_ns\ttp95_ns\ttp99_ns\tmax_ns"
-    )?;
-    let mut order: Vec<usize> = (0..stats.rules.len())
-        .filter(|&i| stats.rules[i].count > 0)
-        .collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(stats.rules[i].total_ns));
-    for i in order {
-        let t = &stats.rules[i];
-        let m = &set.rules()[i].meta;
-        writeln!(
-            out,
-            "{}\t{}\t{}\t{}\t{}\t{:.0}\t{}\t{}\t{}\t{}",
-            m.id,
-            m.title,
-            m.file_name,
-            t.count,
-            t.total_ns,
-            t.mean(),
-            t.percentile(90.0),
-            t.percentile(95.0),
-            t.percentile(99.0),
-            t.max_ns
-        )?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -229,11 +229,18 @@ mod tests {
         d
     }
 
+    /// The files in `d` and in its folders (spilled runs are in a private folder).
     fn files_in(d: &Path) -> Vec<PathBuf> {
-        std::fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect()
+        let mut files = Vec::new();
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                files.extend(files_in(&p));
+            } else {
+                files.push(p);
+            }
+        }
+        files
     }
 
     /// `n` rows, pushed 1000 at a time into a store spilling past `limit` bytes to

@@ -9,11 +9,18 @@ use scanner_rules::{load, LoadOptions, RuleSource};
 use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
 use std::path::{Path, PathBuf};
 
+/// The files in `d` and in its folders (spilled runs are in a private folder).
 fn files_in(d: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect()
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files.extend(files_in(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
 }
 
 fn scanner(bound: Option<usize>) -> Scanner {

@@ -40,6 +40,35 @@ pub enum ErrorKind {
     Yaml(serde_yaml::Error),
     /// A file or folder could not be read.
     Io(std::io::Error),
+    /// YAML whose aliases expand past the budget for its text (see `yaml`).
+    YamlExpansion {
+        /// The most nodes the text could build.
+        nodes: usize,
+        /// The most bytes of scalar text it could build.
+        bytes: usize,
+    },
+    /// A path that is not a regular file (or a link to one): the text says what it is.
+    NotARegularFile(&'static str),
+    /// A file larger than the cap for its kind.
+    FileTooLarge {
+        /// What the file holds (`rule`, `config`, `placeholder`).
+        kind: &'static str,
+        /// The cap, in bytes.
+        limit: u64,
+    },
+    /// A file that is not UTF-8 text.
+    NotText,
+    /// A regex whose compiled size would take the rule set past its total budget.
+    RegexBudget {
+        /// The pattern.
+        pattern: String,
+        /// The pattern's compiled size, in bytes (or at least this much).
+        size: usize,
+        /// What the rule set had left, in bytes.
+        left: usize,
+        /// The total budget, in bytes.
+        limit: usize,
+    },
     /// `level` names no Sigma level.
     UnknownLevel(String),
     /// A character no condition may hold.
@@ -174,6 +203,30 @@ impl fmt::Display for ErrorKind {
             KeyNotText { what, key } => write!(f, "{what} key {key} is not text"),
             Yaml(e) => write!(f, "{e}"),
             Io(e) => write!(f, "{e}"),
+            YamlExpansion { nodes, bytes } => write!(
+                f,
+                "expands to more than {nodes} nodes or {bytes} bytes of text \
+                 (the file's size plus a fixed allowance): aliases repeat too much"
+            ),
+            NotARegularFile(what) => write!(f, "not a regular file ({what})"),
+            FileTooLarge { kind, limit } => write!(
+                f,
+                "larger than the {} MiB allowed for a {kind} file",
+                limit >> 20
+            ),
+            NotText => f.write_str("not UTF-8 text"),
+            RegexBudget {
+                pattern,
+                size,
+                left,
+                limit,
+            } => write!(
+                f,
+                "regex '{pattern}' needs {} KiB compiled, more than the {} KiB left of the rule set's {} MiB regex budget",
+                size.div_ceil(1024),
+                left / 1024,
+                limit >> 20
+            ),
             UnknownLevel(s) => write!(f, "unknown level '{s}'"),
             UnexpectedChar(c) => write!(f, "unexpected character '{c}' in condition"),
             UnexpectedToken(t) => write!(f, "unexpected {t} in condition"),

@@ -69,6 +69,8 @@ mod rule;
 mod set;
 #[cfg(test)]
 mod test_event;
+mod text_file;
+mod yaml;
 
 pub use crate::{
     condition::{parse as parse_condition, Cond},

@@ -89,8 +89,12 @@ pub struct LoadReport {
     pub disabled_rules: Vec<LoadError>,
     /// Rules (and correlations) enabled for the scan.
     pub enabled: usize,
-    /// Problems with config files.
+    /// Problems with the config that let the rules load (a filter that applies to no
+    /// rule).
     pub config_errors: Vec<String>,
+    /// Config, log-source and placeholder files that could not be read or parsed: the
+    /// rules would run with a config other than the one given, so a scan must not go on.
+    pub config_failures: Vec<LoadError>,
     /// Wall time of each loading phase (printed by `--debug`).
     pub timings: Vec<(&'static str, std::time::Duration)>,
 }

@@ -13,7 +13,6 @@ use crate::matcher::{self, CompileContext};
 use crate::meta::{self, RuleMeta};
 use crate::report::{Disabled, LoadError};
 use crate::rule::{self, Detection, Rule, Selection};
-use serde::Deserialize;
 use serde_yaml::{Mapping as YamlMap, Value as Yaml};
 use std::sync::Mutex;
 
@@ -132,13 +131,10 @@ pub(super) fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
         ));
         return out;
     }
-    for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        match Yaml::deserialize(de) {
+    for (i, doc) in crate::yaml::documents(text).enumerate() {
+        match doc {
             Ok(v) => out.extend(load_document(path, i + 1, v, ctx)),
-            Err(e) => {
-                out.push(error(i + 1, format!("invalid YAML: {e}")));
-                break;
-            }
+            Err(e) => out.push(error(i + 1, format!("invalid YAML: {e}"))),
         }
     }
     out

@@ -6,6 +6,8 @@
 use super::RuleSource;
 use crate::builtin;
 use crate::report::LoadError;
+use crate::text_file::{self, TextFile};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// The text of one rule file, under the name errors give as its file.
@@ -43,7 +45,7 @@ fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>
         return;
     }
     for f in rule_files(root, errors) {
-        match std::fs::read_to_string(&f) {
+        match text_file::read(&f, TextFile::Rule) {
             Ok(text) => texts.push(RuleText {
                 name: f.display().to_string(),
                 text,
@@ -70,15 +72,47 @@ fn is_rule_file(p: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("yml") || e.eq_ignore_ascii_case("yaml"))
 }
 
-/// Lists rule files under `root` (sorted), skipping hidden folders and a top-level `config`.
+/// What tells two folders apart however they are reached: device and inode.
+#[cfg(unix)]
+type FolderId = (u64, u64);
+#[cfg(not(unix))]
+type FolderId = PathBuf;
+
+#[cfg(unix)]
+fn folder_id(_: &Path, meta: &std::fs::Metadata) -> Option<FolderId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn folder_id(p: &Path, _: &std::fs::Metadata) -> Option<FolderId> {
+    p.canonicalize().ok()
+}
+
+/// Lists rule files under `root` (sorted), skipping hidden folders and a top-level
+/// `config`. Links are followed, to files and to folders; a folder reached twice is read
+/// once, and a link back to a folder that holds it (a loop) is reported, not followed.
+/// Anything with a rule file's name that is not a folder is listed, so that a FIFO or a
+/// device there is reported when read.
 fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if root.is_file() {
+    let Ok(meta) = std::fs::metadata(root) else {
+        return out;
+    };
+    if !meta.is_dir() {
         out.push(root.to_path_buf());
         return out;
     }
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let mut visited: HashSet<FolderId> = HashSet::new();
+    // Each folder still to read, with the folders that hold it (for loops).
+    let mut stack: Vec<(PathBuf, Vec<FolderId>)> = Vec::new();
+    if let Some(id) = folder_id(root, &meta) {
+        visited.insert(id.clone());
+        stack.push((root.to_path_buf(), vec![id]));
+    } else {
+        stack.push((root.to_path_buf(), Vec::new()));
+    }
+    while let Some((dir, ancestors)) = stack.pop() {
         let rd = match std::fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) => {
@@ -86,19 +120,42 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
                 continue;
             }
         };
-        for entry in rd.flatten() {
+        let mut entries: Vec<_> = rd.flatten().collect();
+        // Reverse order on the stack, so folders are read (and win the visited check)
+        // in name order.
+        entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
+        for entry in entries {
             let p = entry.path();
+            let Ok(ft) = entry.file_type() else { continue };
+            let is_dir = if ft.is_symlink() {
+                std::fs::metadata(&p).is_ok_and(|m| m.is_dir())
+            } else {
+                ft.is_dir()
+            };
+            if !is_dir {
+                if is_rule_file(&p) {
+                    out.push(p);
+                }
+                continue;
+            }
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let Ok(ft) = entry.file_type() else { continue };
-            // Follow file symlinks but not folder symlinks (no loops).
-            if ft.is_dir() {
-                if name.starts_with('.') || (dir == root && name == "config") {
-                    continue;
-                }
-                stack.push(p);
-            } else if (ft.is_file() || (ft.is_symlink() && p.is_file())) && is_rule_file(&p) {
-                out.push(p);
+            if name.starts_with('.') || (dir == root && name == "config") {
+                continue;
+            }
+            let Some(id) = std::fs::metadata(&p).ok().and_then(|m| folder_id(&p, &m)) else {
+                stack.push((p, ancestors.clone()));
+                continue;
+            };
+            if ancestors.contains(&id) {
+                errors.push(file_error(
+                    &p,
+                    "a link to a folder that holds it (a loop): not followed".into(),
+                ));
+            } else if visited.insert(id.clone()) {
+                let mut chain = ancestors.clone();
+                chain.push(id);
+                stack.push((p, chain));
             }
         }
     }

@@ -15,7 +15,6 @@ pub use select::RuleSelect;
 use crate::builtin;
 use crate::config::Config;
 use crate::correlation::Correlation;
-use crate::error::{ErrorKind, RuleError};
 use crate::fields::FieldTable;
 use crate::index::RuleIndex;
 use crate::logsource::LogsourceMap;
@@ -24,11 +23,12 @@ use crate::meta::Level;
 use crate::report::{Disabled, LoadReport};
 use crate::rule::Rule;
 use crate::set::RuleSet;
+use crate::text_file::{self, read_error, TextFile};
 use document::{Ctx, Doc};
 use files::RuleText;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -125,13 +125,12 @@ fn read_config(dir: Option<&PathBuf>, opts: &LoadOptions, report: &mut LoadRepor
         None => builtin_config.clone(),
     };
     config.fill_from(&builtin_config);
-    report.config_errors = std::mem::take(&mut config.errors);
     if let Some(dir) = &opts.expand_dir {
         if let Err(e) = config.add_placeholder_dir(dir) {
-            report.config_errors.push(e.to_string());
+            config.errors.push(e);
         }
-        report.config_errors.append(&mut config.errors);
     }
+    report.config_failures.append(&mut config.errors);
     config
 }
 
@@ -143,19 +142,19 @@ fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport) -> LogsourceM
         if *name == "logsource.yaml" {
             match LogsourceMap::parse(text) {
                 Ok(m) => logsources = m,
-                Err(e) => report.config_errors.push(format!("built-in {e}")),
+                Err(e) => report
+                    .config_failures
+                    .push(read_error(Path::new("built-in logsource.yaml"), e)),
             }
         }
     }
     if let Some(d) = dir {
         let p = d.join("logsource.yaml");
-        if p.is_file() {
-            match std::fs::read_to_string(&p)
-                .map_err(|e| RuleError::from(ErrorKind::Io(e)))
-                .and_then(|t| LogsourceMap::parse(&t))
-            {
+        // Anything there but a link to nowhere is read, or reported.
+        if p.exists() {
+            match text_file::read(&p, TextFile::Config).and_then(|t| LogsourceMap::parse(&t)) {
                 Ok(m) => logsources.merge(m),
-                Err(e) => report.config_errors.push(format!("{}: {e}", p.display())),
+                Err(e) => report.config_failures.push(read_error(&p, e)),
             }
         }
     }

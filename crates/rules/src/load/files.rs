@@ -104,15 +104,23 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
         return out;
     }
     let mut visited: HashSet<FolderId> = HashSet::new();
-    // Each folder still to read, with the folders that hold it (for loops).
-    let mut stack: Vec<(PathBuf, Vec<FolderId>)> = Vec::new();
-    if let Some(id) = folder_id(root, &meta) {
-        visited.insert(id.clone());
-        stack.push((root.to_path_buf(), vec![id]));
-    } else {
-        stack.push((root.to_path_buf(), Vec::new()));
-    }
-    while let Some((dir, ancestors)) = stack.pop() {
+    // Each folder still to read, its identity, and the folders that hold it (for loops).
+    let mut stack = vec![(root.to_path_buf(), folder_id(root, &meta), Vec::new())];
+    while let Some((dir, id, mut ancestors)) = stack.pop() {
+        if let Some(id) = id {
+            if ancestors.contains(&id) {
+                errors.push(file_error(
+                    &dir,
+                    "a link to a folder that holds it (a loop): not followed".into(),
+                ));
+                continue;
+            }
+            if !visited.insert(id.clone()) {
+                // Reached before through another link: its rules are read already.
+                continue;
+            }
+            ancestors.push(id);
+        }
         let rd = match std::fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) => {
@@ -127,36 +135,24 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
         for entry in entries {
             let p = entry.path();
             let Ok(ft) = entry.file_type() else { continue };
-            let is_dir = if ft.is_symlink() {
-                std::fs::metadata(&p).is_ok_and(|m| m.is_dir())
+            let dir_meta = if ft.is_symlink() || ft.is_dir() {
+                std::fs::metadata(&p).ok().filter(|m| m.is_dir())
             } else {
-                ft.is_dir()
+                None
             };
-            if !is_dir {
+            let Some(dir_meta) = dir_meta else {
                 if is_rule_file(&p) {
                     out.push(p);
                 }
                 continue;
-            }
+            };
             let name = entry.file_name();
             let name = name.to_string_lossy();
             if name.starts_with('.') || (dir == root && name == "config") {
                 continue;
             }
-            let Some(id) = std::fs::metadata(&p).ok().and_then(|m| folder_id(&p, &m)) else {
-                stack.push((p, ancestors.clone()));
-                continue;
-            };
-            if ancestors.contains(&id) {
-                errors.push(file_error(
-                    &p,
-                    "a link to a folder that holds it (a loop): not followed".into(),
-                ));
-            } else if visited.insert(id.clone()) {
-                let mut chain = ancestors.clone();
-                chain.push(id);
-                stack.push((p, chain));
-            }
+            let id = folder_id(&p, &dir_meta);
+            stack.push((p, id, ancestors.clone()));
         }
     }
     out.sort();
@@ -197,6 +193,63 @@ mod tests {
             .collect();
         assert_eq!(names, ["a.YAML", "b.yml", "sub/c.yaml"]);
         assert!(errors.is_empty());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn linked_folders_are_followed_once_and_a_loop_is_reported_once() {
+        use std::os::unix::fs::symlink;
+        let d = scratch("links");
+        let real = d.join("real");
+        std::fs::create_dir_all(real.join("sub")).unwrap();
+        std::fs::write(real.join("sub/a.yml"), "title: a\n").unwrap();
+        let root = d.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        // Two links to the same folder, and a link inside it back to the root.
+        symlink(&real, root.join("l1")).unwrap();
+        symlink(&real, root.join("l2")).unwrap();
+        symlink(&root, real.join("sub/back")).unwrap();
+        let mut errors = Vec::new();
+        let names: Vec<String> = rule_files(&root, &mut errors)
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            ["l1/sub/a.yml"],
+            "the folder read once, through the first link"
+        );
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(
+            errors[0].to_string(),
+            format!(
+                "{}: a link to a folder that holds it (a loop): not followed",
+                root.join("l1/sub/back").display()
+            )
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_as_a_rule_is_an_error_not_a_hang() {
+        let d = scratch("fifo");
+        std::fs::write(d.join("ok.yml"), "title: ok\n").unwrap();
+        let fifo = d.join("pipe.yml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut errors = Vec::new();
+        let texts = read(&[RuleSource::Path(d.clone())], &mut errors);
+        assert_eq!(texts.len(), 1);
+        assert_eq!(
+            errors[0].to_string(),
+            format!(
+                "{}: cannot read: not a regular file (a FIFO)",
+                fifo.display()
+            )
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 

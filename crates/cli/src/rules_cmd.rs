@@ -55,6 +55,9 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
     for e in &r.config_errors {
         eprintln!("config error: {}", safe(&e.to_string()));
     }
+    for d in &r.duplicate_ids {
+        eprintln!("rule warning: {}", safe(&d.to_string()));
+    }
     if list_errors {
         for e in &r.errors {
             eprintln!("rule error: {}", safe(&e.to_string()));

@@ -217,3 +217,80 @@ fn a_rule_alias_bomb_is_a_rule_error_naming_the_file_and_document() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_rejected_correlation_is_counted_once() {
+    let d = scratch("correlation-count");
+    std::fs::write(d.join("r.yml"), RULE).unwrap();
+    std::fs::write(
+        d.join("c.yml"),
+        "title: C\ncorrelation:\n  type: event_count\n  rules: [nope]\n  timespan: 1h\n  condition: {gte: 2}\n",
+    )
+    .unwrap();
+    let run = scanner(&["rules", "check", "-r", d.to_str().unwrap()]);
+    assert!(
+        text(&run.stdout).contains("loaded 1 of 2 rules"),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn rules_sharing_an_id_are_warned_once_per_id_and_all_load() {
+    let d = scratch("duplicate-ids");
+    for i in 0..5 {
+        std::fs::write(d.join(format!("r{i}.yml")), RULE).unwrap();
+    }
+    let run = scanner(&["rules", "check", "-r", d.to_str().unwrap()]);
+    let err = text(&run.stderr);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("rule warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "rule warning: rule id 6a7d0b4e-0000-4000-8000-000000000001 is shared by 5 rules: {}, {}, {} and 2 more",
+            d.join("r0.yml").display(),
+            d.join("r1.yml").display(),
+            d.join("r2.yml").display()
+        )]
+    );
+    assert!(
+        text(&run.stdout).contains("loaded 5 of 5 rules"),
+        "{}",
+        text(&run.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_linked_rule_folder_is_followed_and_a_loop_reported() {
+    let d = scratch("linked-rules");
+    let real = d.join("real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("r.yml"), RULE).unwrap();
+    let top = d.join("top");
+    std::fs::create_dir_all(&top).unwrap();
+    std::os::unix::fs::symlink(&real, top.join("linked")).unwrap();
+    std::os::unix::fs::symlink(&top, real.join("up")).unwrap();
+    let run = scanner(&["rules", "check", "-r", top.to_str().unwrap()]);
+    let err = text(&run.stderr);
+    assert!(
+        text(&run.stdout).contains("loaded 1 of 2 rules"),
+        "{}{err}",
+        text(&run.stdout)
+    );
+    let loops: Vec<&str> = err.lines().filter(|l| l.contains("(a loop)")).collect();
+    assert_eq!(
+        loops,
+        [format!(
+            "rule error: {}: a link to a folder that holds it (a loop): not followed",
+            top.join("linked/up").display()
+        )]
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

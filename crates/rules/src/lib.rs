@@ -84,7 +84,7 @@ pub use crate::{
     matcher::{Check, RegexCache, ValueTest},
     meta::{Level, RuleMeta},
     prefilter::Admission,
-    report::{Disabled, LoadError, LoadReport},
+    report::{Disabled, DuplicateId, LoadError, LoadReport},
     rule::{Rule, Selection},
     set::RuleSet,
 };

@@ -193,7 +193,7 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
     }
     if doc.contains_key("correlation") {
         return match correlation::parse(&doc, meta) {
-            Ok(c) => Some(Doc::Correlation(Box::new(c))),
+            Ok(c) => Some(Doc::Correlation(Box::new(Correlation { document: n, ..c }))),
             Err(e) => place.fail(e),
         };
     }

@@ -20,10 +20,11 @@ use crate::index::RuleIndex;
 use crate::logsource::LogsourceMap;
 use crate::matcher::RegexCache;
 use crate::meta::Level;
-use crate::report::{Disabled, LoadReport};
+use crate::report::{Disabled, DuplicateId, LoadReport};
 use crate::rule::Rule;
 use crate::set::RuleSet;
 use crate::text_file::{self, read_error, TextFile};
+use compact_str::CompactString;
 use document::{Ctx, Doc};
 use files::RuleText;
 use rayon::prelude::*;
@@ -204,15 +205,26 @@ fn compile(
         disabled: BTreeMap::new(),
     };
     let mut filters = Vec::new();
+    // Id → the files of the rules with it (one entry per document, not per variant).
+    let mut ids: BTreeMap<CompactString, Vec<Box<str>>> = BTreeMap::new();
+    let mut note_id = |m: &crate::meta::RuleMeta| {
+        if m.id != "-" && !m.id.is_empty() {
+            ids.entry(m.id.clone()).or_default().push(m.path.clone());
+        }
+    };
     for d in docs {
         report.documents += 1;
         match d {
             Doc::Rule(r) => {
                 report.loaded += 1;
+                if let Some(first) = r.first() {
+                    note_id(&first.meta);
+                }
                 loaded.rules.extend(r);
             }
             Doc::Correlation(c) => {
                 report.loaded += 1;
+                note_id(&c.meta);
                 loaded.correlations.push(*c);
             }
             Doc::Error(e) => report.errors.push(e),
@@ -227,6 +239,19 @@ fn compile(
             }
         }
     }
+    report.duplicate_ids = ids
+        .into_iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(id, files)| DuplicateId {
+            id: id.to_string(),
+            count: files.len(),
+            files: files
+                .iter()
+                .take(DuplicateId::LISTED)
+                .map(|f| f.to_string())
+                .collect(),
+        })
+        .collect();
     for f in &filters {
         filter::apply(f, &mut loaded.rules, &ctx, report);
     }
@@ -331,12 +356,43 @@ mod tests {
         let corr = "title: C\ncorrelation:\n  type: event_count\n  rules: [r1, nope]\n  timespan: 1h\n  condition: {gte: 3}\n";
         let set = load_texts(&[text("a.yml", RULE), text("c.yml", corr)]);
         assert_eq!(set.report.loaded, 1);
+        // Counted once among the documents: the error names its document, so it is
+        // not taken for a file that could not be read (document 0).
+        assert_eq!(
+            (set.report.documents, set.report.errors[0].document),
+            (2, 1)
+        );
         assert_eq!(
             set.report.errors[0].to_string(),
             "c.yml [C]: correlation refers to rules not loaded or not enabled: nope"
         );
         assert!(set.correlations.is_empty());
         assert_eq!(set.emits, [true]);
+    }
+
+    #[test]
+    fn rules_sharing_an_id_load_and_are_reported_once_per_id() {
+        let mut sources: Vec<RuleSource> =
+            (0..5).map(|i| text(&format!("d{i}.yml"), RULE)).collect();
+        sources.push(text("other.yml", &RULE.replace("id: r1", "id: r9")));
+        let set = load_texts(&sources);
+        assert_eq!(set.report.loaded, 6, "all load");
+        assert_eq!(
+            set.report.duplicate_ids,
+            [DuplicateId {
+                id: "r1".into(),
+                files: vec!["d0.yml".into(), "d1.yml".into(), "d2.yml".into()],
+                count: 5
+            }]
+        );
+        assert_eq!(
+            set.report.duplicate_ids[0].to_string(),
+            "rule id r1 is shared by 5 rules: d0.yml, d1.yml, d2.yml and 2 more"
+        );
+        // A rule of several log-source variants is one rule.
+        let mapped = "title: P\nid: p1\nlogsource:\n  category: process_creation\n  product: windows\ndetection:\n  s:\n    Image|endswith: x.exe\n  condition: s\n";
+        let set = load_texts(&[text("p.yml", mapped)]);
+        assert!(set.report.duplicate_ids.is_empty());
     }
 
     #[test]

@@ -92,6 +92,11 @@ pub fn print_timings(set: &RuleSet) {
     for (name, d) in &set.report().timings {
         eprintln!("load phase: {name}: {:.3} s", d.as_secs_f64());
     }
+    eprintln!(
+        "load: distinct regexes take {} KiB compiled (budget {} MiB)",
+        set.report().regex_bytes >> 10,
+        scanner_rules::REGEX_BUDGET >> 20
+    );
 }
 
 /// `rules check`.

@@ -58,12 +58,17 @@ pub enum ErrorKind {
     },
     /// A file that is not UTF-8 text.
     NotText,
+    /// A regex that compiles to more than the limit for one regex.
+    RegexTooLarge {
+        /// The pattern.
+        pattern: String,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// A regex whose compiled size would take the rule set past its total budget.
     RegexBudget {
         /// The pattern.
         pattern: String,
-        /// The pattern's compiled size, in bytes (or at least this much).
-        size: usize,
         /// What the rule set had left, in bytes.
         left: usize,
         /// The total budget, in bytes.
@@ -215,16 +220,19 @@ impl fmt::Display for ErrorKind {
                 limit >> 20
             ),
             NotText => f.write_str("not UTF-8 text"),
+            RegexTooLarge { pattern, limit } => write!(
+                f,
+                "regex '{pattern}' compiles to more than {} KiB, the limit for one regex",
+                limit >> 10
+            ),
             RegexBudget {
                 pattern,
-                size,
                 left,
                 limit,
             } => write!(
                 f,
-                "regex '{pattern}' needs {} KiB compiled, more than the {} KiB left of the rule set's {} MiB regex budget",
-                size.div_ceil(1024),
-                left / 1024,
+                "regex '{pattern}' compiles to more than the {} KiB left of the rule set's {} MiB budget for compiled regexes",
+                left >> 10,
                 limit >> 20
             ),
             UnknownLevel(s) => write!(f, "unknown level '{s}'"),

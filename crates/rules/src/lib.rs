@@ -81,7 +81,7 @@ pub use crate::{
     fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},
     index::{Bucket, RuleIndex},
     load::{load, LoadOptions, RuleSelect, RuleSource},
-    matcher::{Check, RegexCache, ValueTest},
+    matcher::{Check, RegexCache, ValueTest, REGEX_BUDGET, REGEX_SIZE_LIMIT},
     meta::{Level, RuleMeta},
     prefilter::Admission,
     report::{Disabled, DuplicateId, LoadError, LoadReport},

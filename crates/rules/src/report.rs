@@ -131,6 +131,9 @@ pub struct LoadReport {
     /// Config, log-source and placeholder files that could not be read or parsed: the
     /// rules would run with a config other than the one given, so a scan must not go on.
     pub config_failures: Vec<LoadError>,
+    /// Compiled size (NFA bytes) of the distinct regexes, charged to
+    /// [`REGEX_BUDGET`](crate::REGEX_BUDGET).
+    pub regex_bytes: usize,
     /// Wall time of each loading phase (printed by `--debug`).
     pub timings: Vec<(&'static str, std::time::Duration)>,
 }

@@ -92,6 +92,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     let regexes = RegexCache::default();
     let (loaded, fields) = compile(texts, &config, &logsources, &regexes, &mut report);
     let enabled = select::enable(loaded, &config, opts, &mut report);
+    report.regex_bytes = regexes.compiled_bytes();
     index(enabled, fields, config, report, regexes.len(), clock)
 }
 

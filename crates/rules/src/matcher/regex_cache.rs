@@ -219,11 +219,12 @@ impl Default for RegexCache {
     }
 }
 
-/// The size of the NFA `source` compiles to, compiling it no further than `limit`.
-fn nfa_size(source: &str, limit: usize) -> Result<usize, thompson::BuildError> {
+/// The size of the NFA a pattern's syntax tree compiles to, compiling it no further
+/// than `limit`.
+fn nfa_size(hir: &Hir, limit: usize) -> Result<usize, thompson::BuildError> {
     thompson::Compiler::new()
         .configure(thompson::Config::new().nfa_size_limit(Some(limit)))
-        .build(source)
+        .build_from_hir(hir)
         .map(|nfa| nfa.memory_usage())
 }
 
@@ -248,7 +249,13 @@ impl RegexCache {
         if let Some(r) = self.lock().get(source) {
             return Ok(Arc::clone(r));
         }
-        let size = self.reserve(source)?;
+        // Parsed once, for the size and the literals; a pattern that does not parse is
+        // charged nothing (building it reports why).
+        let hir = regex_syntax::parse(source).ok();
+        let size = match &hir {
+            Some(h) => self.reserve(source, h)?,
+            None => 0,
+        };
         let re = match RegexBuilder::new(source)
             .size_limit(REGEX_SIZE_LIMIT)
             .dfa_size_limit(REGEX_SIZE_LIMIT)
@@ -265,7 +272,6 @@ impl RegexCache {
             }
         };
         // Literals of one or two characters filter nothing useful.
-        let hir = regex_syntax::parse(source).ok();
         let required = hir
             .as_ref()
             .and_then(required_literals)
@@ -286,9 +292,9 @@ impl RegexCache {
         Ok(re)
     }
 
-    /// Measures `source` and charges its size to the budget; the size charged. A
-    /// pattern that does not parse is charged nothing (building it reports why).
-    fn reserve(&self, source: &str) -> Result<usize, RuleError> {
+    /// Measures `source` (parsed into `hir`) and charges its size to the budget; the
+    /// size charged.
+    fn reserve(&self, source: &str, hir: &Hir) -> Result<usize, RuleError> {
         let left = self
             .budget
             .saturating_sub(self.spent.load(Ordering::Acquire));
@@ -297,7 +303,7 @@ impl RegexCache {
             left,
             limit: self.budget,
         };
-        let size = match nfa_size(source, REGEX_SIZE_LIMIT.min(left)) {
+        let size = match nfa_size(hir, REGEX_SIZE_LIMIT.min(left)) {
             Ok(size) => size,
             Err(e) if e.size_limit().is_some() && left < REGEX_SIZE_LIMIT => {
                 return Err(over_budget().into())
@@ -309,6 +315,7 @@ impl RegexCache {
                 }
                 .into())
             }
+            // Not a size problem: building the regex reports it.
             Err(_) => 0,
         };
         self.spent
@@ -391,8 +398,8 @@ mod tests {
 
     #[test]
     fn the_budget_rejects_a_pattern_that_would_pass_it_and_keeps_the_others() {
-        let first = nfa_size("a+b", REGEX_SIZE_LIMIT).unwrap();
-        let second = nfa_size("c{2,40}d", REGEX_SIZE_LIMIT).unwrap();
+        let size = |p: &str| nfa_size(&regex_syntax::parse(p).unwrap(), REGEX_SIZE_LIMIT).unwrap();
+        let (first, second) = (size("a+b"), size("c{2,40}d"));
         let c = RegexCache::with_budget(first + second - 1);
         c.get("a+b").unwrap();
         c.get("a+b").unwrap();

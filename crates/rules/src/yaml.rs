@@ -297,7 +297,7 @@ mod tests {
             "x".repeat(1000),
             vec!["*a"; 300].join(",")
         );
-        let text = vec![one.as_str(); 6].join("---\n");
+        let text = [one.as_str(); 6].join("---\n");
         let results: Vec<bool> = documents(&text).map(|r| r.is_ok()).collect();
         assert_eq!(results, [true, true, true, false]);
     }

@@ -115,7 +115,9 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
                 ));
                 continue;
             }
-            if !visited.insert(id.clone()) {
+            #[allow(clippy::clone_on_copy)] // a path, off Unix
+            let first = visited.insert(id.clone());
+            if !first {
                 // Reached before through another link: its rules are read already.
                 continue;
             }

@@ -219,13 +219,28 @@ impl Default for RegexCache {
     }
 }
 
+/// What measuring a pattern found.
+#[derive(Debug, PartialEq, Eq)]
+enum Measure {
+    /// Its NFA's size, in bytes.
+    Size(usize),
+    /// Its NFA passes the limit.
+    OverLimit,
+    /// Its NFA cannot be built for another reason (building the regex says which).
+    Invalid,
+}
+
 /// The size of the NFA a pattern's syntax tree compiles to, compiling it no further
 /// than `limit`.
-fn nfa_size(hir: &Hir, limit: usize) -> Result<usize, thompson::BuildError> {
-    thompson::Compiler::new()
+fn nfa_size(hir: &Hir, limit: usize) -> Measure {
+    match thompson::Compiler::new()
         .configure(thompson::Config::new().nfa_size_limit(Some(limit)))
         .build_from_hir(hir)
-        .map(|nfa| nfa.memory_usage())
+    {
+        Ok(nfa) => Measure::Size(nfa.memory_usage()),
+        Err(e) if e.size_limit().is_some() => Measure::OverLimit,
+        Err(_) => Measure::Invalid,
+    }
 }
 
 impl RegexCache {
@@ -304,11 +319,9 @@ impl RegexCache {
             limit: self.budget,
         };
         let size = match nfa_size(hir, REGEX_SIZE_LIMIT.min(left)) {
-            Ok(size) => size,
-            Err(e) if e.size_limit().is_some() && left < REGEX_SIZE_LIMIT => {
-                return Err(over_budget().into())
-            }
-            Err(e) if e.size_limit().is_some() => {
+            Measure::Size(size) => size,
+            Measure::OverLimit if left < REGEX_SIZE_LIMIT => return Err(over_budget().into()),
+            Measure::OverLimit => {
                 return Err(ErrorKind::RegexTooLarge {
                     pattern: source.to_string(),
                     limit: REGEX_SIZE_LIMIT,
@@ -316,7 +329,7 @@ impl RegexCache {
                 .into())
             }
             // Not a size problem: building the regex reports it.
-            Err(_) => 0,
+            Measure::Invalid => 0,
         };
         self.spent
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
@@ -398,7 +411,10 @@ mod tests {
 
     #[test]
     fn the_budget_rejects_a_pattern_that_would_pass_it_and_keeps_the_others() {
-        let size = |p: &str| nfa_size(&regex_syntax::parse(p).unwrap(), REGEX_SIZE_LIMIT).unwrap();
+        let size = |p: &str| match nfa_size(&regex_syntax::parse(p).unwrap(), REGEX_SIZE_LIMIT) {
+            Measure::Size(n) => n,
+            other => panic!("{p}: {other:?}"),
+        };
         let (first, second) = (size("a+b"), size("c{2,40}d"));
         let c = RegexCache::with_budget(first + second - 1);
         c.get("a+b").unwrap();

@@ -41,7 +41,7 @@ pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
             eprintln!("config error: {}", safe(&e.to_string()));
         }
         return Err(format!(
-            "{} config file{} could not be loaded; nothing was scanned",
+            "{} config file{} could not be loaded",
             failures.len(),
             if failures.len() == 1 { "" } else { "s" }
         ));

@@ -5,7 +5,9 @@ use crate::exit;
 use crate::terminal::safe;
 use scanner_rules::{load, Level, LoadOptions, RuleSelect, RuleSet, RuleSource};
 
-/// Loads the rules the arguments name.
+/// Loads the rules the arguments name. A config file that could not be loaded is an
+/// error (after each is printed): the rules would run with another config than the
+/// one given.
 pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
     let min_level = Level::parse(&a.min_level)
         .ok_or_else(|| format!("--min-level: unknown level '{}'", a.min_level))?;
@@ -32,7 +34,19 @@ pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
             exclude_status: a.exclude_status.clone(),
         },
     };
-    Ok(load(&sources, &opts))
+    let set = load(&sources, &opts);
+    let failures = &set.report().config_failures;
+    if !failures.is_empty() {
+        for e in failures {
+            eprintln!("config error: {}", safe(&e.to_string()));
+        }
+        return Err(format!(
+            "{} config file{} could not be loaded",
+            failures.len(),
+            if failures.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(set)
 }
 
 /// Prints the load report: each rejected rule, then the totals.
@@ -40,6 +54,9 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
     let r = set.report();
     for e in &r.config_errors {
         eprintln!("config error: {}", safe(&e.to_string()));
+    }
+    for d in &r.duplicate_ids {
+        eprintln!("rule warning: {}", safe(&d.to_string()));
     }
     if list_errors {
         for e in &r.errors {
@@ -75,6 +92,11 @@ pub fn print_timings(set: &RuleSet) {
     for (name, d) in &set.report().timings {
         eprintln!("load phase: {name}: {:.3} s", d.as_secs_f64());
     }
+    eprintln!(
+        "load: distinct regexes take {} KiB compiled (budget {} MiB)",
+        set.report().regex_bytes >> 10,
+        scanner_rules::REGEX_BUDGET >> 20
+    );
 }
 
 /// `rules check`.

@@ -2,8 +2,10 @@
 //! Details, rule lists, abbreviations and `expand` placeholder values. Each file is
 //! optional; the built-in defaults fill what a folder lacks.
 
-use crate::error::{Context, ErrorKind, ErrorKind::Malformed, RuleError};
+use crate::error::{ErrorKind::Malformed, RuleError};
 use crate::fields::FxHashMap;
+use crate::report::LoadError;
+use crate::text_file::{self, read_error, TextFile};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -32,8 +34,9 @@ pub struct Config {
     pub placeholders: FxHashMap<String, Vec<String>>,
     /// `data_mapping/*.yaml`: how to display some fields of some events.
     pub data_mappings: Vec<DataMapping>,
-    /// Problems met while reading the folder (the scan goes on without the bad file).
-    pub errors: Vec<String>,
+    /// Files of the folder that could not be read or parsed (a scan must not go on
+    /// without them: see [`LoadReport::config_failures`](crate::LoadReport)).
+    pub errors: Vec<LoadError>,
 }
 
 /// One `data_mapping/*.yaml` file: display rewrites for the fields of one kind of
@@ -65,7 +68,7 @@ fn yaml_text(v: &serde_yaml::Value) -> Option<String> {
 impl DataMapping {
     /// Parses one mapping file; `Err` names what is missing or malformed.
     pub fn parse(text: &str) -> Result<DataMapping, RuleError> {
-        let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(ErrorKind::Yaml)?;
+        let doc = crate::yaml::document(text)?;
         let get = |k: &str| doc.get(k).and_then(yaml_text);
         let channel = get("Channel").ok_or(Malformed("no Channel"))?;
         let event_id = get("EventID").ok_or(Malformed("no EventID"))?;
@@ -197,9 +200,9 @@ impl Config {
             if !p.exists() {
                 continue;
             }
-            match std::fs::read_to_string(&p) {
+            match text_file::read(&p, TextFile::Config) {
                 Ok(t) => c.add_file(n, &t),
-                Err(e) => c.errors.push(format!("{}: {e}", p.display())),
+                Err(e) => c.errors.push(read_error(&p, e)),
             }
         }
         if let Ok(rd) = std::fs::read_dir(dir.join("data_mapping")) {
@@ -209,12 +212,11 @@ impl Config {
                 if !matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
                     continue;
                 }
-                let parsed = std::fs::read_to_string(&p)
-                    .map_err(|e| RuleError::from(ErrorKind::Io(e)))
-                    .and_then(|t| DataMapping::parse(&t));
+                let parsed =
+                    text_file::read(&p, TextFile::Config).and_then(|t| DataMapping::parse(&t));
                 match parsed {
                     Ok(m) => c.data_mappings.push(m),
-                    Err(e) => c.errors.push(format!("{}: {e}", p.display())),
+                    Err(e) => c.errors.push(read_error(&p, e)),
                 }
             }
         }
@@ -231,10 +233,8 @@ impl Config {
     /// Reads `<name>.txt` files of `expand` placeholder values (one per line, `#` comments)
     /// from `dir`. An unreadable file is recorded in `errors`; an unreadable folder is
     /// the error returned.
-    pub fn add_placeholder_dir(&mut self, dir: &Path) -> Result<(), RuleError> {
-        let rd = std::fs::read_dir(dir).map_err(|e| {
-            RuleError::from(ErrorKind::Io(e)).within(Context::File(dir.display().to_string()))
-        })?;
+    pub fn add_placeholder_dir(&mut self, dir: &Path) -> Result<(), LoadError> {
+        let rd = std::fs::read_dir(dir).map_err(|e| read_error(dir, e))?;
         for e in rd.flatten() {
             let p = e.path();
             let Some(name) = p.file_stem().and_then(|s| s.to_str()) else {
@@ -243,12 +243,12 @@ impl Config {
             if p.extension().and_then(|e| e.to_str()) != Some("txt") {
                 continue;
             }
-            match std::fs::read_to_string(&p) {
+            match text_file::read(&p, TextFile::Placeholder) {
                 Ok(t) => {
                     self.placeholders
                         .insert(name.to_string(), lines(&t).map(str::to_string).collect());
                 }
-                Err(e) => self.errors.push(format!("{}: {e}", p.display())),
+                Err(e) => self.errors.push(read_error(&p, e)),
             }
         }
         Ok(())
@@ -399,7 +399,7 @@ mod tests {
         assert_eq!(c.data_mappings.len(), 1);
         assert_eq!(c.data_mappings[0].hex_to_decimal, vec!["ProcessId"]);
         assert_eq!(c.errors.len(), 1);
-        assert!(c.errors[0].contains("b.yaml"));
+        assert!(c.errors[0].file.ends_with("b.yaml"));
     }
 
     #[test]
@@ -413,7 +413,7 @@ mod tests {
         );
         let missing = Path::new("/no/such/expand");
         let err = Config::default().add_placeholder_dir(missing).unwrap_err();
-        assert!(matches!(err.kind(), ErrorKind::Io(_)));
+        assert_eq!(err.file, "/no/such/expand");
         assert!(err.to_string().starts_with("/no/such/expand: "));
     }
 }

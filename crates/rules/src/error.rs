@@ -40,6 +40,40 @@ pub enum ErrorKind {
     Yaml(serde_yaml::Error),
     /// A file or folder could not be read.
     Io(std::io::Error),
+    /// YAML whose aliases expand past the budget for its text (see `yaml`).
+    YamlExpansion {
+        /// The most nodes the text could build.
+        nodes: usize,
+        /// The most bytes of scalar text it could build.
+        bytes: usize,
+    },
+    /// A path that is not a regular file (or a link to one): the text says what it is.
+    NotARegularFile(&'static str),
+    /// A file larger than the cap for its kind.
+    FileTooLarge {
+        /// What the file holds (`rule`, `config`, `placeholder`).
+        kind: &'static str,
+        /// The cap, in bytes.
+        limit: u64,
+    },
+    /// A file that is not UTF-8 text.
+    NotText,
+    /// A regex that compiles to more than the limit for one regex.
+    RegexTooLarge {
+        /// The pattern.
+        pattern: String,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// A regex whose compiled size would take the rule set past its total budget.
+    RegexBudget {
+        /// The pattern.
+        pattern: String,
+        /// What the rule set had left, in bytes.
+        left: usize,
+        /// The total budget, in bytes.
+        limit: usize,
+    },
     /// `level` names no Sigma level.
     UnknownLevel(String),
     /// A character no condition may hold.
@@ -174,6 +208,33 @@ impl fmt::Display for ErrorKind {
             KeyNotText { what, key } => write!(f, "{what} key {key} is not text"),
             Yaml(e) => write!(f, "{e}"),
             Io(e) => write!(f, "{e}"),
+            YamlExpansion { nodes, bytes } => write!(
+                f,
+                "expands to more than {nodes} nodes or {bytes} bytes of text \
+                 (the file's size plus a fixed allowance): aliases repeat too much"
+            ),
+            NotARegularFile(what) => write!(f, "not a regular file ({what})"),
+            FileTooLarge { kind, limit } => write!(
+                f,
+                "larger than the {} MiB allowed for a {kind} file",
+                limit >> 20
+            ),
+            NotText => f.write_str("not UTF-8 text"),
+            RegexTooLarge { pattern, limit } => write!(
+                f,
+                "regex '{pattern}' compiles to more than {} KiB, the limit for one regex",
+                limit >> 10
+            ),
+            RegexBudget {
+                pattern,
+                left,
+                limit,
+            } => write!(
+                f,
+                "regex '{pattern}' compiles to more than the {} KiB left of the rule set's {} MiB budget for compiled regexes",
+                left >> 10,
+                limit >> 20
+            ),
             UnknownLevel(s) => write!(f, "unknown level '{s}'"),
             UnexpectedChar(c) => write!(f, "unexpected character '{c}' in condition"),
             UnexpectedToken(t) => write!(f, "unexpected {t} in condition"),

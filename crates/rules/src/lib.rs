@@ -23,6 +23,14 @@
 //!   whole. Errors are [`RuleError`]s (an [`ErrorKind`] plus where it happened) whose
 //!   text is what the [`LoadReport`] prints.
 //!
+//! Rule and config folders may hold what an attacker wrote, so what loading costs is
+//! bounded: every file is read through one reader (`text_file`: regular files only,
+//! opened without blocking, capped per kind), every YAML text through one parser
+//! (`yaml`: aliases cannot expand a document past a budget proportional to its text),
+//! and every regex is charged to a total budget for the rule set
+//! ([`REGEX_BUDGET`]). A config file that cannot be loaded is a
+//! [`LoadReport::config_failures`] entry, which a caller must treat as fatal.
+//!
 //! Inside, loading runs in four phases (`load/`): read the config and rule files,
 //! compile each YAML document in parallel (`load::document`, filters in
 //! `load::filter`), select what runs (`load::select`), and index. `meta` (what a rule
@@ -69,6 +77,8 @@ mod rule;
 mod set;
 #[cfg(test)]
 mod test_event;
+mod text_file;
+mod yaml;
 
 pub use crate::{
     condition::{parse as parse_condition, Cond},
@@ -79,10 +89,10 @@ pub use crate::{
     fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},
     index::{Bucket, RuleIndex},
     load::{load, LoadOptions, RuleSelect, RuleSource},
-    matcher::{Check, RegexCache, ValueTest},
+    matcher::{Check, RegexCache, ValueTest, REGEX_BUDGET, REGEX_SIZE_LIMIT},
     meta::{Level, RuleMeta},
     prefilter::Admission,
-    report::{Disabled, LoadError, LoadReport},
+    report::{Disabled, DuplicateId, LoadError, LoadReport},
     rule::{Rule, Selection},
     set::RuleSet,
 };

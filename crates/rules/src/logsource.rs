@@ -2,7 +2,7 @@
 //! rule applies to, and how field names differ per log. The table is data
 //! (`rules/config/logsource.yaml`, overridable per config folder), not code.
 
-use crate::error::{Context, ErrorKind, ErrorKind::Malformed, RuleError};
+use crate::error::{Context, ErrorKind::Malformed, RuleError};
 use crate::fields::FxHashMap;
 use crate::meta::LogSource;
 use serde_yaml::Value as Yaml;
@@ -147,8 +147,7 @@ impl LogsourceMap {
     /// Parses a table (`category:` and `service:` maps of variant lists).
     pub fn parse(source: &str) -> Result<LogsourceMap, RuleError> {
         let in_file = |e: RuleError| e.within(Context::File("logsource.yaml".into()));
-        let doc: Yaml =
-            serde_yaml::from_str(source).map_err(|e| in_file(ErrorKind::Yaml(e).into()))?;
+        let doc: Yaml = crate::yaml::document(source).map_err(in_file)?;
         let mut map = LogsourceMap::default();
         for (section, target, unnamed) in [
             ("category", &mut map.category, "a category name is not text"),

@@ -28,6 +28,40 @@ impl std::fmt::Display for LoadError {
     }
 }
 
+/// Rules that share one `id`: all are loaded (as Hayabusa does), but whatever refers
+/// to the id (a correlation, `exclude_rules.txt`, the timeline's RuleID column) cannot
+/// tell them apart, so loading warns once per id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateId {
+    /// The id.
+    pub id: String,
+    /// The first few files that hold a rule with it, in load order.
+    pub files: Vec<String>,
+    /// How many rules (and correlations) have it.
+    pub count: usize,
+}
+
+impl DuplicateId {
+    /// How many files a warning lists.
+    pub const LISTED: usize = 3;
+}
+
+impl std::fmt::Display for DuplicateId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "rule id {} is shared by {} rules: {}",
+            self.id,
+            self.count,
+            self.files.join(", ")
+        )?;
+        if self.count > self.files.len() {
+            write!(f, " and {} more", self.count - self.files.len())?;
+        }
+        Ok(())
+    }
+}
+
 /// Why a loaded rule is not enabled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Disabled {
@@ -87,10 +121,19 @@ pub struct LoadReport {
     /// Rules disabled for a reason the user can act on (placeholders, log sources,
     /// duplicates), each with its file and reason.
     pub disabled_rules: Vec<LoadError>,
+    /// Ids held by more than one loaded rule or correlation, sorted by id.
+    pub duplicate_ids: Vec<DuplicateId>,
     /// Rules (and correlations) enabled for the scan.
     pub enabled: usize,
-    /// Problems with config files.
+    /// Problems with the config that let the rules load (a filter that applies to no
+    /// rule).
     pub config_errors: Vec<String>,
+    /// Config, log-source and placeholder files that could not be read or parsed: the
+    /// rules would run with a config other than the one given, so a scan must not go on.
+    pub config_failures: Vec<LoadError>,
+    /// Compiled size (NFA bytes) of the distinct regexes, charged to
+    /// [`REGEX_BUDGET`](crate::REGEX_BUDGET).
+    pub regex_bytes: usize,
     /// Wall time of each loading phase (printed by `--debug`).
     pub timings: Vec<(&'static str, std::time::Duration)>,
 }

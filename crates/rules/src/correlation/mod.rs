@@ -47,6 +47,9 @@ pub struct Correlation {
     pub field: Option<String>,
     /// `generate`: the referenced rules also emit their own rows.
     pub generate: bool,
+    /// The document's position in its file (1-based), for errors; 0 for the
+    /// correlation a legacy `count()` rule stands for.
+    pub document: usize,
 }
 
 fn strings(v: Option<&Yaml>) -> Vec<String> {
@@ -80,6 +83,7 @@ pub fn from_aggregation(
         conditions: vec![(a.op, a.bound)],
         field: a.field.clone(),
         generate: false,
+        document: 0,
         meta,
     }
 }
@@ -155,6 +159,7 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, RuleError> {
         conditions,
         field,
         generate: c.get("generate").and_then(Yaml::as_bool).unwrap_or(false),
+        document: 0,
     })
 }
 

@@ -13,7 +13,6 @@ use crate::matcher::{self, CompileContext};
 use crate::meta::{self, RuleMeta};
 use crate::report::{Disabled, LoadError};
 use crate::rule::{self, Detection, Rule, Selection};
-use serde::Deserialize;
 use serde_yaml::{Mapping as YamlMap, Value as Yaml};
 use std::sync::Mutex;
 
@@ -132,13 +131,10 @@ pub(super) fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
         ));
         return out;
     }
-    for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        match Yaml::deserialize(de) {
+    for (i, doc) in crate::yaml::documents(text).enumerate() {
+        match doc {
             Ok(v) => out.extend(load_document(path, i + 1, v, ctx)),
-            Err(e) => {
-                out.push(error(i + 1, format!("invalid YAML: {e}")));
-                break;
-            }
+            Err(e) => out.push(error(i + 1, format!("invalid YAML: {e}"))),
         }
     }
     out
@@ -197,7 +193,7 @@ fn load_document(path: &str, n: usize, value: Yaml, ctx: &Ctx<'_>) -> Option<Doc
     }
     if doc.contains_key("correlation") {
         return match correlation::parse(&doc, meta) {
-            Ok(c) => Some(Doc::Correlation(Box::new(c))),
+            Ok(c) => Some(Doc::Correlation(Box::new(Correlation { document: n, ..c }))),
             Err(e) => place.fail(e),
         };
     }
@@ -320,8 +316,12 @@ mod tests {
 
     /// Loads `text` as file `f.yml` with the built-in log-source table.
     fn docs(text: &str) -> Vec<Doc> {
+        docs_with(text, &RegexCache::default())
+    }
+
+    /// [`docs`] with the regex cache given.
+    fn docs_with(text: &str, regexes: &RegexCache) -> Vec<Doc> {
         let fields = Mutex::new(FieldTable::new());
-        let regexes = RegexCache::default();
         let config = Config::default();
         let logsources = crate::builtin::CONFIG
             .iter()
@@ -330,7 +330,7 @@ mod tests {
             .unwrap();
         let ctx = Ctx {
             fields: &fields,
-            regexes: &regexes,
+            regexes,
             config: &config,
             logsources: &logsources,
             rename: None,
@@ -385,6 +385,28 @@ mod tests {
         );
         assert_eq!(error(&d[2]), "f.yml (document 4) [NoDet]: no detection map");
         assert!(matches!(&d[3], Doc::Correlation(c) if c.rule_refs == ["x"]));
+    }
+
+    #[test]
+    fn a_rule_whose_regex_passes_the_budget_is_rejected_by_name() {
+        let rule = |t: &str, re: &str| {
+            format!("title: {t}\ndetection:\n  s:\n    Channel: Security\n    CommandLine|re: '{re}'\n  condition: s\n")
+        };
+        let regexes = RegexCache::with_budget(64 << 10);
+        let d = docs_with(&rule("Small", "ab+c"), &regexes);
+        assert!(matches!(&d[0], Doc::Rule(_)));
+        let d = docs_with(&rule("Big", r"x\w{1,64}"), &regexes);
+        let e = error(&d[0]);
+        assert!(
+            e.starts_with("f.yml [Big]: selection 's': field 'CommandLine|re': regex 'x\\w{1,64}' compiles to more than the 63 KiB left"),
+            "{e}"
+        );
+        // The first rule's regex stays; a small one still fits.
+        assert_eq!(regexes.len(), 1);
+        assert!(matches!(
+            &docs_with(&rule("Other", "de+f"), &regexes)[0],
+            Doc::Rule(_)
+        ));
     }
 
     #[test]

@@ -6,6 +6,8 @@
 use super::RuleSource;
 use crate::builtin;
 use crate::report::LoadError;
+use crate::text_file::{self, TextFile};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// The text of one rule file, under the name errors give as its file.
@@ -43,7 +45,7 @@ fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>
         return;
     }
     for f in rule_files(root, errors) {
-        match std::fs::read_to_string(&f) {
+        match text_file::read(&f, TextFile::Rule) {
             Ok(text) => texts.push(RuleText {
                 name: f.display().to_string(),
                 text,
@@ -70,15 +72,57 @@ fn is_rule_file(p: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("yml") || e.eq_ignore_ascii_case("yaml"))
 }
 
-/// Lists rule files under `root` (sorted), skipping hidden folders and a top-level `config`.
+/// What tells two folders apart however they are reached: device and inode.
+#[cfg(unix)]
+type FolderId = (u64, u64);
+#[cfg(not(unix))]
+type FolderId = PathBuf;
+
+#[cfg(unix)]
+fn folder_id(_: &Path, meta: &std::fs::Metadata) -> Option<FolderId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn folder_id(p: &Path, _: &std::fs::Metadata) -> Option<FolderId> {
+    p.canonicalize().ok()
+}
+
+/// Lists rule files under `root` (sorted), skipping hidden folders and a top-level
+/// `config`. Links are followed, to files and to folders; a folder reached twice is read
+/// once, and a link back to a folder that holds it (a loop) is reported, not followed.
+/// Anything with a rule file's name that is not a folder is listed, so that a FIFO or a
+/// device there is reported when read.
 fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if root.is_file() {
+    let Ok(meta) = std::fs::metadata(root) else {
+        return out;
+    };
+    if !meta.is_dir() {
         out.push(root.to_path_buf());
         return out;
     }
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let mut visited: HashSet<FolderId> = HashSet::new();
+    // Each folder still to read, its identity, and the folders that hold it (for loops).
+    let mut stack = vec![(root.to_path_buf(), folder_id(root, &meta), Vec::new())];
+    while let Some((dir, id, mut ancestors)) = stack.pop() {
+        if let Some(id) = id {
+            if ancestors.contains(&id) {
+                errors.push(file_error(
+                    &dir,
+                    "a link to a folder that holds it (a loop): not followed".into(),
+                ));
+                continue;
+            }
+            #[allow(clippy::clone_on_copy)] // a path, off Unix
+            let first = visited.insert(id.clone());
+            if !first {
+                // Reached before through another link: its rules are read already.
+                continue;
+            }
+            ancestors.push(id);
+        }
         let rd = match std::fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) => {
@@ -86,20 +130,31 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
                 continue;
             }
         };
-        for entry in rd.flatten() {
+        let mut entries: Vec<_> = rd.flatten().collect();
+        // Reverse order on the stack, so folders are read (and win the visited check)
+        // in name order.
+        entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
+        for entry in entries {
             let p = entry.path();
+            let Ok(ft) = entry.file_type() else { continue };
+            let dir_meta = if ft.is_symlink() || ft.is_dir() {
+                std::fs::metadata(&p).ok().filter(|m| m.is_dir())
+            } else {
+                None
+            };
+            let Some(dir_meta) = dir_meta else {
+                if is_rule_file(&p) {
+                    out.push(p);
+                }
+                continue;
+            };
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let Ok(ft) = entry.file_type() else { continue };
-            // Follow file symlinks but not folder symlinks (no loops).
-            if ft.is_dir() {
-                if name.starts_with('.') || (dir == root && name == "config") {
-                    continue;
-                }
-                stack.push(p);
-            } else if (ft.is_file() || (ft.is_symlink() && p.is_file())) && is_rule_file(&p) {
-                out.push(p);
+            if name.starts_with('.') || (dir == root && name == "config") {
+                continue;
             }
+            let id = folder_id(&p, &dir_meta);
+            stack.push((p, id, ancestors.clone()));
         }
     }
     out.sort();
@@ -140,6 +195,63 @@ mod tests {
             .collect();
         assert_eq!(names, ["a.YAML", "b.yml", "sub/c.yaml"]);
         assert!(errors.is_empty());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn linked_folders_are_followed_once_and_a_loop_is_reported_once() {
+        use std::os::unix::fs::symlink;
+        let d = scratch("links");
+        let real = d.join("real");
+        std::fs::create_dir_all(real.join("sub")).unwrap();
+        std::fs::write(real.join("sub/a.yml"), "title: a\n").unwrap();
+        let root = d.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        // Two links to the same folder, and a link inside it back to the root.
+        symlink(&real, root.join("l1")).unwrap();
+        symlink(&real, root.join("l2")).unwrap();
+        symlink(&root, real.join("sub/back")).unwrap();
+        let mut errors = Vec::new();
+        let names: Vec<String> = rule_files(&root, &mut errors)
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            ["l1/sub/a.yml"],
+            "the folder read once, through the first link"
+        );
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(
+            errors[0].to_string(),
+            format!(
+                "{}: a link to a folder that holds it (a loop): not followed",
+                root.join("l1/sub/back").display()
+            )
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_as_a_rule_is_an_error_not_a_hang() {
+        let d = scratch("fifo");
+        std::fs::write(d.join("ok.yml"), "title: ok\n").unwrap();
+        let fifo = d.join("pipe.yml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut errors = Vec::new();
+        let texts = read(&[RuleSource::Path(d.clone())], &mut errors);
+        assert_eq!(texts.len(), 1);
+        assert_eq!(
+            errors[0].to_string(),
+            format!(
+                "{}: cannot read: not a regular file (a FIFO)",
+                fifo.display()
+            )
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 

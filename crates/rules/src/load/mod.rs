@@ -15,20 +15,21 @@ pub use select::RuleSelect;
 use crate::builtin;
 use crate::config::Config;
 use crate::correlation::Correlation;
-use crate::error::{ErrorKind, RuleError};
 use crate::fields::FieldTable;
 use crate::index::RuleIndex;
 use crate::logsource::LogsourceMap;
 use crate::matcher::RegexCache;
 use crate::meta::Level;
-use crate::report::{Disabled, LoadReport};
+use crate::report::{Disabled, DuplicateId, LoadReport};
 use crate::rule::Rule;
 use crate::set::RuleSet;
+use crate::text_file::{self, read_error, TextFile};
+use compact_str::CompactString;
 use document::{Ctx, Doc};
 use files::RuleText;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -91,6 +92,7 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     let regexes = RegexCache::default();
     let (loaded, fields) = compile(texts, &config, &logsources, &regexes, &mut report);
     let enabled = select::enable(loaded, &config, opts, &mut report);
+    report.regex_bytes = regexes.compiled_bytes();
     index(enabled, fields, config, report, regexes.len(), clock)
 }
 
@@ -125,13 +127,12 @@ fn read_config(dir: Option<&PathBuf>, opts: &LoadOptions, report: &mut LoadRepor
         None => builtin_config.clone(),
     };
     config.fill_from(&builtin_config);
-    report.config_errors = std::mem::take(&mut config.errors);
     if let Some(dir) = &opts.expand_dir {
         if let Err(e) = config.add_placeholder_dir(dir) {
-            report.config_errors.push(e.to_string());
+            config.errors.push(e);
         }
-        report.config_errors.append(&mut config.errors);
     }
+    report.config_failures.append(&mut config.errors);
     config
 }
 
@@ -143,19 +144,19 @@ fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport) -> LogsourceM
         if *name == "logsource.yaml" {
             match LogsourceMap::parse(text) {
                 Ok(m) => logsources = m,
-                Err(e) => report.config_errors.push(format!("built-in {e}")),
+                Err(e) => report
+                    .config_failures
+                    .push(read_error(Path::new("built-in logsource.yaml"), e)),
             }
         }
     }
     if let Some(d) = dir {
         let p = d.join("logsource.yaml");
-        if p.is_file() {
-            match std::fs::read_to_string(&p)
-                .map_err(|e| RuleError::from(ErrorKind::Io(e)))
-                .and_then(|t| LogsourceMap::parse(&t))
-            {
+        // Anything there but a link to nowhere is read, or reported.
+        if p.exists() {
+            match text_file::read(&p, TextFile::Config).and_then(|t| LogsourceMap::parse(&t)) {
                 Ok(m) => logsources.merge(m),
-                Err(e) => report.config_errors.push(format!("{}: {e}", p.display())),
+                Err(e) => report.config_failures.push(read_error(&p, e)),
             }
         }
     }
@@ -205,15 +206,26 @@ fn compile(
         disabled: BTreeMap::new(),
     };
     let mut filters = Vec::new();
+    // Id → the files of the rules with it (one entry per document, not per variant).
+    let mut ids: BTreeMap<CompactString, Vec<Box<str>>> = BTreeMap::new();
+    let mut note_id = |m: &crate::meta::RuleMeta| {
+        if m.id != "-" && !m.id.is_empty() {
+            ids.entry(m.id.clone()).or_default().push(m.path.clone());
+        }
+    };
     for d in docs {
         report.documents += 1;
         match d {
             Doc::Rule(r) => {
                 report.loaded += 1;
+                if let Some(first) = r.first() {
+                    note_id(&first.meta);
+                }
                 loaded.rules.extend(r);
             }
             Doc::Correlation(c) => {
                 report.loaded += 1;
+                note_id(&c.meta);
                 loaded.correlations.push(*c);
             }
             Doc::Error(e) => report.errors.push(e),
@@ -228,6 +240,19 @@ fn compile(
             }
         }
     }
+    report.duplicate_ids = ids
+        .into_iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(id, files)| DuplicateId {
+            id: id.to_string(),
+            count: files.len(),
+            files: files
+                .iter()
+                .take(DuplicateId::LISTED)
+                .map(|f| f.to_string())
+                .collect(),
+        })
+        .collect();
     for f in &filters {
         filter::apply(f, &mut loaded.rules, &ctx, report);
     }
@@ -332,12 +357,43 @@ mod tests {
         let corr = "title: C\ncorrelation:\n  type: event_count\n  rules: [r1, nope]\n  timespan: 1h\n  condition: {gte: 3}\n";
         let set = load_texts(&[text("a.yml", RULE), text("c.yml", corr)]);
         assert_eq!(set.report.loaded, 1);
+        // Counted once among the documents: the error names its document, so it is
+        // not taken for a file that could not be read (document 0).
+        assert_eq!(
+            (set.report.documents, set.report.errors[0].document),
+            (2, 1)
+        );
         assert_eq!(
             set.report.errors[0].to_string(),
             "c.yml [C]: correlation refers to rules not loaded or not enabled: nope"
         );
         assert!(set.correlations.is_empty());
         assert_eq!(set.emits, [true]);
+    }
+
+    #[test]
+    fn rules_sharing_an_id_load_and_are_reported_once_per_id() {
+        let mut sources: Vec<RuleSource> =
+            (0..5).map(|i| text(&format!("d{i}.yml"), RULE)).collect();
+        sources.push(text("other.yml", &RULE.replace("id: r1", "id: r9")));
+        let set = load_texts(&sources);
+        assert_eq!(set.report.loaded, 6, "all load");
+        assert_eq!(
+            set.report.duplicate_ids,
+            [DuplicateId {
+                id: "r1".into(),
+                files: vec!["d0.yml".into(), "d1.yml".into(), "d2.yml".into()],
+                count: 5
+            }]
+        );
+        assert_eq!(
+            set.report.duplicate_ids[0].to_string(),
+            "rule id r1 is shared by 5 rules: d0.yml, d1.yml, d2.yml and 2 more"
+        );
+        // A rule of several log-source variants is one rule.
+        let mapped = "title: P\nid: p1\nlogsource:\n  category: process_creation\n  product: windows\ndetection:\n  s:\n    Image|endswith: x.exe\n  condition: s\n";
+        let set = load_texts(&[text("p.yml", mapped)]);
+        assert!(set.report.duplicate_ids.is_empty());
     }
 
     #[test]

@@ -243,7 +243,7 @@ fn resolve_correlations(
             report.loaded -= 1;
             report.errors.push(LoadError {
                 file: c.meta.path.to_string(),
-                document: 0,
+                document: c.document,
                 title: Some(c.meta.title.to_string()),
                 reason: format!(
                     "correlation refers to rules not loaded or not enabled: {}",

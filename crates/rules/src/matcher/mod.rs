@@ -16,7 +16,7 @@ mod regex_cache;
 
 pub use affix::AffixSet;
 pub(crate) use compile::{compile_entry, merge_needles, CompileContext};
-pub use regex_cache::RegexCache;
+pub use regex_cache::{RegexCache, REGEX_BUDGET, REGEX_SIZE_LIMIT};
 
 use crate::event::{Event, Value};
 use crate::fields::FieldId;

@@ -2,12 +2,25 @@
 
 use crate::error::{ErrorKind, RuleError};
 use regex::{Regex, RegexBuilder};
+use regex_automata::nfa::thompson;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Most memory one compiled pattern may take; a rule whose regex needs more is rejected.
+/// Most memory one compiled pattern may take (as the `regex` crate counts it); a rule
+/// whose regex needs more is rejected. The largest real pattern (`\w{1,64}` in
+/// SigmaHQ and Hayabusa rules) takes about a tenth of it. A pattern just under it
+/// compiles in about 0.06 s to about 14 MB: one is cheap, many are what
+/// [`REGEX_BUDGET`] bounds.
 pub const REGEX_SIZE_LIMIT: usize = 10 << 20;
+
+/// Most compiled size (the sum of the distinct patterns' NFAs, as `regex-automata`
+/// measures them) all the regexes of a rule set may take together. The full SigmaHQ
+/// and Hayabusa rule sets take 2.5 MiB each (1.1 MiB of it one pattern); a regex
+/// keeps about 3.7 times its NFA size in memory, so the budget bounds a rule set's
+/// regexes to roughly 120 MB and a second of compiling.
+pub const REGEX_BUDGET: usize = 32 << 20;
 
 /// A compiled pattern and the literal texts one of which every match contains.
 #[derive(Debug)]
@@ -185,9 +198,49 @@ pub fn required_literals(h: &Hir) -> Option<Vec<Box<str>>> {
 
 /// The load-time cache of compiled patterns. Compiled once per distinct source, never
 /// per record.
-#[derive(Default)]
+///
+/// Each pattern's size is measured (its NFA compiled alone, which costs a fraction of
+/// the regex's compile and stops at the limit) and charged to a budget for the whole
+/// rule set before the regex is built: a rule whose regex would pass it is rejected,
+/// and the rules compiled before keep theirs. Rules compile in parallel, so which rule
+/// meets a spent budget first may vary between runs; real rule sets use a small part
+/// of it.
 pub struct RegexCache {
     map: Mutex<HashMap<String, Arc<CompiledRegex>>>,
+    /// Compiled size of the patterns in `map`, plus what compiles under way reserved.
+    spent: AtomicUsize,
+    /// The budget for `spent`.
+    budget: usize,
+}
+
+impl Default for RegexCache {
+    fn default() -> RegexCache {
+        RegexCache::with_budget(REGEX_BUDGET)
+    }
+}
+
+/// What measuring a pattern found.
+#[derive(Debug, PartialEq, Eq)]
+enum Measure {
+    /// Its NFA's size, in bytes.
+    Size(usize),
+    /// Its NFA passes the limit.
+    OverLimit,
+    /// Its NFA cannot be built for another reason (building the regex says which).
+    Invalid,
+}
+
+/// The size of the NFA a pattern's syntax tree compiles to, compiling it no further
+/// than `limit`.
+fn nfa_size(hir: &Hir, limit: usize) -> Measure {
+    match thompson::Compiler::new()
+        .configure(thompson::Config::new().nfa_size_limit(Some(limit)))
+        .build_from_hir(hir)
+    {
+        Ok(nfa) => Measure::Size(nfa.memory_usage()),
+        Err(e) if e.size_limit().is_some() => Measure::OverLimit,
+        Err(_) => Measure::Invalid,
+    }
 }
 
 impl RegexCache {
@@ -197,21 +250,43 @@ impl RegexCache {
         self.compile(source).map_err(|e| e.to_string())
     }
 
+    /// A cache whose patterns may take `budget` bytes compiled, together.
+    pub(crate) fn with_budget(budget: usize) -> RegexCache {
+        RegexCache {
+            map: Mutex::default(),
+            spent: AtomicUsize::new(0),
+            budget,
+        }
+    }
+
     /// The compiled regex for `source`, compiling it on first use.
     pub fn compile(&self, source: &str) -> Result<Arc<CompiledRegex>, RuleError> {
         if let Some(r) = self.lock().get(source) {
             return Ok(Arc::clone(r));
         }
-        let re = RegexBuilder::new(source)
+        // Parsed once, for the size and the literals; a pattern that does not parse is
+        // charged nothing (building it reports why).
+        let hir = regex_syntax::parse(source).ok();
+        let size = match &hir {
+            Some(h) => self.reserve(source, h)?,
+            None => 0,
+        };
+        let re = match RegexBuilder::new(source)
             .size_limit(REGEX_SIZE_LIMIT)
             .dfa_size_limit(REGEX_SIZE_LIMIT)
             .build()
-            .map_err(|error| ErrorKind::Regex {
-                pattern: source.to_string(),
-                error,
-            })?;
+        {
+            Ok(re) => re,
+            Err(error) => {
+                self.spent.fetch_sub(size, Ordering::AcqRel);
+                return Err(ErrorKind::Regex {
+                    pattern: source.to_string(),
+                    error,
+                }
+                .into());
+            }
+        };
         // Literals of one or two characters filter nothing useful.
-        let hir = regex_syntax::parse(source).ok();
         let required = hir
             .as_ref()
             .and_then(required_literals)
@@ -222,9 +297,51 @@ impl RegexCache {
             required,
             min_run,
         });
-        Ok(Arc::clone(
-            self.lock().entry(source.to_string()).or_insert(re),
-        ))
+        let mut map = self.lock();
+        if let Some(first) = map.get(source) {
+            // Another rule compiled it meanwhile: it was charged once.
+            self.spent.fetch_sub(size, Ordering::AcqRel);
+            return Ok(Arc::clone(first));
+        }
+        map.insert(source.to_string(), Arc::clone(&re));
+        Ok(re)
+    }
+
+    /// Measures `source` (parsed into `hir`) and charges its size to the budget; the
+    /// size charged.
+    fn reserve(&self, source: &str, hir: &Hir) -> Result<usize, RuleError> {
+        let left = self
+            .budget
+            .saturating_sub(self.spent.load(Ordering::Acquire));
+        let over_budget = || ErrorKind::RegexBudget {
+            pattern: source.to_string(),
+            left,
+            limit: self.budget,
+        };
+        let size = match nfa_size(hir, REGEX_SIZE_LIMIT.min(left)) {
+            Measure::Size(size) => size,
+            Measure::OverLimit if left < REGEX_SIZE_LIMIT => return Err(over_budget().into()),
+            Measure::OverLimit => {
+                return Err(ErrorKind::RegexTooLarge {
+                    pattern: source.to_string(),
+                    limit: REGEX_SIZE_LIMIT,
+                }
+                .into())
+            }
+            // Not a size problem: building the regex reports it.
+            Measure::Invalid => 0,
+        };
+        self.spent
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                s.checked_add(size).filter(|&t| t <= self.budget)
+            })
+            .map_err(|_| over_budget())?;
+        Ok(size)
+    }
+
+    /// The compiled size (NFA bytes) of the distinct patterns.
+    pub fn compiled_bytes(&self) -> usize {
+        self.spent.load(Ordering::Acquire)
     }
 
     /// Number of distinct compiled patterns.
@@ -290,6 +407,42 @@ mod tests {
         ] {
             assert_eq!(run.is_match(&v), long.re.is_match(&v));
         }
+    }
+
+    #[test]
+    fn the_budget_rejects_a_pattern_that_would_pass_it_and_keeps_the_others() {
+        let size = |p: &str| match nfa_size(&regex_syntax::parse(p).unwrap(), REGEX_SIZE_LIMIT) {
+            Measure::Size(n) => n,
+            other => panic!("{p}: {other:?}"),
+        };
+        let (first, second) = (size("a+b"), size("c{2,40}d"));
+        let c = RegexCache::with_budget(first + second - 1);
+        c.get("a+b").unwrap();
+        c.get("a+b").unwrap();
+        assert_eq!(c.compiled_bytes(), first, "charged once per pattern");
+        let e = c.compile("c{2,40}d").unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::RegexBudget { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("regex 'c{2,40}d' compiles to more than the ")
+                && e.to_string().contains(" KiB left of the rule set's "),
+            "{e}"
+        );
+        assert!(c.get("(unclosed").is_err());
+        assert_eq!(
+            c.compiled_bytes(),
+            first,
+            "a pattern that fails costs nothing"
+        );
+        assert_eq!(c.len(), 1);
+        assert!(Arc::ptr_eq(&c.get("a+b").unwrap(), &c.get("a+b").unwrap()));
+        // A pattern past the limit for one regex says so, without building it.
+        let e = RegexCache::default().compile(r"\w{1,2000}").unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::RegexTooLarge { .. }), "{e}");
+        assert_eq!(
+            e.to_string(),
+            r"regex '\w{1,2000}' compiles to more than 10240 KiB, the limit for one regex"
+        );
     }
 
     #[test]

@@ -1,0 +1,211 @@
+//! The one way the crate reads a file: rule files, config files and placeholder files
+//! all come through [`read`], which opens only regular files (or links to them) and
+//! reads at most a cap per kind of file.
+//!
+//! Rule folders and config folders may hold what an attacker planted: a FIFO would
+//! block the open or the read forever, a link to `/dev/zero` would grow memory without
+//! bound. So the file is opened without blocking (`O_NONBLOCK`, which a regular file
+//! ignores), its type is checked on the opened handle (so a swap between a check and
+//! the open changes nothing), and the read stops one byte past the cap.
+
+use crate::error::{ErrorKind, RuleError};
+use crate::report::LoadError;
+use std::io::Read;
+use std::path::Path;
+
+/// What a file holds, which decides its size cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextFile {
+    /// A rule file (`.yml`): the largest real rule (SigmaHQ, Hayabusa) is 50 KB; 4 MiB
+    /// leaves room for files of many documents and bounds what parsing one costs.
+    Rule,
+    /// A config file (`*.txt` tables, `data_mapping/*.yaml`, `logsource.yaml`): the
+    /// largest real one is 47 KB; 16 MiB leaves room for long site-made lists.
+    Config,
+    /// An `expand` placeholder file (one value per line): lists of hosts or accounts
+    /// a site keeps may be long; 16 MiB.
+    Placeholder,
+}
+
+impl TextFile {
+    /// The most bytes a file of this kind may hold.
+    pub fn cap(self) -> u64 {
+        match self {
+            TextFile::Rule => 4 << 20,
+            TextFile::Config | TextFile::Placeholder => 16 << 20,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TextFile::Rule => "rule",
+            TextFile::Config => "config",
+            TextFile::Placeholder => "placeholder",
+        }
+    }
+}
+
+/// The text of the regular file `path` (a link to one is followed), at most
+/// `kind.cap()` bytes of UTF-8. The error says why, not which file: the caller's
+/// report names it (see [`read_error`]).
+pub fn read(path: &Path, kind: TextFile) -> Result<String, RuleError> {
+    read_capped(path, kind, kind.cap())
+}
+
+/// The load report's entry for a file that could not be read or parsed.
+pub fn read_error(path: &Path, e: impl std::fmt::Display) -> LoadError {
+    LoadError {
+        file: path.display().to_string(),
+        document: 0,
+        title: None,
+        reason: e.to_string(),
+    }
+}
+
+fn read_capped(path: &Path, kind: TextFile, cap: u64) -> Result<String, RuleError> {
+    let file = open_nonblocking(path).map_err(ErrorKind::Io)?;
+    let meta = file.metadata().map_err(ErrorKind::Io)?;
+    if !meta.is_file() {
+        return Err(ErrorKind::NotARegularFile(what(&meta.file_type())).into());
+    }
+    if meta.len() > cap {
+        return Err(too_large(kind, cap));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The size may have grown since the stat: read one byte past the cap to see.
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ErrorKind::Io)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(kind, cap));
+    }
+    String::from_utf8(bytes).map_err(|_| ErrorKind::NotText.into())
+}
+
+fn too_large(kind: TextFile, limit: u64) -> RuleError {
+    ErrorKind::FileTooLarge {
+        kind: kind.name(),
+        limit,
+    }
+    .into()
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+/// What a file that is not regular is, for the error.
+fn what(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A fresh folder under the system's temporary folder.
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("scanner-text-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn error(p: &Path, kind: TextFile) -> String {
+        read_error(p, read(p, kind).unwrap_err()).to_string()
+    }
+
+    #[test]
+    fn regular_files_and_links_to_them_are_read() {
+        let d = scratch("regular");
+        std::fs::write(d.join("a.txt"), "x\n").unwrap();
+        assert_eq!(read(&d.join("a.txt"), TextFile::Config).unwrap(), "x\n");
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(d.join("a.txt"), d.join("l.txt")).unwrap();
+            assert_eq!(read(&d.join("l.txt"), TextFile::Rule).unwrap(), "x\n");
+        }
+        let p = d.join("missing.txt");
+        assert!(error(&p, TextFile::Rule).starts_with(&format!("{}: ", p.display())));
+        assert!(error(&d, TextFile::Rule).ends_with("not a regular file (a folder)"));
+        std::fs::write(d.join("bin.txt"), [0xff, 0xfe]).unwrap();
+        assert!(error(&d.join("bin.txt"), TextFile::Config).ends_with(": not UTF-8 text"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused() {
+        let d = scratch("cap");
+        let p = d.join("big.yml");
+        std::fs::write(&p, "x".repeat(11)).unwrap();
+        assert!(read_capped(&p, TextFile::Rule, 11).is_ok());
+        let e = read_capped(&p, TextFile::Rule, 10).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            ErrorKind::FileTooLarge {
+                kind: "rule",
+                limit: 10
+            }
+        ));
+        std::fs::write(&p, "x".repeat((4 << 20) + 1)).unwrap();
+        assert_eq!(
+            error(&p, TextFile::Rule),
+            format!(
+                "{}: larger than the 4 MiB allowed for a rule file",
+                p.display()
+            )
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_devices_and_sockets_are_refused_without_blocking() {
+        let d = scratch("special");
+        let fifo = d.join("fifo.txt");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // No writer: a blocking open would wait forever.
+        assert_eq!(
+            error(&fifo, TextFile::Placeholder),
+            format!("{}: not a regular file (a FIFO)", fifo.display())
+        );
+        let zero = d.join("zero.txt");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert!(error(&zero, TextFile::Config).ends_with("not a regular file (a device)"));
+        let sock = d.join("sock.txt");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        // Opening a socket fails (ENXIO) before any stat: an error naming the file.
+        assert!(error(&sock, TextFile::Config).starts_with(&format!("{}: ", sock.display())));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

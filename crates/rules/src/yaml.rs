@@ -1,0 +1,304 @@
+//! YAML read with a bound on what it expands to: every YAML text the crate reads (rule
+//! files, `logsource.yaml`, `data_mapping/*.yaml`) goes through [`documents`] or
+//! [`document`].
+//!
+//! An alias (`*a`) repeats the whole node its anchor names, so a few hundred kilobytes
+//! of aliases to aliases to one long string expand to gigabytes (a 290 KB rule took 22 s
+//! and 5.1 GB to load). Without aliases a document holds at most about one node and
+//! one byte of scalar text per byte of YAML, so the reader charges every node and every
+//! scalar byte it builds against a budget of the text's length plus a fixed allowance,
+//! and stops at the first node over it: neither time nor memory grows with what the
+//! aliases would have expanded to. Real rules stay far below it (they use few aliases).
+
+use crate::error::{ErrorKind, RuleError};
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+use serde_yaml::mapping::Entry;
+use serde_yaml::value::{Tag, TaggedValue};
+use serde_yaml::{Mapping, Value};
+use std::fmt;
+
+/// Nodes a text may expand to beyond one per byte of it.
+pub const YAML_NODE_ALLOWANCE: usize = 64 << 10;
+/// Bytes of scalar text a text may expand to beyond its own length.
+pub const YAML_TEXT_ALLOWANCE: usize = 1 << 20;
+
+/// What is left to spend while building the values of one text.
+struct Budget {
+    nodes: usize,
+    bytes: usize,
+    /// The limits, for the error.
+    node_limit: usize,
+    byte_limit: usize,
+    /// Set when the budget ran out (the parser then wraps our error in its own).
+    spent: bool,
+}
+
+impl Budget {
+    fn for_text(text: &str) -> Budget {
+        let node_limit = text.len().saturating_add(YAML_NODE_ALLOWANCE);
+        let byte_limit = text.len().saturating_add(YAML_TEXT_ALLOWANCE);
+        Budget {
+            nodes: node_limit,
+            bytes: byte_limit,
+            node_limit,
+            byte_limit,
+            spent: false,
+        }
+    }
+
+    /// Charges one node holding `bytes` of text.
+    fn charge<E: de::Error>(&mut self, bytes: usize) -> Result<(), E> {
+        match (self.nodes.checked_sub(1), self.bytes.checked_sub(bytes)) {
+            (Some(n), Some(b)) => {
+                self.nodes = n;
+                self.bytes = b;
+                Ok(())
+            }
+            _ => {
+                self.spent = true;
+                Err(E::custom("expansion budget spent"))
+            }
+        }
+    }
+
+    /// The error to report for a failed parse: ours when the budget ran out.
+    fn error(&self, e: serde_yaml::Error) -> RuleError {
+        if self.spent {
+            ErrorKind::YamlExpansion {
+                nodes: self.node_limit,
+                bytes: self.byte_limit,
+            }
+            .into()
+        } else {
+            ErrorKind::Yaml(e).into()
+        }
+    }
+}
+
+/// Builds a [`Value`] exactly as `Value::deserialize` does, charging the budget first.
+struct Bounded<'b>(&'b mut Budget);
+
+impl<'de> DeserializeSeed<'de> for Bounded<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Bounded<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Value, E> {
+        self.0.charge(0)?;
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Value, E> {
+        self.0.charge(0)?;
+        Ok(Value::Number(i.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Value, E> {
+        self.0.charge(0)?;
+        Ok(Value::Number(u.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Value, E> {
+        self.0.charge(0)?;
+        Ok(Value::Number(f.into()))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
+        self.0.charge(s.len())?;
+        Ok(Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
+        self.0.charge(s.len())?;
+        Ok(Value::String(s))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        self.0.charge(0)?;
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        self.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        self.deserialize(d)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.0.charge(0)?;
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(Bounded(&mut *self.0))? {
+            items.push(v);
+        }
+        Ok(Value::Sequence(items))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.0.charge(0)?;
+        let mut out = Mapping::new();
+        while let Some(k) = map.next_key_seed(Bounded(&mut *self.0))? {
+            match out.entry(k) {
+                // The text `Mapping::deserialize` gives.
+                Entry::Occupied(e) => {
+                    return Err(de::Error::custom(format_args!(
+                        "duplicate entry {}",
+                        duplicate_key(e.key())
+                    )))
+                }
+                Entry::Vacant(e) => {
+                    e.insert(map.next_value_seed(Bounded(&mut *self.0))?);
+                }
+            }
+        }
+        Ok(Value::Mapping(out))
+    }
+
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        use de::VariantAccess;
+        let (tag, contents) = data.variant::<String>()?;
+        if tag.is_empty() {
+            return Err(de::Error::custom("empty YAML tag is not allowed"));
+        }
+        self.0.charge(tag.len())?;
+        let value = contents.newtype_variant_seed(Bounded(&mut *self.0))?;
+        Ok(Value::Tagged(Box::new(TaggedValue {
+            tag: Tag::new(tag),
+            value,
+        })))
+    }
+}
+
+/// How a duplicate key is named, as `serde_yaml` names it.
+fn duplicate_key(k: &Value) -> String {
+    match k {
+        Value::Null => "with null key".into(),
+        Value::Bool(b) => format!("with key `{b}`"),
+        Value::Number(n) => format!("with key {n}"),
+        Value::String(s) => format!("with key {s:?}"),
+        Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => "in YAML map".into(),
+    }
+}
+
+/// The one document of `text` (a text of several is an error, as in `serde_yaml`).
+pub fn document(text: &str) -> Result<Value, RuleError> {
+    let mut budget = Budget::for_text(text);
+    let v = Bounded(&mut budget).deserialize(serde_yaml::Deserializer::from_str(text));
+    v.map_err(|e| budget.error(e))
+}
+
+/// The documents of `text`, in order, sharing one budget; after an error the
+/// iterator ends (the parser cannot resynchronise).
+pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, RuleError>> + '_ {
+    let mut budget = Budget::for_text(text);
+    let mut failed = false;
+    serde_yaml::Deserializer::from_str(text).map_while(move |de| {
+        if failed {
+            return None;
+        }
+        let v = Bounded(&mut budget).deserialize(de);
+        failed = v.is_err();
+        Some(v.map_err(|e| budget.error(e)))
+    })
+}
+
+/// A plain `Value::deserialize`, for tests comparing the two.
+#[cfg(test)]
+fn unbounded(text: &str) -> Vec<Value> {
+    use serde::Deserialize;
+    serde_yaml::Deserializer::from_str(text)
+        .map(|de| Value::deserialize(de).unwrap())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` levels of aliases, each a list of ten of the one before, over a 1 KB string.
+    fn bomb(levels: usize) -> String {
+        let mut t = format!("a0: &a0 '{}'\n", "x".repeat(1024));
+        for i in 1..=levels {
+            let prev = format!("*a{}", i - 1);
+            t.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+        }
+        t
+    }
+
+    #[test]
+    fn values_are_those_serde_yaml_builds() {
+        let text = "title: T\nn: 1\nneg: -2\nf: 1.5\nb: true\nz: ~\nlist: [a, 'b', {c: d}]\n\
+                    tagged: !re 'x+'\nref: &r {k: v}\nagain: *r\n---\n- one\n---\n";
+        let ours: Vec<Value> = documents(text).map(Result::unwrap).collect();
+        assert_eq!(ours, unbounded(text));
+        assert_eq!(ours.len(), 3);
+        assert_eq!(document("a: 1\n").unwrap(), unbounded("a: 1\n")[0]);
+        assert_eq!(document("").unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn errors_keep_serde_yamls_text() {
+        let e = document("a: 1\na: 2\n").unwrap_err().to_string();
+        assert!(e.starts_with("duplicate entry with key \"a\""), "{e}");
+        let e = document("a: 1\n---\nb: 2\n").unwrap_err().to_string();
+        assert!(e.contains("more than one document"), "{e}");
+        let mut docs = documents("a: 1\n---\na: [\n---\nb: 1\n");
+        assert!(docs.next().unwrap().is_ok());
+        assert!(matches!(
+            docs.next().unwrap().unwrap_err().kind(),
+            ErrorKind::Yaml(_)
+        ));
+        assert!(docs.next().is_none(), "nothing after an invalid document");
+    }
+
+    #[test]
+    fn an_alias_bomb_is_rejected_when_the_budget_is_spent() {
+        // Four levels are 10,000 copies of the string: 10 MB from 1.2 KB of text.
+        let text = bomb(4);
+        let e = document(&text).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::YamlExpansion { bytes, .. } if *bytes == text.len() + YAML_TEXT_ALLOWANCE),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("expands to more than"), "{e}");
+        // Two levels (100 KB) are within the allowance.
+        assert!(document(&bomb(2)).is_ok());
+    }
+
+    #[test]
+    fn many_small_aliased_nodes_spend_the_node_budget() {
+        let mut t = String::from("a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
+        for i in 1..=6 {
+            t.push_str(&format!(
+                "a{i}: &a{i} [{}]\n",
+                vec![format!("*a{}", i - 1); 10].join(",")
+            ));
+        }
+        let e = documents(&t).next().unwrap().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::YamlExpansion { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_budget_is_shared_by_the_documents_of_a_text() {
+        // Each document alone is within the allowance; all together are not.
+        let one = format!(
+            "a: &a '{}'\nb: [{}]\n",
+            "x".repeat(1000),
+            vec!["*a"; 300].join(",")
+        );
+        let text = [one.as_str(); 6].join("---\n");
+        let results: Vec<bool> = documents(&text).map(|r| r.is_ok()).collect();
+        assert_eq!(results, [true, true, true, false]);
+    }
+}

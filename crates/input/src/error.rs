@@ -61,6 +61,8 @@ pub enum ErrorKind {
     NotRegularFile,
     /// A file named where a folder was expected.
     NotFolder,
+    /// A folder symlink that leads to a folder holding it: not followed.
+    FolderLoop,
     /// An empty file read as EVTX.
     EmptyFile,
     /// A file read as EVTX that does not start with the EVTX signature.
@@ -201,6 +203,9 @@ impl ErrorKind {
             ErrorKind::FolderNotFile => f.write_str("a folder, not a file (scan folders with -d)"),
             ErrorKind::NotRegularFile => f.write_str("not a regular file"),
             ErrorKind::NotFolder => f.write_str("not a folder (scan single files with -f)"),
+            ErrorKind::FolderLoop => f.write_str(
+                "symlink loop: this link leads back to a folder that holds it; not followed",
+            ),
             ErrorKind::EmptyFile => f.write_str("empty file, not EVTX"),
             ErrorKind::NotEvtx => {
                 f.write_str("not an EVTX file (it does not start with the ElfFile signature)")

@@ -36,6 +36,8 @@ pub enum Position {
     },
     /// A line of a JSON Lines file (from 1).
     Line(u64),
+    /// An event of a JSON file, by its number in the file (from 1).
+    Event(u64),
     /// A JSON array of events, after this many events were read.
     AfterEvents(u64),
 }
@@ -145,6 +147,11 @@ impl InputError {
         Message(self)
     }
 
+    /// What went wrong, as text, without where (the text after the position).
+    pub fn reason(&self) -> Reason<'_> {
+        Reason(self)
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.kind
@@ -171,9 +178,21 @@ impl fmt::Display for Message<'_> {
                 write!(f, "chunk {chunk}: record {record}: ")?
             }
             Position::Line(n) => write!(f, "line {n}: ")?,
+            Position::Event(n) => write!(f, "event {n}: ")?,
             Position::AfterEvents(n) => write!(f, "after {n} events: ")?,
         }
-        e.kind.write(f, matches!(e.at, Position::Chunk(_)))
+        write!(f, "{}", e.reason())
+    }
+}
+
+/// What went wrong, without where: an [`InputError`]'s text after its position.
+pub struct Reason<'e>(&'e InputError);
+
+impl fmt::Display for Reason<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0
+            .kind
+            .write(f, matches!(self.0.at, Position::Chunk(_)))
     }
 }
 

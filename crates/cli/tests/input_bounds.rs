@@ -1,0 +1,207 @@
+//! Inputs an attacker shaped, and run-level bounds: damaged logs whose errors repeat,
+//! thread counts, symlinked folders, runs with nothing to scan, records without a
+//! readable time, and `evtx write` given invalid times.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use support::{discard, scanner_utc, scratch, text};
+
+const FATAL: i32 = 1;
+const INPUT_ERRORS: i32 = 3;
+
+/// Writes a synthetic log of `records` records to `dir/name` with `scanner evtx generate`.
+fn generated(dir: &Path, name: &str, records: u32) -> PathBuf {
+    let path = dir.join(name);
+    let out = scanner_utc(&[
+        "evtx",
+        "generate",
+        "--records",
+        &records.to_string(),
+        "-o",
+        path.to_str().unwrap(),
+        "-C",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    path
+}
+
+/// The lines of standard error that report input errors.
+fn input_error_lines(stderr: &[u8]) -> Vec<String> {
+    text(stderr)
+        .lines()
+        .filter(|l| l.starts_with("input error: "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn repeated_chunk_errors_of_a_damaged_truncated_log_are_one_line_with_a_count() {
+    let dir = scratch("collapse");
+    let log = generated(&dir, "log.evtx", 3000);
+    // Chunks 3 to 29 overwritten past their headers, and the file cut inside chunk 40:
+    // each damaged chunk gives the same two errors, numbers aside.
+    let mut bytes = std::fs::read(&log).unwrap();
+    for c in 3..30 {
+        let start = 4096 + 65536 * c;
+        bytes[start + 512..start + 65536].fill(0xff);
+    }
+    bytes.truncate(4096 + 65536 * 40 + 1000);
+    std::fs::write(&log, &bytes).unwrap();
+    let path = log.to_str().unwrap();
+    let out = scanner_utc(&["csv-timeline", "-f", path, "-o", discard(), "-C", "-q"]);
+    assert_eq!(
+        out.status.code(),
+        Some(INPUT_ERRORS),
+        "{}",
+        text(&out.stderr)
+    );
+    let lines = input_error_lines(&out.stderr);
+    // Two lines for chunks 3-29 (one per reason), two for chunk 40 (a record cut short,
+    // and the chunk): 56 errors in all.
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    let record_magic = format!("input error: {path}: chunks 3\u{2013}29: Failed to read the record at offset 0x200 of chunk 3 ");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(&record_magic) && l.contains(" (27 errors")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(
+            |l| l.contains(": chunks 3\u{2013}29: damaged string table (")
+                && l.contains("; read without it (27 errors")
+        ),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.contains(&format!(
+            "input error: {path}: chunk 40: truncated at 1000 of its 65536 bytes; its complete records read"
+        )),
+        "{lines:#?}"
+    );
+    // The summary counts every error, and lists three of the four lines.
+    let out = scanner_utc(&["csv-timeline", "-f", path, "-o", discard(), "-C"]);
+    let err = text(&out.stderr);
+    assert!(err.contains("Input errors: 56 in 1 files"), "{err}");
+    assert!(err.contains(": … and 1 more lines of errors"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A rule for a channel the generated logs do not hold (Application), in `dir/rules`.
+fn application_rules(dir: &Path) -> PathBuf {
+    let rules = dir.join("rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(
+        rules.join("application.yml"),
+        "title: Any Application event\nid: 5b7b4a5e-7b1b-4c55-9d0f-1a2b3c4d5e6f\nstatus: test\nlevel: low\nlogsource:\n  product: windows\n  service: application\ndetection:\n  sel:\n    EventID: 1\n  condition: sel\n",
+    )
+    .unwrap();
+    rules
+}
+
+#[test]
+fn a_run_with_no_input_file_or_no_rule_fails_without_writing() {
+    let dir = scratch("nothing");
+    let empty = dir.join("empty");
+    let no_rules = dir.join("no-rules");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::create_dir_all(&no_rules).unwrap();
+    std::fs::write(empty.join("notes.txt"), "not a log").unwrap();
+    let log = generated(&dir, "log.evtx", 50);
+    let out_csv = dir.join("out.csv");
+    let out = out_csv.to_str().unwrap();
+    for cmd in ["csv-timeline", "json-timeline"] {
+        let run = scanner_utc(&[cmd, "-d", empty.to_str().unwrap(), "-o", out]);
+        assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
+        assert!(
+            text(&run.stderr).contains(
+                "error: no input file to scan: no .evtx file in the folders and files given"
+            ),
+            "{}",
+            text(&run.stderr)
+        );
+        assert!(!out_csv.exists(), "{cmd}: no output for an empty run");
+        let run = scanner_utc(&[cmd, "-J", "-d", empty.to_str().unwrap(), "-o", out]);
+        assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
+        assert!(text(&run.stderr).contains("no .json or .jsonl file"));
+        let run = scanner_utc(&[
+            cmd,
+            "-f",
+            log.to_str().unwrap(),
+            "-r",
+            no_rules.to_str().unwrap(),
+            "-o",
+            out,
+        ]);
+        assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
+        assert!(
+            text(&run.stderr).contains(
+                "error: no rule to run: the rules given hold none that loads and passes the filters"
+            ),
+            "{}",
+            text(&run.stderr)
+        );
+        assert!(!out_csv.exists(), "{cmd}: no output without rules");
+    }
+    // A file given that does not open: its error, then the run fails.
+    let missing = dir.join("missing.evtx");
+    let run = scanner_utc(&["csv-timeline", "-f", missing.to_str().unwrap(), "-o", out]);
+    assert_eq!(run.status.code(), Some(FATAL));
+    let err = text(&run.stderr);
+    assert!(
+        err.contains(&format!(
+            "input error: {}: cannot open: ",
+            missing.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("error: no input file to scan"), "{err}");
+    // Files read and left out because no rule reads their channel: a success, said so.
+    // (Files under 1 MiB are scanned without a channel check.)
+    let big = generated(&dir, "big.evtx", 1500);
+    let rules = application_rules(&dir);
+    let run = scanner_utc(&[
+        "csv-timeline",
+        "-f",
+        big.to_str().unwrap(),
+        "-r",
+        rules.to_str().unwrap(),
+        "-o",
+        out,
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stderr).contains(
+            "note: no file scanned: the 1 input files hold only channels no rule reads (-a scans them)"
+        ),
+        "{}",
+        text(&run.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn threads_are_capped_with_one_warning_and_zero_means_one_per_core() {
+    let dir = scratch("threads");
+    let log = generated(&dir, "log.evtx", 300);
+    let path = log.to_str().unwrap();
+    let base = scanner_utc(&["csv-timeline", "-f", path, "-o", "-", "-q"]);
+    assert!(base.status.success(), "{}", text(&base.stderr));
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let many = scanner_utc(&["csv-timeline", "-f", path, "-o", "-", "-q", "-t", "20000"]);
+    assert!(many.status.success(), "{}", text(&many.stderr));
+    assert_eq!(many.stdout, base.stdout);
+    let warning = format!(
+        "warning: -t 20000: using {} threads, the most this machine's {cores} cores are given (4 per core)\n",
+        cores * 4
+    );
+    assert_eq!(text(&many.stderr), warning);
+    for n in ["0", "1"] {
+        let run = scanner_utc(&["csv-timeline", "-f", path, "-o", "-", "-q", "-t", n]);
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        assert_eq!(run.stdout, base.stdout, "-t {n}");
+        assert_eq!(text(&run.stderr), "", "-t {n}: no warning");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -205,3 +205,67 @@ fn threads_are_capped_with_one_warning_and_zero_means_one_per_core() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A JSON event in the evtx crate's shape with `time` as its SystemTime.
+fn json_event(id: u32, time: &str) -> String {
+    format!(
+        r#"{{"Event":{{"System":{{"Provider_attributes":{{"Name":"Test"}},"EventID":{id},"Channel":"Security","Computer":"pc","EventRecordID":{id},"TimeCreated_attributes":{{"SystemTime":"{time}"}}}},"EventData":{{"A":"b"}}}}}}"#
+    )
+}
+
+#[test]
+fn evtx_write_refuses_an_invalid_time_naming_the_event_and_the_value() {
+    let dir = scratch("write-time");
+    let out = dir.join("out.evtx");
+    let good = "2024-03-12T09:14:02.255511Z";
+    let jsonl = dir.join("events.jsonl");
+    let json = dir.join("events.json");
+    let xml = dir.join("events.xml");
+    let cases = [
+        (
+            &jsonl,
+            format!("{}\n{}\n", json_event(1, good), json_event(2, "2024-13-45T99:00:00Z")),
+            "line 2: invalid TimeCreated SystemTime \"2024-13-45T99:00:00Z\"",
+        ),
+        (
+            &json,
+            format!("[{},{}]", json_event(1, "yesterday"), json_event(2, good)),
+            "event 1: invalid TimeCreated SystemTime \"yesterday\"",
+        ),
+        (
+            &xml,
+            "<Events><Event xmlns=\"http://schemas.microsoft.com/win/2004/08/events/event\"><System><Provider Name=\"Test\"/><EventID>1</EventID><TimeCreated SystemTime=\"1600-12-31T23:59:59Z\"/><Channel>Security</Channel><Computer>pc</Computer></System></Event></Events>".to_string(),
+            "event 1: invalid TimeCreated SystemTime \"1600-12-31T23:59:59Z\"",
+        ),
+    ];
+    for (from, content, want) in cases {
+        std::fs::write(from, content).unwrap();
+        let run = scanner_utc(&[
+            "evtx",
+            "write",
+            "--from",
+            from.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let err = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(FATAL), "{err}");
+        assert!(
+            err.contains(&format!("{}: {want}", from.display())),
+            "{err}"
+        );
+        assert!(!out.exists(), "no output for {}", from.display());
+    }
+    // Valid times are written.
+    std::fs::write(&jsonl, format!("{}\n", json_event(1, good))).unwrap();
+    let run = scanner_utc(&[
+        "evtx",
+        "write",
+        "--from",
+        jsonl.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}

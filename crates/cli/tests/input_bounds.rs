@@ -206,10 +206,10 @@ fn threads_are_capped_with_one_warning_and_zero_means_one_per_core() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A JSON event in the evtx crate's shape with `time` as its SystemTime.
+/// A JSON event (EventID 1) in the evtx crate's shape, record `id`, with `time` as its SystemTime.
 fn json_event(id: u32, time: &str) -> String {
     format!(
-        r#"{{"Event":{{"System":{{"Provider_attributes":{{"Name":"Test"}},"EventID":{id},"Channel":"Security","Computer":"pc","EventRecordID":{id},"TimeCreated_attributes":{{"SystemTime":"{time}"}}}},"EventData":{{"A":"b"}}}}}}"#
+        r#"{{"Event":{{"System":{{"Provider_attributes":{{"Name":"Test"}},"EventID":1,"Channel":"Security","Computer":"pc","EventRecordID":{id},"TimeCreated_attributes":{{"SystemTime":"{time}"}}}},"EventData":{{"A":"b"}}}}}}"#
     )
 }
 
@@ -267,5 +267,118 @@ fn evtx_write_refuses_an_invalid_time_naming_the_event_and_the_value() {
         out.to_str().unwrap(),
     ]);
     assert!(run.status.success(), "{}", text(&run.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_detection_without_a_readable_time_is_kept_and_reported_per_record() {
+    let dir = scratch("times");
+    let rules = dir.join("rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(
+        rules.join("any.yml"),
+        "title: Any event 1\nid: 0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f\nstatus: test\nlevel: low\nlogsource:\n  product: windows\n  service: security\ndetection:\n  sel:\n    EventID: 1\n  condition: sel\n",
+    )
+    .unwrap();
+    let rules = rules.to_str().unwrap();
+    // JSON: a good time, none, two unreadable ones, then 300 records without a time:
+    // the 301 without a time are one line.
+    let jsonl = dir.join("events.jsonl");
+    let mut lines = vec![
+        json_event(1, "2024-03-12T09:14:02.255511Z"),
+        json_event(2, "garbage")
+            .replace(r#","TimeCreated_attributes":{"SystemTime":"garbage"}"#, ""),
+        json_event(3, "garbage"),
+        json_event(4, "2024-13-45T99:00:00Z"),
+    ];
+    lines.extend((5..305).map(|i| {
+        json_event(i, "tbd").replace(r#","TimeCreated_attributes":{"SystemTime":"tbd"}"#, "")
+    }));
+    std::fs::write(&jsonl, lines.join("\n")).unwrap();
+    let path = jsonl.to_str().unwrap();
+    let run = scanner_utc(&[
+        "csv-timeline",
+        "-J",
+        "-f",
+        path,
+        "-r",
+        rules,
+        "-o",
+        "-",
+        "-q",
+        "-p",
+        "minimal",
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(INPUT_ERRORS),
+        "{}",
+        text(&run.stderr)
+    );
+    let csv = text(&run.stdout);
+    assert_eq!(csv.lines().count(), 1 + 304, "every record detected: {csv}");
+    assert_eq!(
+        csv.matches("\"1970-01-01 00:00:00.000 +00:00\"").count(),
+        303
+    );
+    let epoch = "its detections are timed 1970-01-01 00:00:00 UTC";
+    assert_eq!(
+        input_error_lines(&run.stderr),
+        [
+            format!("input error: {path}: events 2\u{2013}304: no TimeCreated SystemTime; {epoch} (301 errors)"),
+            format!("input error: {path}: event 3: unreadable TimeCreated SystemTime \"garbage\"; {epoch}"),
+            format!("input error: {path}: event 4: unreadable TimeCreated SystemTime \"2024-13-45T99:00:00Z\"; {epoch}"),
+        ]
+    );
+    // EVTX: a record written without TimeCreated is named by its record id.
+    let xml = dir.join("events.xml");
+    let event = |time: &str| {
+        format!("<Event><System><Provider Name=\"Test\"/><EventID>1</EventID>{time}<Channel>Security</Channel><Computer>pc</Computer></System></Event>")
+    };
+    std::fs::write(
+        &xml,
+        format!(
+            "<Events>{}{}</Events>",
+            event("<TimeCreated SystemTime=\"2024-03-12T09:14:02Z\"/>"),
+            event("")
+        ),
+    )
+    .unwrap();
+    let evtx = dir.join("events.evtx");
+    let run = scanner_utc(&[
+        "evtx",
+        "write",
+        "--from",
+        xml.to_str().unwrap(),
+        "-o",
+        evtx.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let path = evtx.to_str().unwrap();
+    let run = scanner_utc(&[
+        "csv-timeline",
+        "-f",
+        path,
+        "-r",
+        rules,
+        "-o",
+        "-",
+        "-q",
+        "-p",
+        "minimal",
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(INPUT_ERRORS),
+        "{}",
+        text(&run.stderr)
+    );
+    assert_eq!(text(&run.stdout).lines().count(), 3);
+    assert_eq!(
+        input_error_lines(&run.stderr),
+        [format!(
+            "input error: {path}: record 2: no TimeCreated SystemTime; {epoch}"
+        )]
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

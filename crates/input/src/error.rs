@@ -102,7 +102,16 @@ pub enum ErrorKind {
     UnreadableEvent(String),
     /// Reading the file stopped on a panic (a bug).
     Internal(String),
+    /// A record with a detection but no `TimeCreated/@SystemTime`: its rows are timed
+    /// at the Unix epoch.
+    MissingTime,
+    /// A record with a detection whose `TimeCreated/@SystemTime` does not parse (the
+    /// value, cut to [`MAX_TIME_SHOWN`] characters): its rows are timed at the epoch.
+    UnreadableTime(String),
 }
+
+/// Most characters of an unreadable time an error quotes.
+pub const MAX_TIME_SHOWN: usize = 64;
 
 impl InputError {
     /// An error of `kind` at `at` in `file`.
@@ -124,6 +133,22 @@ impl InputError {
     pub fn unreadable_event(file: &Path, detail: impl fmt::Display) -> Self {
         let kind = ErrorKind::UnreadableEvent(detail.to_string());
         InputError::new(file, Position::None, kind)
+    }
+
+    /// The record at `at` in `file` has a detection but no readable time: `value` is its
+    /// `TimeCreated/@SystemTime` when it has one.
+    pub fn bad_time(file: &Path, at: Position, value: Option<&str>) -> Self {
+        let kind = match value {
+            None => ErrorKind::MissingTime,
+            Some(v) => {
+                let mut shown: String = v.chars().take(MAX_TIME_SHOWN).collect();
+                if shown.len() < v.len() {
+                    shown.push('…');
+                }
+                ErrorKind::UnreadableTime(shown)
+            }
+        };
+        InputError::new(file, at, kind)
     }
 
     /// Reading `file` stopped on a panic whose message is `message`.
@@ -257,9 +282,20 @@ impl ErrorKind {
             ErrorKind::UnreadableRendering(d) => write!(f, "unreadable JSON rendering: {d}"),
             ErrorKind::UnreadableEvent(d) => write!(f, "event: {d}"),
             ErrorKind::Internal(d) => write!(f, "reading stopped by an internal error: {d}"),
+            ErrorKind::MissingTime => write!(
+                f,
+                "no TimeCreated SystemTime; its detections are timed {EPOCH}"
+            ),
+            ErrorKind::UnreadableTime(v) => write!(
+                f,
+                "unreadable TimeCreated SystemTime {v:?}; its detections are timed {EPOCH}"
+            ),
         }
     }
 }
+
+/// The time rows of a record without a readable time get (see [`crate::missing_timestamp`]).
+const EPOCH: &str = "1970-01-01 00:00:00 UTC";
 
 /// The kind's text as it reads in an [`InputError`] at no position in particular.
 impl fmt::Display for ErrorKind {

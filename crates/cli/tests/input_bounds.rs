@@ -382,3 +382,38 @@ fn a_detection_without_a_readable_time_is_kept_and_reported_per_record() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_under_d_is_reported_and_each_log_scanned_once() {
+    use std::os::unix::fs::symlink;
+    let dir = scratch("loop");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(logs.join("sub")).unwrap();
+    generated(&logs.join("sub"), "log.evtx", 50);
+    // Reached three ways: its folder, a second link to that folder, a link to the file.
+    // Folders are searched in name order, so `sub` is searched as `again`.
+    symlink(logs.join("sub"), logs.join("again")).unwrap();
+    symlink(logs.join("sub/log.evtx"), logs.join("same.evtx")).unwrap();
+    symlink(&logs, logs.join("sub/up")).unwrap();
+    let d = logs.to_str().unwrap();
+    let run = scanner_utc(&["csv-timeline", "-d", d, "-o", discard(), "-C", "-N"]);
+    assert_eq!(
+        run.status.code(),
+        Some(INPUT_ERRORS),
+        "{}",
+        text(&run.stderr)
+    );
+    assert_eq!(
+        input_error_lines(&run.stderr),
+        [format!(
+            "input error: {d}/again/up: symlink loop: this link leads back to a folder that holds it; not followed"
+        )]
+    );
+    assert!(
+        text(&run.stderr).contains("scanned 1 files, 50 records;"),
+        "{}",
+        text(&run.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

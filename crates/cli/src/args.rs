@@ -189,7 +189,7 @@ pub struct TimelineArgs {
     /// Overwrite the output files if they exist.
     #[arg(short = 'C', long = "clobber")]
     pub clobber: bool,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default, or 0: one per core; at most 4 per core).
     #[arg(short = 't', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
     /// Quiet: no load report, progress bar or summary on standard error.

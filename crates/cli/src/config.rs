@@ -83,3 +83,25 @@ pub fn scanner(
     }
     b
 }
+
+/// Most worker threads per core. The scan is CPU-bound: past one thread per core, more
+/// only hide waits on slow storage, and each holds its own buffers (a record view, a
+/// batch of rows), so a few per core is plenty; tens of thousands took minutes to start.
+pub const THREADS_PER_CORE: usize = 4;
+
+/// The worker threads for `-t n`: `None` for the default (one per core), which `-t 0`
+/// also asks for; at most [`THREADS_PER_CORE`] per core, with a warning when `n` is cut.
+pub fn threads(n: usize) -> Option<usize> {
+    if n == 0 {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let max = cores.saturating_mul(THREADS_PER_CORE);
+    if n > max {
+        eprintln!(
+            "warning: -t {n}: using {max} threads, the most this machine's {cores} cores are given ({THREADS_PER_CORE} per core)"
+        );
+        return Some(max);
+    }
+    Some(n)
+}

@@ -40,8 +40,13 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
         match ext.as_str() {
             "xml" => {
                 let text = std::fs::read_to_string(&a.from)?;
-                for e in events_from_xml(&text).map_err(|e| bad(e.to_string()))? {
-                    w.write(&e).map_err(io)?;
+                for (i, e) in events_from_xml(&text)
+                    .map_err(|e| bad(e.to_string()))?
+                    .iter()
+                    .enumerate()
+                {
+                    w.write(e)
+                        .map_err(|e| bad(format!("event {}: {e}", i + 1)))?;
                 }
             }
             "jsonl" => {
@@ -54,7 +59,8 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
                     }
                     let e = Event::from_json_str(&line)
                         .map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
-                    w.write(&e).map_err(io)?;
+                    w.write(&e)
+                        .map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
                 }
             }
             "json" => {
@@ -68,7 +74,8 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
                 for (i, v) in items.iter().enumerate() {
                     let e =
                         Event::from_json(v).map_err(|e| bad(format!("event {}: {e}", i + 1)))?;
-                    w.write(&e).map_err(io)?;
+                    w.write(&e)
+                        .map_err(|e| bad(format!("event {}: {e}", i + 1)))?;
                 }
             }
             other => {

@@ -6,12 +6,13 @@ use crate::terminal::safe;
 use jiff::Timestamp;
 use scanner_engine::Origin;
 use scanner_engine::{DetectInfo, ScanStats};
-use scanner_input::InputError;
+use scanner_input::{collapse_errors, InputError};
 use scanner_rules::FxHashMap;
 use scanner_rules::{Level, RuleSet};
 use scanner_timeline::TimeFormat;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Duration;
 
 /// How many entries the "top" lists hold.
@@ -53,8 +54,10 @@ pub struct Summary {
     pub first: Option<String>,
     /// Last detection time, formatted.
     pub last: Option<String>,
-    /// Errors grouped by input file (the file, then its messages), in file order.
+    /// Errors grouped by input file (the file, then its lines), in file order.
     pub errors: Vec<(String, Vec<String>)>,
+    /// Input errors in all (a line of `errors` may stand for many).
+    pub error_count: usize,
     /// Wall time of the whole run.
     pub elapsed: Duration,
 }
@@ -75,21 +78,22 @@ fn top(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<(String, usize)
     v
 }
 
-/// Groups input errors by their file, files in name order, each file's messages in
-/// the order given.
+/// Groups input errors by their file, files in name order, each file's lines in the
+/// order given; errors of one file that differ only in their position (and the numbers
+/// of their text) are one line with their count and range ([`collapse_errors`]).
+/// n·log n in the errors.
 pub fn group_errors<'e>(
     errors: impl IntoIterator<Item = &'e InputError>,
 ) -> Vec<(String, Vec<String>)> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    let mut index: FxHashMap<String, usize> = FxHashMap::default();
-    for e in errors {
-        let file = e.file().display().to_string();
-        let msg = e.message().to_string();
-        match index.get(&file) {
+    let mut index: FxHashMap<&Path, usize> = FxHashMap::default();
+    for run in collapse_errors(errors) {
+        let msg = run.message().to_string();
+        match index.get(run.file()) {
             Some(&i) => groups[i].1.push(msg),
             None => {
-                index.insert(file.clone(), groups.len());
-                groups.push((file, vec![msg]));
+                index.insert(run.file(), groups.len());
+                groups.push((run.file().display().to_string(), vec![msg]));
             }
         }
     }
@@ -399,7 +403,8 @@ impl Summary {
             );
         }
         if !self.errors.is_empty() {
-            let n: usize = self.errors.iter().map(|(_, v)| v.len()).sum();
+            let lines: usize = self.errors.iter().map(|(_, v)| v.len()).sum();
+            let n = group(self.error_count.max(lines) as u64);
             let _ = writeln!(
                 o,
                 "\n{}",
@@ -411,7 +416,7 @@ impl Summary {
                     let _ = writeln!(o, "  {f}: {}", safe(m));
                 }
                 if msgs.len() > 3 {
-                    let _ = writeln!(o, "  {f}: … and {} more errors", msgs.len() - 3);
+                    let _ = writeln!(o, "  {f}: … and {} more lines of errors", msgs.len() - 3);
                 }
             }
         }
@@ -526,19 +531,26 @@ mod tests {
                 ErrorKind::DamagedChunk("bad".into()),
             )
         };
-        // A file whose name holds ": " and one named as another's prefix are their own.
+        // A file whose name holds ": " and one named as another's prefix are their own;
+        // errors of a file alike but for their chunk are one line.
         let errors = [
             bad("a/x: y.evtx", 2),
             InputError::new("a/x.evtx.bak.evtx", Position::None, ErrorKind::NotEvtx),
             bad("a/x: y.evtx", 3),
+            bad("a/x: y.evtx", 5),
+            InputError::new("a/x: y.evtx", Position::Chunk(4), ErrorKind::WalkEnded),
         ];
         let g = group_errors(&errors);
         assert_eq!(g.len(), 2);
         assert_eq!(g[0].0, "a/x.evtx.bak.evtx");
         assert_eq!(g[1].0, "a/x: y.evtx");
-        assert_eq!(g[1].1.len(), 2);
-        assert!(g[1].1[0].starts_with("chunk 2: "), "{:?}", g[1].1);
-        assert!(g[1].1[1].starts_with("chunk 3: "), "{:?}", g[1].1);
-        assert_eq!(format!("{}: {}", g[1].0, g[1].1[0]), errors[0].to_string());
+        assert_eq!(
+            g[1].1,
+            [
+                "chunks 2\u{2013}5: bad (3 errors)",
+                "chunk 4: the parser's walk ended before it"
+            ]
+        );
+        assert_eq!(format!("{}: {}", g[0].0, g[0].1[0]), errors[1].to_string());
     }
 }

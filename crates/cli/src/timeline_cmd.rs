@@ -74,14 +74,41 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     for target in outputs(a) {
         check_target(target, a.clobber)?;
     }
-    if let Some(n) = a.threads {
+    if let Some(n) = a.threads.and_then(config::threads) {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
+            .num_threads(n)
             .build_global()
             .map_err(|e| format!("cannot start {n} threads: {e}"))?;
     }
     let set = load(a)?;
+    if set.rules().is_empty() && set.correlations().is_empty() {
+        return Err(
+            "no rule to run: the rules given hold none that loads and passes the filters".into(),
+        );
+    }
     let inputs = inputs(a, &set)?;
+    if inputs.files.is_empty() {
+        if inputs.skipped == 0 {
+            // Why nothing was found, before the error that ends the run.
+            for run in scanner_input::collapse_errors(&inputs.errors) {
+                let line = format!("{}: {}", run.file().display(), run.message());
+                eprintln!("input error: {}", safe(&line));
+            }
+            return Err(format!(
+                "no input file to scan: no {} file in the folders and files given",
+                match config::input_kind(a) {
+                    InputKind::Evtx => ".evtx",
+                    InputKind::Json => ".json or .jsonl",
+                }
+            ));
+        }
+        if !a.quiet {
+            eprintln!(
+                "note: no file scanned: the {} input files hold only channels no rule reads (-a scans them)",
+                inputs.skipped
+            );
+        }
+    }
     let time = config::time_format(a);
     let (scanner, mut result, sort_bytes) = scan(a, profile, set, &inputs.files, &time)?;
     let layout = Layout::new(scanner.rules(), &inputs.files, time.clone(), profile)
@@ -301,6 +328,7 @@ fn report(
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;
     summary.errors = group_errors(errors.iter().copied());
+    summary.error_count = errors.len();
     if let Some(path) = &a.html_report {
         summary.elapsed = started.elapsed();
         let command: Vec<String> = std::env::args().collect();
@@ -317,8 +345,9 @@ fn report(
     summary.elapsed = started.elapsed();
     // Without the summary, which lists them by file, the errors are listed one a line.
     if a.quiet || a.no_summary {
-        for e in &errors {
-            eprintln!("input error: {}", safe(&e.to_string()));
+        for run in scanner_input::collapse_errors(errors.iter().copied()) {
+            let line = format!("{}: {}", run.file().display(), run.message());
+            eprintln!("input error: {}", safe(&line));
         }
     }
     if !a.quiet {

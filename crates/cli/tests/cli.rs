@@ -208,7 +208,7 @@ fn expand_placeholders_come_from_a_user_folder() {
     .unwrap();
     std::fs::write(
         dir.join("events.jsonl"),
-        "{\"Event\":{\"System\":{\"EventID\":1,\"Channel\":\"X\",\"EventRecordID\":7},\"EventData\":{\"CommandLine\":\"AdFind.exe -f objectcategory=computer\"}}}\n",
+        "{\"Event\":{\"System\":{\"EventID\":1,\"Channel\":\"X\",\"EventRecordID\":7,\"TimeCreated_attributes\":{\"SystemTime\":\"2024-03-12T09:14:02Z\"}},\"EventData\":{\"CommandLine\":\"AdFind.exe -f objectcategory=computer\"}}}\n",
     )
     .unwrap();
     let rules = dir.join("tools.yml");

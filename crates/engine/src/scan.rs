@@ -12,7 +12,7 @@ use crate::sort::RowStore;
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
-use scanner_input::{InputError, InputFile, InputKind};
+use scanner_input::{InputError, InputFile, InputKind, Position};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -163,6 +163,10 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                         Ok(()) => {
                             w.found.recovered = rec.recovered;
                             det.detect(&w.view, fi, rec.record_id, &mut w.found);
+                            if let Some(b) = w.found.bad_time.take() {
+                                let at = Position::Record(b.record_id);
+                                report(InputError::bad_time(&f.path, at, b.value.as_deref()));
+                            }
                             w.tested();
                         }
                         // Carved records are often garbage: not an input error.
@@ -179,16 +183,24 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 n.records
             }
             InputKind::Json => {
-                let mut w = Worker::new(&sink, &store, det);
+                let mut w = (Worker::new(&sink, &store, det), 0u64);
                 scanner_input::read_json(
                     &f.path,
                     &mut w,
-                    |w, v| match w.flat.fill_value(v, table, &mut w.view) {
-                        Ok(()) => {
-                            det.detect(&w.view, fi, None, &mut w.found);
-                            w.tested();
+                    |(w, event), v| {
+                        // The event's number in the file, for the errors that name it.
+                        *event += 1;
+                        match w.flat.fill_value(v, table, &mut w.view) {
+                            Ok(()) => {
+                                det.detect(&w.view, fi, None, &mut w.found);
+                                if let Some(b) = w.found.bad_time.take() {
+                                    let at = Position::Event(*event);
+                                    report(InputError::bad_time(&f.path, at, b.value.as_deref()));
+                                }
+                                w.tested();
+                            }
+                            Err(e) => report(InputError::unreadable_event(&f.path, e)),
                         }
-                        Err(e) => report(InputError::unreadable_event(&f.path, e)),
                     },
                     report,
                 )

@@ -12,6 +12,8 @@ pub enum Error {
     InvalidName(String),
     /// A record that does not fit in a 64 KiB chunk.
     RecordTooLarge,
+    /// An event whose `TimeCreated/@SystemTime` is not a time (the value as written).
+    InvalidTime(String),
     /// The record id passed `u64::MAX`.
     RecordIdOverflow,
     /// The writer was already finished.
@@ -29,6 +31,10 @@ impl std::fmt::Display for Error {
             Error::InvalidValue(m) => write!(f, "invalid value: {m}"),
             Error::InvalidName(n) => write!(f, "invalid element or attribute name {n:?}"),
             Error::RecordTooLarge => f.write_str("record does not fit in a 64 KiB chunk"),
+            Error::InvalidTime(v) => write!(
+                f,
+                "invalid TimeCreated SystemTime {v:?}: not a time from 1601 to 9999 such as 2024-03-12T09:16:06.080577Z"
+            ),
             Error::RecordIdOverflow => f.write_str("record id overflow"),
             Error::Finished => f.write_str("the writer is already finished"),
             Error::Xml(at, m) => write!(f, "XML at byte {at}: {m}"),

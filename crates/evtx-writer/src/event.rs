@@ -120,6 +120,21 @@ impl Event {
         }
     }
 
+    /// `System/TimeCreated/@SystemTime` as written, when it is there but not a time a
+    /// reader can show (a text that does not parse as a time, or a FILETIME outside
+    /// the years 1601 to 9999).
+    pub fn invalid_time(&self) -> Option<String> {
+        let v = self
+            .system()?
+            .find("TimeCreated")?
+            .attribute("SystemTime")?;
+        match v {
+            Value::FileTime(ft) if crate::value::filetime_to_timestamp(*ft).is_some() => None,
+            Value::FileTime(ft) => Some(format!("FILETIME {ft}")),
+            v => Some(v.render()),
+        }
+    }
+
     /// `System/EventRecordID`, when it holds a number.
     pub fn event_record_id(&self) -> Option<u64> {
         match self.system()?.find("EventRecordID")?.value()? {

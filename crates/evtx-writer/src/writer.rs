@@ -125,6 +125,11 @@ impl<W: Write + Seek> EvtxWriter<W> {
         if self.finished {
             return Err(Error::Finished);
         }
+        // A record whose time no reader can show would be timed by the writer's
+        // default, silently: refused instead.
+        if let Some(v) = event.invalid_time() {
+            return Err(Error::InvalidTime(v));
+        }
         let id = self.next_id;
         if self.options.assign_event_record_ids && event.event_record_id() != Some(id) {
             let mut owned = event.clone();
@@ -342,6 +347,47 @@ mod tests {
         assert_eq!(u32::from_le_bytes(h[120..124].try_into().unwrap()), 1);
         let crc = u32::from_le_bytes(h[124..128].try_into().unwrap());
         assert_eq!(crc, crc32fast::hash(&h[..120]));
+    }
+
+    #[test]
+    fn an_event_whose_time_is_not_a_time_is_refused() {
+        let timed = |v: Value| Event {
+            root: Element::new("Event").child(
+                Element::new("System")
+                    .child(Element::new("EventID").text(Value::U16(1)))
+                    .child(Element::new("TimeCreated").attr("SystemTime", v)),
+            ),
+        };
+        let mut w = EvtxWriter::new(Cursor::new(Vec::new()), WriterOptions::default()).unwrap();
+        let bad = [
+            (
+                Value::String("2024-02-30T00:00:00Z".into()),
+                "\"2024-02-30T00:00:00Z\"",
+            ),
+            (
+                Value::FileTime(u64::MAX),
+                "\"FILETIME 18446744073709551615\"",
+            ),
+        ];
+        for (v, shown) in bad {
+            match w.write(&timed(v)) {
+                Err(e @ Error::InvalidTime(_)) => {
+                    assert!(
+                        e.to_string()
+                            .starts_with(&format!("invalid TimeCreated SystemTime {shown}: ")),
+                        "{e}"
+                    )
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            w.write(&timed(Value::FileTime(133_547_084_565_305_330)))
+                .unwrap(),
+            1
+        );
+        // No time at all: the writer's default time, as before.
+        assert_eq!(w.write(&event()).unwrap(), 2);
     }
 
     #[test]

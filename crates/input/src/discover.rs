@@ -1,5 +1,7 @@
 //! Finding input files: `-d` folders searched recursively, `-f` files, by extension
-//! (case-insensitive), without following folder symlinks (no loops).
+//! (case-insensitive). Folder symlinks are followed, each folder searched once (by
+//! device and inode), and a link that leads back into its own ancestry is reported as
+//! a loop instead of followed.
 
 use crate::error::{ErrorKind, InputError, Position};
 use std::path::{Path, PathBuf};
@@ -37,74 +39,163 @@ impl InputKind {
 }
 
 /// Lists the input files under `dirs` plus `files`, sorted by path; problems (a path
-/// that does not open, a folder given as a file, …) are returned beside them.
+/// that does not open, a folder given as a file, a symlink loop, …) are returned beside
+/// them. Folder symlinks are followed; a folder is searched once however many links
+/// lead to it (the first path found, in name order, is the one listed), a link back to
+/// a folder that holds it is reported and not followed, and a file reached by several
+/// paths is listed once, by the first of them in path order.
 pub fn discover(
     dirs: &[PathBuf],
     files: &[PathBuf],
     kind: InputKind,
 ) -> (Vec<InputFile>, Vec<InputError>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
+    let mut found = Found::default();
     for f in files {
         match std::fs::metadata(f) {
-            Ok(m) if m.is_file() => out.push(InputFile {
-                path: f.clone(),
-                size: m.len(),
-            }),
-            Ok(m) if m.is_dir() => errors.push(whole(f, ErrorKind::FolderNotFile)),
-            Ok(_) => errors.push(whole(f, ErrorKind::NotRegularFile)),
-            Err(e) => errors.push(whole(f, ErrorKind::CannotOpen(e))),
+            Ok(m) if m.is_file() => found.file(f.clone(), &m),
+            Ok(m) if m.is_dir() => found.errors.push(whole(f, ErrorKind::FolderNotFile)),
+            Ok(_) => found.errors.push(whole(f, ErrorKind::NotRegularFile)),
+            Err(e) => found.errors.push(whole(f, ErrorKind::CannotOpen(e))),
         }
     }
     for d in dirs {
-        let mut stack = vec![d.clone()];
         match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                errors.push(whole(d, ErrorKind::NotFolder));
-                continue;
-            }
-            Err(e) => {
-                errors.push(whole(d, ErrorKind::CannotOpenFolder(e)));
-                continue;
-            }
+            Ok(m) if m.is_dir() => found.search(d, &m, kind),
+            Ok(_) => found.errors.push(whole(d, ErrorKind::NotFolder)),
+            Err(e) => found.errors.push(whole(d, ErrorKind::CannotOpenFolder(e))),
         }
-        while let Some(dir) = stack.pop() {
+    }
+    found.finish()
+}
+
+/// A file's or folder's identity: device and inode where there are such, else the
+/// canonical path (or the path itself when it has none).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Identity {
+    #[cfg(unix)]
+    Inode(u64, u64),
+    #[cfg(not(unix))]
+    Path(PathBuf),
+}
+
+fn identity(_path: &Path, _m: &std::fs::Metadata) -> Identity {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Identity::Inode(_m.dev(), _m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        Identity::Path(std::fs::canonicalize(_path).unwrap_or_else(|_| _path.to_path_buf()))
+    }
+}
+
+/// A folder being searched: its identity and the folder that led to it.
+struct Visit {
+    id: Identity,
+    parent: Option<usize>,
+}
+
+/// What the search found so far.
+#[derive(Default)]
+struct Found {
+    files: Vec<(InputFile, Identity)>,
+    errors: Vec<InputError>,
+    /// Folders searched or waiting to be, across every `-d`.
+    folders: std::collections::HashSet<Identity>,
+    /// The folders entered, each with the one that led to it (to tell a loop).
+    visits: Vec<Visit>,
+}
+
+impl Found {
+    fn file(&mut self, path: PathBuf, m: &std::fs::Metadata) {
+        let id = identity(&path, m);
+        let size = m.len();
+        self.files.push((InputFile { path, size }, id));
+    }
+
+    /// Whether the folder `id` is `at` or one of the folders that led to it.
+    fn is_ancestor(&self, id: &Identity, mut at: Option<usize>) -> bool {
+        while let Some(i) = at {
+            if self.visits[i].id == *id {
+                return true;
+            }
+            at = self.visits[i].parent;
+        }
+        false
+    }
+
+    /// Searches the folder `root` (metadata `m`) depth first, in name order.
+    fn search(&mut self, root: &Path, m: &std::fs::Metadata, kind: InputKind) {
+        let id = identity(root, m);
+        if !self.folders.insert(id.clone()) {
+            return;
+        }
+        let mut stack = vec![(root.to_path_buf(), id, None)];
+        while let Some((dir, id, parent)) = stack.pop() {
+            self.visits.push(Visit { id, parent });
+            let me = Some(self.visits.len() - 1);
             let rd = match std::fs::read_dir(&dir) {
                 Ok(rd) => rd,
                 Err(e) => {
-                    errors.push(whole(&dir, ErrorKind::CannotReadFolder(e)));
+                    self.errors
+                        .push(whole(&dir, ErrorKind::CannotReadFolder(e)));
                     continue;
                 }
             };
+            let mut entries = Vec::new();
             for entry in rd {
-                let entry = match entry {
-                    Ok(e) => e,
-                    Err(e) => {
-                        errors.push(whole(&dir, ErrorKind::Io(e)));
-                        continue;
-                    }
-                };
-                let p = entry.path();
-                let Ok(ft) = entry.file_type() else { continue };
-                if ft.is_dir() {
-                    stack.push(p);
-                } else if kind.accepts(&p) {
-                    match std::fs::metadata(&p) {
-                        Ok(m) if m.is_file() => out.push(InputFile {
-                            path: p,
-                            size: m.len(),
-                        }),
-                        Ok(_) => {}
-                        Err(e) => errors.push(whole(&p, ErrorKind::CannotOpen(e))),
-                    }
+                match entry {
+                    Ok(e) => entries.push(e),
+                    Err(e) => self.errors.push(whole(&dir, ErrorKind::Io(e))),
                 }
             }
+            entries.sort_by_key(|e| e.file_name());
+            let mut folders = Vec::new();
+            for entry in entries {
+                let p = entry.path();
+                let Ok(ft) = entry.file_type() else { continue };
+                if !ft.is_dir() && !ft.is_symlink() && !kind.accepts(&p) {
+                    continue;
+                }
+                // Follows a symlink: what it leads to decides.
+                let m = match std::fs::metadata(&p) {
+                    Ok(m) => m,
+                    Err(e) if ft.is_dir() || kind.accepts(&p) => {
+                        self.errors.push(whole(&p, ErrorKind::CannotOpen(e)));
+                        continue;
+                    }
+                    // A dangling link not named as input: nothing to search.
+                    Err(_) => continue,
+                };
+                if m.is_dir() {
+                    let id = identity(&p, &m);
+                    if self.is_ancestor(&id, me) {
+                        self.errors.push(whole(&p, ErrorKind::FolderLoop));
+                    } else if self.folders.insert(id.clone()) {
+                        folders.push((p, id, me));
+                    }
+                } else if m.is_file() && kind.accepts(&p) {
+                    self.file(p, &m);
+                }
+            }
+            // Popped in name order.
+            stack.extend(folders.into_iter().rev());
         }
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out.dedup_by(|a, b| a.path == b.path);
-    (out, errors)
+
+    /// The files sorted by path, each once, and the errors.
+    fn finish(mut self) -> (Vec<InputFile>, Vec<InputError>) {
+        self.files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let mut seen = std::collections::HashSet::new();
+        let files = self
+            .files
+            .into_iter()
+            .filter(|(_, id)| seen.insert(id.clone()))
+            .map(|(f, _)| f)
+            .collect();
+        (files, self.errors)
+    }
 }
 
 /// An error about `path` as a whole.
@@ -232,19 +323,39 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn symlinked_folders_are_not_followed() {
+    fn symlinked_folders_are_followed_once_and_a_loop_is_reported_not_followed() {
+        use std::os::unix::fs::symlink;
         let s = Scratch::new("symlinks");
         let outside = Scratch::new("symlinks-outside");
         outside.file("far.evtx", 1);
         s.file("near.evtx", 1);
-        std::os::unix::fs::symlink(&outside.0, s.0.join("link")).unwrap();
-        // A link to its own folder would loop if followed.
-        std::os::unix::fs::symlink(&s.0, s.0.join("loop")).unwrap();
-        let got = found(&s, std::slice::from_ref(&s.0), &[], InputKind::Evtx);
-        assert_eq!(got, ["near.evtx"]);
-        // Given itself as -d, the linked folder is searched.
-        let linked = [s.0.join("link")];
-        let got = found(&s, &linked, &[], InputKind::Evtx);
-        assert_eq!(got, ["link/far.evtx"]);
+        s.file("sub/deep.evtx", 1);
+        symlink(&outside.0, s.0.join("link")).unwrap();
+        // A second link to the same folder, and a link to a file already listed: each
+        // file is listed once, by its first path in path order.
+        symlink(&outside.0, s.0.join("link2")).unwrap();
+        symlink(s.0.join("near.evtx"), s.0.join("sub/again.evtx")).unwrap();
+        // Links back to the folder itself and to its parent would loop if followed.
+        symlink(&s.0, s.0.join("loop")).unwrap();
+        symlink(s.0.join("sub"), s.0.join("sub/up")).unwrap();
+        let (got, errors) = discover(std::slice::from_ref(&s.0), &[], InputKind::Evtx);
+        let rel = |p: &Path| p.strip_prefix(&s.0).unwrap().to_string_lossy().into_owned();
+        let names: Vec<String> = got.iter().map(|f| rel(&f.path)).collect();
+        assert_eq!(names, ["link/far.evtx", "near.evtx", "sub/deep.evtx"]);
+        let loops: Vec<(String, String)> = errors
+            .iter()
+            .map(|e| (rel(e.file()), e.message().to_string()))
+            .collect();
+        let msg = "symlink loop: this link leads back to a folder that holds it; not followed";
+        assert_eq!(
+            loops,
+            [
+                ("loop".to_string(), msg.to_string()),
+                ("sub/up".to_string(), msg.to_string())
+            ]
+        );
+        // Given itself as -d, the linked folder is searched; given twice, listed once.
+        let linked = [s.0.join("link"), s.0.join("link2")];
+        assert_eq!(found(&s, &linked, &[], InputKind::Evtx), ["link/far.evtx"]);
     }
 }

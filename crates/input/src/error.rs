@@ -36,6 +36,8 @@ pub enum Position {
     },
     /// A line of a JSON Lines file (from 1).
     Line(u64),
+    /// An event of a JSON file, by its number in the file (from 1).
+    Event(u64),
     /// A JSON array of events, after this many events were read.
     AfterEvents(u64),
 }
@@ -61,6 +63,8 @@ pub enum ErrorKind {
     NotRegularFile,
     /// A file named where a folder was expected.
     NotFolder,
+    /// A folder symlink that leads to a folder holding it: not followed.
+    FolderLoop,
     /// An empty file read as EVTX.
     EmptyFile,
     /// A file read as EVTX that does not start with the EVTX signature.
@@ -98,7 +102,16 @@ pub enum ErrorKind {
     UnreadableEvent(String),
     /// Reading the file stopped on a panic (a bug).
     Internal(String),
+    /// A record with a detection but no `TimeCreated/@SystemTime`: its rows are timed
+    /// at the Unix epoch.
+    MissingTime,
+    /// A record with a detection whose `TimeCreated/@SystemTime` does not parse (the
+    /// value, cut to [`MAX_TIME_SHOWN`] characters): its rows are timed at the epoch.
+    UnreadableTime(String),
 }
+
+/// Most characters of an unreadable time an error quotes.
+pub const MAX_TIME_SHOWN: usize = 64;
 
 impl InputError {
     /// An error of `kind` at `at` in `file`.
@@ -122,6 +135,22 @@ impl InputError {
         InputError::new(file, Position::None, kind)
     }
 
+    /// The record at `at` in `file` has a detection but no readable time: `value` is its
+    /// `TimeCreated/@SystemTime` when it has one.
+    pub fn bad_time(file: &Path, at: Position, value: Option<&str>) -> Self {
+        let kind = match value {
+            None => ErrorKind::MissingTime,
+            Some(v) => {
+                let mut shown: String = v.chars().take(MAX_TIME_SHOWN).collect();
+                if shown.len() < v.len() {
+                    shown.push('…');
+                }
+                ErrorKind::UnreadableTime(shown)
+            }
+        };
+        InputError::new(file, at, kind)
+    }
+
     /// Reading `file` stopped on a panic whose message is `message`.
     pub fn internal(file: &Path, message: impl Into<String>) -> Self {
         InputError::new(file, Position::None, ErrorKind::Internal(message.into()))
@@ -141,6 +170,11 @@ impl InputError {
     /// went wrong, as the summary lists it under the file.
     pub fn message(&self) -> Message<'_> {
         Message(self)
+    }
+
+    /// What went wrong, as text, without where (the text after the position).
+    pub fn reason(&self) -> Reason<'_> {
+        Reason(self)
     }
 
     /// What went wrong.
@@ -169,9 +203,21 @@ impl fmt::Display for Message<'_> {
                 write!(f, "chunk {chunk}: record {record}: ")?
             }
             Position::Line(n) => write!(f, "line {n}: ")?,
+            Position::Event(n) => write!(f, "event {n}: ")?,
             Position::AfterEvents(n) => write!(f, "after {n} events: ")?,
         }
-        e.kind.write(f, matches!(e.at, Position::Chunk(_)))
+        write!(f, "{}", e.reason())
+    }
+}
+
+/// What went wrong, without where: an [`InputError`]'s text after its position.
+pub struct Reason<'e>(&'e InputError);
+
+impl fmt::Display for Reason<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0
+            .kind
+            .write(f, matches!(self.0.at, Position::Chunk(_)))
     }
 }
 
@@ -201,6 +247,9 @@ impl ErrorKind {
             ErrorKind::FolderNotFile => f.write_str("a folder, not a file (scan folders with -d)"),
             ErrorKind::NotRegularFile => f.write_str("not a regular file"),
             ErrorKind::NotFolder => f.write_str("not a folder (scan single files with -f)"),
+            ErrorKind::FolderLoop => f.write_str(
+                "symlink loop: this link leads back to a folder that holds it; not followed",
+            ),
             ErrorKind::EmptyFile => f.write_str("empty file, not EVTX"),
             ErrorKind::NotEvtx => {
                 f.write_str("not an EVTX file (it does not start with the ElfFile signature)")
@@ -233,9 +282,20 @@ impl ErrorKind {
             ErrorKind::UnreadableRendering(d) => write!(f, "unreadable JSON rendering: {d}"),
             ErrorKind::UnreadableEvent(d) => write!(f, "event: {d}"),
             ErrorKind::Internal(d) => write!(f, "reading stopped by an internal error: {d}"),
+            ErrorKind::MissingTime => write!(
+                f,
+                "no TimeCreated SystemTime; its detections are timed {EPOCH}"
+            ),
+            ErrorKind::UnreadableTime(v) => write!(
+                f,
+                "unreadable TimeCreated SystemTime {v:?}; its detections are timed {EPOCH}"
+            ),
         }
     }
 }
+
+/// The time rows of a record without a readable time get (see [`crate::missing_timestamp`]).
+const EPOCH: &str = "1970-01-01 00:00:00 UTC";
 
 /// The kind's text as it reads in an [`InputError`] at no position in particular.
 impl fmt::Display for ErrorKind {

@@ -44,6 +44,7 @@
 mod channel;
 mod discover;
 mod error;
+mod error_run;
 mod evtx;
 mod flatten;
 mod json;
@@ -52,7 +53,8 @@ mod timestamp;
 
 pub use channel::split_by_channel;
 pub use discover::{discover, InputFile, InputKind};
-pub use error::{panic_message, ErrorKind, InputError, Message, Position};
+pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
+pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::{
     push_padded, read_evtx, settings, settings_with, Content, EvtxCounts, EvtxRead, RawRecord,
     TypedState,

@@ -42,10 +42,22 @@ pub struct Matches {
     /// Whether the record being tested was carved (`--recover-records`); set by the
     /// caller before [`Detector::detect`], copied into its rows.
     pub recovered: bool,
+    /// After [`Detector::detect`]: the record had a detection but no readable time
+    /// (its rows are timed at the epoch); the caller takes it and reports it.
+    pub bad_time: Option<BadTime>,
     /// Reused buffers of the prefilter.
     scratch: Admission,
     /// Reused buffers of the Details, ExtraFieldInfo and AllFieldInfo columns.
     render: RenderScratch,
+}
+
+/// A record with a detection and no readable `TimeCreated/@SystemTime`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadTime {
+    /// Its `EventRecordID` (or the record header's id; 0 when neither).
+    pub record_id: u64,
+    /// Its `SystemTime` as written, when it has one.
+    pub value: Option<String>,
 }
 
 /// Per-worker rendering buffers. The field list is built once per record, however many
@@ -280,10 +292,8 @@ impl<'a> Detector<'a> {
         record_id: Option<u64>,
         m: &mut Matches,
     ) {
-        let time = view
-            .first(self.out.time)
-            .and_then(scanner_input::parse_timestamp)
-            .unwrap_or_else(scanner_input::missing_timestamp);
+        let raw_time = view.first(self.out.time);
+        let parsed = raw_time.and_then(scanner_input::parse_timestamp);
         // `System/EventRecordID` is what analysts and other tools key on; the record
         // header's id differs from it in exported logs.
         let record_id = view
@@ -291,6 +301,19 @@ impl<'a> Detector<'a> {
             .and_then(|s| s.parse().ok())
             .or(record_id)
             .unwrap_or(0);
+        let time = match parsed {
+            Some(t) => t,
+            None => {
+                // Kept, at the epoch as Hayabusa does, and reported once per record.
+                if m.bad_time.is_none() {
+                    m.bad_time = Some(BadTime {
+                        record_id,
+                        value: raw_time.map(str::to_string),
+                    });
+                }
+                scanner_input::missing_timestamp()
+            }
+        };
         // Shared names: cloning them for each correlation and the row allocates nothing.
         let channel = m.render.names.get(view.first(CHANNEL).unwrap_or("-"));
         for &c in &self.feeds[r as usize] {

@@ -27,6 +27,15 @@ pub enum Command {
     /// List the output profiles and their columns.
     #[command(name = "list-profiles")]
     ListProfiles,
+    /// Count events per channel and EventID, with their share and title.
+    #[command(name = "eid-metrics")]
+    EidMetrics(EidMetricsArgs),
+    /// Count events per computer.
+    #[command(name = "computer-metrics")]
+    ComputerMetrics(MetricsArgs),
+    /// One row per log file: computers, events, first and last time, channels, providers, size.
+    #[command(name = "log-metrics")]
+    LogMetrics(LogMetricsArgs),
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -310,4 +319,123 @@ pub struct TimelineArgs {
     /// Write a CPU flamegraph (SVG) of the scan to FILE (needs a build with the `pprof` feature).
     #[arg(long = "cpu-profile", value_name = "FILE")]
     pub cpu_profile: Option<PathBuf>,
+}
+
+/// Options shared by `eid-metrics`, `computer-metrics` and `log-metrics` (Hayabusa 3.9.0's).
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// Folder of logs, searched recursively; repeatable.
+    #[arg(short = 'd', long = "directory", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// A log file; repeatable.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX.
+    #[arg(short = 'J', long = "JSON-input")]
+    pub json: bool,
+    /// Also count records carved from slack space and damaged chunks.
+    #[arg(short = 'x', long = "recover-records")]
+    pub recover_records: bool,
+    /// Config folder (abbreviations, channel_eid_info.txt, windows_versions.csv).
+    /// Default: ./rules/config when it exists (as Hayabusa), else the built-in one.
+    #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
+    pub config: Option<PathBuf>,
+    /// Write CSV to FILE (default: a table on a terminal, CSV when piped).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite the output file if it exists.
+    #[arg(short = 'C', long = "clobber")]
+    pub clobber: bool,
+    /// Worker threads (default: one per core).
+    #[arg(short = 't', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    /// Quiet: no totals or progress bar on standard error.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
+    #[arg(short = 'Q', long = "quiet-errors")]
+    pub quiet_errors: bool,
+    /// Accepted for Hayabusa's command lines: scanner prints no colours here.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+    /// Accepted for Hayabusa's command lines (its verbose messages).
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Only records of these computers (case-insensitive); comma-separated.
+    #[arg(long = "include-computer", value_name = "NAME", value_delimiter = ',')]
+    pub include_computers: Vec<String>,
+    /// No records of these computers; comma-separated.
+    #[arg(long = "exclude-computer", value_name = "NAME", value_delimiter = ',')]
+    pub exclude_computers: Vec<String>,
+    /// CSV cells a spreadsheet would run as a formula written with a leading `'`.
+    #[arg(long = "excel-safe")]
+    pub excel_safe: bool,
+
+    /// Timestamps in UTC (default: local time).
+    #[arg(short = 'U', long = "UTC", group = "time_style")]
+    pub utc: bool,
+    /// Timestamps as ISO-8601 in UTC.
+    #[arg(short = 'O', long = "ISO-8601", group = "time_style")]
+    pub iso8601: bool,
+    /// Timestamps as RFC 3339.
+    #[arg(long = "RFC-3339", group = "time_style")]
+    pub rfc3339: bool,
+    /// Timestamps as RFC 2822.
+    #[arg(long = "RFC-2822", group = "time_style")]
+    pub rfc2822: bool,
+    /// Timestamps in US style.
+    #[arg(long = "US-time", group = "time_style")]
+    pub us_time: bool,
+    /// Timestamps in US military style.
+    #[arg(long = "US-military-time", group = "time_style")]
+    pub us_military_time: bool,
+    /// Timestamps in European style.
+    #[arg(long = "European-time", group = "time_style")]
+    pub european_time: bool,
+}
+
+/// `eid-metrics` options.
+#[derive(Args, Debug)]
+pub struct EidMetricsArgs {
+    /// The common options.
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// Count a record found twice (same EventRecordID and time, e.g. in a backup copy)
+    /// once.
+    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    pub remove_duplicates: bool,
+}
+
+/// `log-metrics` options.
+#[derive(Args, Debug)]
+pub struct LogMetricsArgs {
+    /// The common options.
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// One item per line in the Computers, Channels and Providers cells.
+    #[arg(short = 'M', long = "multiline")]
+    pub multiline: bool,
+    /// Full channel and provider names.
+    #[arg(short = 'b', long = "disable-abbreviations")]
+    pub no_abbreviations: bool,
+    /// Only files holding one of these channels (full names, case-insensitive); comma-separated.
+    #[arg(
+        long = "include-channel",
+        value_name = "CHANNEL",
+        value_delimiter = ','
+    )]
+    pub include_channels: Vec<String>,
+    /// No files holding one of these channels; comma-separated.
+    #[arg(
+        long = "exclude-channel",
+        value_name = "CHANNEL",
+        value_delimiter = ','
+    )]
+    pub exclude_channels: Vec<String>,
+    /// Only files of these names (case-insensitive); comma-separated.
+    #[arg(long = "include-filename", value_name = "NAME", value_delimiter = ',')]
+    pub include_filenames: Vec<String>,
+    /// No files of these names; comma-separated.
+    #[arg(long = "exclude-filename", value_name = "NAME", value_delimiter = ',')]
+    pub exclude_filenames: Vec<String>,
 }

@@ -10,6 +10,7 @@ mod filters;
 mod freq_timeline;
 mod histogram;
 mod interrupt;
+mod metrics;
 mod output;
 mod progress_bar;
 mod report_html;
@@ -47,6 +48,9 @@ fn main() {
             },
             cli.debug,
         ),
+        args::Command::EidMetrics(a) => metrics::eid(a),
+        args::Command::ComputerMetrics(a) => metrics::computer(a),
+        args::Command::LogMetrics(a) => metrics::log(a),
         args::Command::ListProfiles => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),

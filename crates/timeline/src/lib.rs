@@ -49,6 +49,7 @@ mod time_format;
 
 pub use csv::CsvEncoder;
 pub use encoder::{take_bytes, write_encoded, RowEncoder};
+pub use formula::is_formula;
 pub use json::{field_pairs, row_json, JsonEncoder};
 pub use layout::{Layout, RowCells};
 pub use pipeline::write as write_timeline;

@@ -15,8 +15,8 @@ import sys
 
 # Files Hayabusa 3.9.0 does not read at all and scanner does. etw_rpc_zerologon.evtx
 # holds 415 ETW records (provider Microsoft-Windows-RPC, EventID 6) whose Channel is
-# empty; Hayabusa drops a file whose first record gives no channel, so its records are
-# in no metric. scanner counts them: they are events of the log an analyst was given.
+# empty; the file is in none of Hayabusa's outputs (likely its channel filter: a file's
+# channel comes from its first record, and no rule names an empty one). scanner counts them: they are events of the log an analyst was given.
 UNREAD_BY_HAYABUSA = {"etw_rpc_zerologon.evtx": 415}
 # The rows those records make in scanner's eid-metrics: (Channel, ID).
 UNREAD_EID_ROWS = {("", "6")}

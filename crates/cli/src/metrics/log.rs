@@ -78,7 +78,7 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
             .filter(|(i, t)| t.events > 0 && kept(a, &computers, &run.files[*i].path, t))
             .collect();
         // Most events first; a stable sort keeps the files' path order among equals.
-        rows.sort_by(|x, y| y.1.events.cmp(&x.1.events));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1.events));
         let sep = if a.multiline { "\n" } else { " ¦" };
         let mut table = Table::new(HEADER, Quote::Necessary);
         for (i, t) in rows {

@@ -9,6 +9,7 @@
 
 mod computer;
 mod eid;
+mod error;
 mod log;
 mod names;
 mod table;
@@ -21,6 +22,7 @@ use crate::args::MetricsArgs;
 use crate::exit;
 use crate::progress_bar::ProgressBar;
 use crate::terminal::safe;
+use error::MetricsError;
 use scanner_engine::Progress;
 use scanner_input::{Flattener, InputError, InputFile, InputKind, RecordView};
 use scanner_rules::{Event, FieldId, FieldTable, CHANNEL, EVENT_ID};
@@ -265,19 +267,19 @@ struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// Checks the output, starts the threads, reads the config and finds the inputs.
-    fn start(args: &'a MetricsArgs) -> Result<Run<'a>, String> {
+    fn start(args: &'a MetricsArgs) -> Result<Run<'a>, MetricsError> {
         if args.dirs.is_empty() && args.files.is_empty() {
-            return Err("nothing to read: give -d DIR or -f FILE".into());
+            return Err(MetricsError::NoInput);
         }
         let output = output_path(args);
         if let Some(path) = output {
-            crate::output::check_target(path, args.clobber)?;
+            crate::output::check_target(path, args.clobber).map_err(MetricsError::Output)?;
         }
         if let Some(n) = args.threads {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(n.max(1))
                 .build_global()
-                .map_err(|e| format!("cannot start {n} threads: {e}"))?;
+                .map_err(|e| MetricsError::Threads(n, e))?;
         }
         let config = names::Names::load(args.config.as_deref())?;
         if !args.quiet {
@@ -290,7 +292,8 @@ impl<'a> Run<'a> {
         crate::output::refuse_inputs(
             &output.into_iter().collect::<Vec<_>>(),
             files.iter().map(|f| f.path.as_path()),
-        )?;
+        )
+        .map_err(MetricsError::Output)?;
         Ok(Run {
             args,
             files,
@@ -327,13 +330,14 @@ impl<'a> Run<'a> {
 
     /// Writes the table (CSV to `-o` or a pipe, aligned text on a terminal), lists the
     /// input errors and returns the exit code.
-    fn finish(&self, t: &table::Table) -> Result<i32, String> {
+    fn finish(&self, t: &table::Table) -> Result<i32, MetricsError> {
         match output_path(self.args) {
             Some(path) => crate::output::write_atomically(path, self.args.clobber, |f| {
                 let mut w = std::io::BufWriter::new(f);
                 t.write_csv(&mut w, self.args.excel_safe)?;
                 std::io::Write::flush(&mut w)
-            })?,
+            })
+            .map_err(MetricsError::Output)?,
             None => {
                 let stdout = std::io::stdout();
                 let mut out = stdout.lock();
@@ -342,7 +346,7 @@ impl<'a> Run<'a> {
                 } else {
                     t.write_csv(&mut out, self.args.excel_safe)
                 };
-                written.map_err(|e| format!("cannot write to standard output: {e}"))?;
+                written.map_err(MetricsError::Stdout)?;
             }
         }
         for e in &self.errors {
@@ -418,9 +422,9 @@ fn time_format(a: &MetricsArgs) -> TimeFormat {
 }
 
 /// Runs a command body, printing a fatal error.
-fn run_with(body: impl FnOnce() -> Result<i32, String>) -> i32 {
+fn run_with(body: impl FnOnce() -> Result<i32, MetricsError>) -> i32 {
     body().unwrap_or_else(|e| {
-        eprintln!("error: {}", safe(&e));
+        eprintln!("error: {}", safe(&e.to_string()));
         exit::FATAL
     })
 }

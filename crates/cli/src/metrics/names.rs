@@ -2,6 +2,7 @@
 //! tables), event titles (`channel_eid_info.txt`) and Windows versions
 //! (`windows_versions.csv`), all read from the config folder.
 
+use super::MetricsError;
 use scanner_rules::{Config, FxHashMap, LoadOptions};
 use std::path::{Path, PathBuf};
 
@@ -20,10 +21,10 @@ pub struct Names {
 impl Names {
     /// Reads the folder `-c` names, else `./rules/config` when it is one (as Hayabusa
     /// does), else the built-in config; its gaps are filled from the built-in one.
-    pub fn load(dir: Option<&Path>) -> Result<Names, String> {
+    pub fn load(dir: Option<&Path>) -> Result<Names, MetricsError> {
         let dir: Option<PathBuf> = match dir {
             Some(d) if !d.is_dir() => {
-                return Err(format!("-c {}: not a folder", d.display()));
+                return Err(MetricsError::ConfigNotFolder(d.to_path_buf()));
             }
             Some(d) => Some(d.to_path_buf()),
             None => Some(PathBuf::from("rules/config")).filter(|d| d.is_dir()),

@@ -413,3 +413,21 @@ fn excel_safe_neutralises_formula_cells() {
     assert!(safe.contains("\"'=cmd|calc\""), "{safe}");
     std::fs::remove_dir_all(&d).ok();
 }
+
+#[test]
+fn fatal_errors_say_what_is_wrong() {
+    let r = scanner_utc(&["eid-metrics", "-q"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        text(&r.stderr).contains("give -d DIR or -f FILE"),
+        "{}",
+        text(&r.stderr)
+    );
+    let r = scanner_utc(&["log-metrics", "-f", GENERATED, "-c", "no/such/folder"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        text(&r.stderr).contains("no/such/folder: not a folder"),
+        "{}",
+        text(&r.stderr)
+    );
+}

@@ -51,9 +51,12 @@ impl fmt::Display for RunMessage<'_, '_> {
         if r.count == 1 {
             return write!(f, "{}", r.first.message());
         }
+        // Two positions are named both (`chunks 6 and 10`), more by their range.
         let range = |f: &mut fmt::Formatter<'_>, what: &str, lo: u64, hi: u64| {
             if lo == hi {
                 write!(f, "{what} {lo}")
+            } else if r.count == 2 {
+                write!(f, "{what}s {lo} and {hi}")
             } else {
                 write!(f, "{what}s {lo}\u{2013}{hi}")
             }
@@ -231,7 +234,7 @@ mod tests {
             [
                 "a.evtx: chunks 12\u{2013}3999: bad magic (3,979 errors) [3979]",
                 "b.evtx: chunk 7: bad magic [1]",
-                "b.evtx: chunks 3\u{2013}9: name at offset 0x5a7 (2 errors; the first shown, the others' numbers differ) [2]",
+                "b.evtx: chunks 3 and 9: name at offset 0x5a7 (2 errors; the first shown, the others' numbers differ) [2]",
                 "b.evtx: line 3: invalid JSON: x [1]",
             ]
         );

@@ -1,5 +1,6 @@
-//! `eid-metrics`, `computer-metrics` and `log-metrics`: counts over every record of the
-//! input, with Hayabusa 3.9.0's names, columns and row order (see docs/commands.md).
+//! `eid-metrics`, `computer-metrics`, `log-metrics` and `logon-summary`: counts over
+//! every record of the input, with Hayabusa 3.9.0's names, columns and row order (see
+//! docs/commands.md).
 //!
 //! The three share the input crate's record walk ([`scanner_input::walk`]): the files in
 //! parallel (EVTX chunk-parallel), each record filled into a reusable view and handed,
@@ -11,12 +12,14 @@ mod computer;
 mod eid;
 mod error;
 mod log;
+mod logon;
 mod names;
 mod table;
 
 pub use computer::run as computer;
 pub use eid::run as eid;
 pub use log::run as log;
+pub use logon::run as logon_summary;
 
 use crate::args::MetricsArgs;
 use crate::exit;
@@ -28,7 +31,7 @@ use scanner_input::{walk, InputError, InputFile, InputKind, RecordView, WalkSett
 use scanner_rules::{Event, FieldId, FieldTable, CHANNEL, EVENT_ID};
 use scanner_timeline::{TimeFormat, TimeStyle};
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The record fields the metrics read, interned in their own table.
@@ -171,11 +174,20 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     /// Checks the output, starts the threads, reads the config and finds the inputs.
     fn start(args: &'a MetricsArgs) -> Result<Run<'a>, MetricsError> {
+        let output: Vec<PathBuf> = output_path(args)
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect();
+        Run::start_writing(args, &output)
+    }
+
+    /// [`Run::start`] for a command that writes the files `outputs` (none: standard
+    /// output).
+    fn start_writing(args: &'a MetricsArgs, outputs: &[PathBuf]) -> Result<Run<'a>, MetricsError> {
         if args.dirs.is_empty() && args.files.is_empty() {
             return Err(MetricsError::NoInput);
         }
-        let output = output_path(args);
-        if let Some(path) = output {
+        for path in outputs {
             crate::output::check_target(path, args.clobber).map_err(MetricsError::Output)?;
         }
         if let Some(n) = args.threads {
@@ -192,11 +204,9 @@ impl<'a> Run<'a> {
         }
         let kind = input_kind(args);
         let (files, errors) = scanner_input::discover(&args.dirs, &args.files, kind);
-        crate::output::refuse_inputs(
-            &output.into_iter().collect::<Vec<_>>(),
-            files.iter().map(|f| f.path.as_path()),
-        )
-        .map_err(MetricsError::Output)?;
+        let outs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+        crate::output::refuse_inputs(&outs, files.iter().map(|f| f.path.as_path()))
+            .map_err(MetricsError::Output)?;
         Ok(Run {
             args,
             files,
@@ -209,6 +219,20 @@ impl<'a> Run<'a> {
     /// Walks the files with a progress bar on a terminal; the walk's errors join the
     /// run's.
     fn walk<T: Tally>(&mut self, opts: T::Opts) -> (Vec<T>, u64) {
+        let cx = Cx {
+            fields: Fields::new(),
+            opts,
+        };
+        let (per_file, records) = self.walk_with::<Adapt<T>>(&cx.fields.table, &cx);
+        (per_file.into_iter().map(|a| a.0).collect(), records)
+    }
+
+    /// [`Run::walk`] for a command with its own fields and [`scanner_input::Tally`].
+    fn walk_with<T: scanner_input::Tally>(
+        &mut self,
+        fields: &FieldTable,
+        cx: &T::Context,
+    ) -> (Vec<T>, u64) {
         let progress = Arc::new(Progress::default());
         let bar = (std::io::stderr().is_terminal() && !self.args.quiet).then(|| {
             ProgressBar::start(
@@ -217,16 +241,12 @@ impl<'a> Run<'a> {
                 self.files.iter().map(|f| f.size).sum(),
             )
         });
-        let cx = Cx {
-            fields: Fields::new(),
-            opts,
-        };
         let how = WalkSettings {
-            fields: &cx.fields.table,
+            fields,
             kind: input_kind(self.args),
             recover: self.args.recover_records,
         };
-        let walked = walk::<Adapt<T>>(&self.files, how, &cx, &|bytes, records| {
+        let walked = walk::<T>(&self.files, how, cx, &|bytes, records| {
             if bar.is_some() {
                 progress.file_done(bytes, records);
             }
@@ -236,7 +256,19 @@ impl<'a> Run<'a> {
         }
         let (per_file, errors, records) = walked.into_parts();
         self.errors.extend(errors);
-        (per_file.into_iter().map(|a| a.0).collect(), records)
+        (per_file, records)
+    }
+
+    /// Lists the input errors and returns the exit code.
+    fn exit_code(&self) -> i32 {
+        for e in &self.errors {
+            eprintln!("input error: {}", safe(&e.to_string()));
+        }
+        if self.errors.is_empty() {
+            exit::OK
+        } else {
+            exit::INPUT_ERRORS
+        }
     }
 
     /// Writes the table (CSV to `-o` or a pipe, aligned text on a terminal), lists the
@@ -260,14 +292,7 @@ impl<'a> Run<'a> {
                 written.map_err(MetricsError::Stdout)?;
             }
         }
-        for e in &self.errors {
-            eprintln!("input error: {}", safe(&e.to_string()));
-        }
-        Ok(if self.errors.is_empty() {
-            exit::OK
-        } else {
-            exit::INPUT_ERRORS
-        })
+        Ok(self.exit_code())
     }
 }
 

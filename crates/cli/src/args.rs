@@ -40,6 +40,9 @@ pub enum Command {
     /// (`-o PREFIX` writes PREFIX-successful.csv and PREFIX-failed.csv).
     #[command(name = "logon-summary")]
     LogonSummary(LogonSummaryArgs),
+    /// Base64 in command lines, service paths and PowerShell logs, decoded and classified.
+    #[command(name = "extract-base64")]
+    ExtractBase64(MetricsArgs),
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),

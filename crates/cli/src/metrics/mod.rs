@@ -11,6 +11,7 @@
 mod computer;
 mod eid;
 mod error;
+mod extract_base64;
 mod log;
 mod logon;
 mod names;
@@ -18,6 +19,7 @@ mod table;
 
 pub use computer::run as computer;
 pub use eid::run as eid;
+pub use extract_base64::run as extract_base64;
 pub use log::run as log;
 pub use logon::run as logon_summary;
 

@@ -55,7 +55,10 @@ fn decode_unpadded(s: &[u8]) -> Option<Vec<u8>> {
 /// Whether `s` is canonical base64, unpadded or with exactly the padding it needs.
 pub fn is_base64(s: &str) -> bool {
     let b = s.as_bytes();
-    let body = b.strip_suffix(b"==").or_else(|| b.strip_suffix(b"=")).unwrap_or(b);
+    let body = b
+        .strip_suffix(b"==")
+        .or_else(|| b.strip_suffix(b"="))
+        .unwrap_or(b);
     let pad = b.len() - body.len();
     if pad > 0 && (b.len() % 4 != 0 || (body.len() % 4 == 2) != (pad == 2)) {
         return false;
@@ -82,7 +85,11 @@ fn as_text(bytes: &[u8]) -> Option<(&'static str, String)> {
         bytes
             .chunks_exact(2)
             .map(|p| {
-                let u = if le { u16::from_le_bytes([p[0], p[1]]) } else { u16::from_be_bytes([p[0], p[1]]) };
+                let u = if le {
+                    u16::from_le_bytes([p[0], p[1]])
+                } else {
+                    u16::from_be_bytes([p[0], p[1]])
+                };
                 (u < 0x80).then_some(u as u8 as char)
             })
             .collect()
@@ -93,7 +100,9 @@ fn as_text(bytes: &[u8]) -> Option<(&'static str, String)> {
     if let Some(s) = units(false) {
         return Some(("UTF-16 BE", s));
     }
-    bytes.is_ascii().then(|| ("UTF-8", bytes.iter().map(|&b| b as char).collect()))
+    bytes
+        .is_ascii()
+        .then(|| ("UTF-8", bytes.iter().map(|&b| b as char).collect()))
 }
 
 /// The MIME type of a few kinds of file, by their first bytes.
@@ -114,7 +123,10 @@ fn file_type(b: &[u8]) -> Option<&'static str> {
         (&[0x28, 0xb5, 0x2f, 0xfd], "application/zstd"),
         (b"MZ", "application/vnd.microsoft.portable-executable"),
     ];
-    MAGIC.iter().find(|(m, _)| b.starts_with(m)).map(|(_, t)| *t)
+    MAGIC
+        .iter()
+        .find(|(m, _)| b.starts_with(m))
+        .map(|(_, t)| *t)
 }
 
 /// The base64 tokens of `field` that decode to text or a known file type, in order.
@@ -170,7 +182,10 @@ mod tests {
         let u8s: Vec<Found> = find("x SGVsbG8gd29ybGQ").collect();
         assert!(matches!(&u8s[0].decoded, Decoded::Text("UTF-8", s) if s == "Hello world"));
         let gz: Vec<Found> = find("H4sIAAAAAAAA").collect();
-        assert!(matches!(gz[0].decoded, Decoded::Binary("application/gzip", 9)));
+        assert!(matches!(
+            gz[0].decoded,
+            Decoded::Binary("application/gzip", 9)
+        ));
         // Short, all letters, or undecodable: nothing.
         assert_eq!(find("abc SGVsbG8 ThisIsAllLetters").count(), 0);
     }

@@ -94,13 +94,19 @@ impl Fields {
     /// The event's label and the fields to search, or `None` for other events.
     fn sources(&self, channel: &str, eid: &str) -> Option<(&'static str, [Option<Source>; 2])> {
         use Source::{Named, Nth};
-        const PWSH: [&str; 2] = ["Microsoft-Windows-PowerShell/Operational", "PowerShellCore/Operational"];
+        const PWSH: [&str; 2] = [
+            "Microsoft-Windows-PowerShell/Operational",
+            "PowerShellCore/Operational",
+        ];
         let one = |s| [Some(s), None];
         Some(match (channel, eid) {
             ("Security", "4688") => ("Sec 4688", one(Named(self.command_line))),
             ("Microsoft-Windows-Sysmon/Operational", "1") => (
                 "Sysmon 1",
-                [Some(Named(self.command_line)), Some(Named(self.parent_command_line))],
+                [
+                    Some(Named(self.command_line)),
+                    Some(Named(self.parent_command_line)),
+                ],
             ),
             ("System", "7045") => ("Sys 7045", one(Named(self.image_path))),
             (c, "4104") if PWSH.contains(&c) => ("PwSh 4104", one(Named(self.script_block))),
@@ -203,7 +209,9 @@ pub fn run(a: &MetricsArgs) -> i32 {
                         let shown: String = s.chars().filter(|c| !c.is_control()).collect();
                         (shown, len, "N", if double { "Y" } else { "N" }, enc, "text")
                     }
-                    Decoded::Binary(kind, len) => ("(Binary Data)".to_string(), len, "Y", "N", "Binary", kind),
+                    Decoded::Binary(kind, len) => {
+                        ("(Binary Data)".to_string(), len, "Y", "N", "Binary", kind)
+                    }
                 };
                 table.push(vec![
                     Cell::Text(run.time.format(r.time.unwrap_or(epoch))),

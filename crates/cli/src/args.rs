@@ -36,6 +36,13 @@ pub enum Command {
     /// One row per log file: computers, events, first and last time, channels, providers, size.
     #[command(name = "log-metrics")]
     LogMetrics(LogMetricsArgs),
+    /// Successful and failed logons per account, computer, logon type and source
+    /// (`-o PREFIX` writes PREFIX-successful.csv and PREFIX-failed.csv).
+    #[command(name = "logon-summary")]
+    LogonSummary(LogonSummaryArgs),
+    /// Base64 in command lines, service paths and PowerShell logs, decoded and classified.
+    #[command(name = "extract-base64")]
+    ExtractBase64(MetricsArgs),
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -438,4 +445,22 @@ pub struct LogMetricsArgs {
     /// No files of these names; comma-separated.
     #[arg(long = "exclude-filename", value_name = "NAME", value_delimiter = ',')]
     pub exclude_filenames: Vec<String>,
+}
+
+/// `logon-summary` options (`-o` is a prefix: PREFIX-successful.csv, PREFIX-failed.csv).
+#[derive(Args, Debug)]
+pub struct LogonSummaryArgs {
+    /// The common options.
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// Count an event found twice (same EventRecordID and time, e.g. in a backup copy)
+    /// once.
+    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    pub remove_duplicates: bool,
+    /// Only events at or after this time ("2024-01-31 13:00:00 +09:00").
+    #[arg(long = "timeline-start", value_name = "TIME")]
+    pub timeline_start: Option<String>,
+    /// Only events at or before this time.
+    #[arg(long = "timeline-end", value_name = "TIME")]
+    pub timeline_end: Option<String>,
 }

@@ -51,6 +51,8 @@ fn main() {
         args::Command::EidMetrics(a) => metrics::eid(a),
         args::Command::ComputerMetrics(a) => metrics::computer(a),
         args::Command::LogMetrics(a) => metrics::log(a),
+        args::Command::LogonSummary(a) => metrics::logon_summary(a),
+        args::Command::ExtractBase64(a) => metrics::extract_base64(a),
         args::Command::ListProfiles => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),

@@ -5,11 +5,14 @@ mod alloc;
 mod args;
 mod config;
 mod cpu_profile;
+mod default_profile;
 mod evtx_cmd;
+mod expand_list;
 mod filters;
 mod freq_timeline;
 mod histogram;
 mod interrupt;
+mod level_tuning;
 mod metrics;
 mod output;
 mod progress_bar;
@@ -36,7 +39,11 @@ use clap::Parser;
 fn main() {
     alloc::configure();
     interrupt::install();
-    let cli = args::Cli::parse();
+    let mut cli = args::Cli::parse();
+    if let Err(e) = timeline_args(&mut cli.command).map_or(Ok(()), config::live_analysis) {
+        eprintln!("error: {}", terminal::safe(&e));
+        std::process::exit(exit::FATAL);
+    }
     let code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv, cli.debug),
         args::Command::JsonTimeline(a) => timeline_cmd::run(
@@ -48,6 +55,18 @@ fn main() {
             },
             cli.debug,
         ),
+        args::Command::DfirTimeline(a) => {
+            let format = match a.output_type.to_ascii_lowercase().as_str() {
+                "json" => timeline_cmd::Format::Json,
+                "jsonl" => timeline_cmd::Format::JsonLines,
+                _ => timeline_cmd::Format::Csv,
+            };
+            timeline_cmd::run(&a.timeline, format, cli.debug)
+        }
+        args::Command::ExpandList(a) => expand_list::run(a),
+        args::Command::ConfigCriticalSystems(a) => metrics::critical_systems(a),
+        args::Command::LevelTuning(a) => level_tuning::run(a),
+        args::Command::SetDefaultProfile(a) => default_profile::run(a),
         args::Command::EidMetrics(a) => metrics::eid(a),
         args::Command::ComputerMetrics(a) => metrics::computer(a),
         args::Command::LogMetrics(a) => metrics::log(a),
@@ -60,4 +79,14 @@ fn main() {
         alloc::report();
     }
     std::process::exit(code);
+}
+
+/// The timeline options of a timeline command (csv-, json- or dfir-timeline).
+fn timeline_args(c: &mut args::Command) -> Option<&mut args::TimelineArgs> {
+    match c {
+        args::Command::CsvTimeline(a) => Some(a),
+        args::Command::JsonTimeline(a) => Some(&mut a.timeline),
+        args::Command::DfirTimeline(a) => Some(&mut a.timeline),
+        _ => None,
+    }
 }

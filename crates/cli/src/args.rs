@@ -263,7 +263,12 @@ pub struct TimelineArgs {
     #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
     pub utc: bool,
     /// Timestamps as ISO-8601 in UTC (2016-09-21T03:40:37.088867Z).
-    #[arg(short = 'O', long = "ISO-8601", alias = "iso-8601", group = "time_style")]
+    #[arg(
+        short = 'O',
+        long = "ISO-8601",
+        alias = "iso-8601",
+        group = "time_style"
+    )]
     pub iso8601: bool,
     /// Timestamps as RFC 3339 (2016-09-21 03:40:37.088867+00:00).
     #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
@@ -275,7 +280,11 @@ pub struct TimelineArgs {
     #[arg(long = "US-time", alias = "us-time", group = "time_style")]
     pub us_time: bool,
     /// Timestamps in US military style (09-21-2016 03:40:37.088 +00:00).
-    #[arg(long = "US-military-time", alias = "us-military-time", group = "time_style")]
+    #[arg(
+        long = "US-military-time",
+        alias = "us-military-time",
+        group = "time_style"
+    )]
     pub us_military_time: bool,
     /// Timestamps in European style (21-09-2016 03:40:37.088 +00:00).
     #[arg(long = "European-time", alias = "european-time", group = "time_style")]
@@ -324,7 +333,12 @@ pub struct TimelineArgs {
     #[arg(short = 'K', long = "no-color")]
     pub no_color: bool,
     /// Write an HTML report of the summary, with a detection-frequency chart, to FILE.
-    #[arg(short = 'H', long = "HTML-report", alias = "html-report", value_name = "FILE")]
+    #[arg(
+        short = 'H',
+        long = "HTML-report",
+        alias = "html-report",
+        value_name = "FILE"
+    )]
     pub html_report: Option<PathBuf>,
     /// Show a detection-frequency timeline in the terminal.
     #[arg(short = 'T', long = "visualize-timeline")]
@@ -387,7 +401,12 @@ pub struct DfirTimelineArgs {
 #[derive(Args, Debug)]
 pub struct ExpandListArgs {
     /// Rule file or folder, searched recursively for `.yml` files.
-    #[arg(short = 'r', long = "rules", value_name = "DIR/FILE", default_value = "rules")]
+    #[arg(
+        short = 'r',
+        long = "rules",
+        value_name = "DIR/FILE",
+        default_value = "rules"
+    )]
     pub rules: PathBuf,
     /// Quiet (accepted for Hayabusa's command lines; nothing else is printed).
     #[arg(short = 'q', long = "quiet")]
@@ -409,7 +428,12 @@ pub struct LevelTuningArgs {
     )]
     pub file: PathBuf,
     /// Rule file or folder whose rules are rewritten.
-    #[arg(short = 'r', long = "rules", value_name = "DIR/FILE", default_value = "rules")]
+    #[arg(
+        short = 'r',
+        long = "rules",
+        value_name = "DIR/FILE",
+        default_value = "rules"
+    )]
     pub rules: PathBuf,
     /// Quiet: print nothing but errors.
     #[arg(short = 'q', long = "quiet")]
@@ -486,6 +510,10 @@ pub struct MetricsArgs {
     /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
     #[arg(short = 'Q', long = "quiet-errors")]
     pub quiet_errors: bool,
+    /// Read the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis")]
+    pub live_analysis: bool,
     /// Accepted for Hayabusa's command lines: scanner prints no colours here.
     #[arg(short = 'K', long = "no-color")]
     pub no_color: bool,
@@ -506,7 +534,12 @@ pub struct MetricsArgs {
     #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
     pub utc: bool,
     /// Timestamps as ISO-8601 in UTC.
-    #[arg(short = 'O', long = "ISO-8601", alias = "iso-8601", group = "time_style")]
+    #[arg(
+        short = 'O',
+        long = "ISO-8601",
+        alias = "iso-8601",
+        group = "time_style"
+    )]
     pub iso8601: bool,
     /// Timestamps as RFC 3339.
     #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
@@ -518,7 +551,11 @@ pub struct MetricsArgs {
     #[arg(long = "US-time", alias = "us-time", group = "time_style")]
     pub us_time: bool,
     /// Timestamps in US military style.
-    #[arg(long = "US-military-time", alias = "us-military-time", group = "time_style")]
+    #[arg(
+        long = "US-military-time",
+        alias = "us-military-time",
+        group = "time_style"
+    )]
     pub us_military_time: bool,
     /// Timestamps in European style.
     #[arg(long = "European-time", alias = "european-time", group = "time_style")]

@@ -110,10 +110,10 @@ pub fn threads(n: usize) -> Option<usize> {
     Some(n)
 }
 
-/// `-l`: adds the local Windows event log folder to the folders scanned. Off Windows
-/// there is none, and the run stops with an error naming the flag.
-pub fn live_analysis(a: &mut TimelineArgs) -> Result<(), String> {
-    if !a.hayabusa.live_analysis {
+/// `-l`: adds the local Windows event log folder to the folders read (`dirs`). Off
+/// Windows there is none, and the run stops with an error naming the flag.
+pub fn live_analysis_dirs(live: bool, dirs: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
+    if !live {
         return Ok(());
     }
     if !cfg!(windows) {
@@ -124,6 +124,6 @@ pub fn live_analysis(a: &mut TimelineArgs) -> Result<(), String> {
         .join("System32")
         .join("winevt")
         .join("Logs");
-    a.dirs.push(dir);
+    dirs.push(dir);
     Ok(())
 }

@@ -16,7 +16,11 @@ use std::path::{Path, PathBuf};
 /// The file holding the default profile's name, or `None` when no configuration
 /// folder can be found (no `XDG_CONFIG_HOME`, `HOME` or `APPDATA`).
 pub fn file() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let base = if cfg!(windows) {
         var("APPDATA")
     } else {
@@ -99,7 +103,8 @@ fn set(a: &SetDefaultProfileArgs) -> Result<(), DefaultProfileError> {
         println!("{}", read_from(&path)?.name());
         return Ok(());
     };
-    let profile = Profile::parse(name).ok_or_else(|| DefaultProfileError::UnknownArg(name.clone()))?;
+    let profile =
+        Profile::parse(name).ok_or_else(|| DefaultProfileError::UnknownArg(name.clone()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| DefaultProfileError::Write(dir.to_path_buf(), e.to_string()))?;

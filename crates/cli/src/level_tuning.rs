@@ -46,7 +46,11 @@ impl fmt::Display for TuningError {
             TuningError::Line(p, n, why) => write!(f, "{} line {n}: {why}", p.display()),
             TuningError::Link(p) => write!(f, "{}: a link, not followed; not tuned", p.display()),
             TuningError::TooLarge(p, n) => {
-                write!(f, "{}: {n} bytes, too large for a rule; skipped", p.display())
+                write!(
+                    f,
+                    "{}: {n} bytes, too large for a rule; skipped",
+                    p.display()
+                )
             }
             TuningError::NoLevel(p) => write!(f, "{}: no top-level level: line", p.display()),
             TuningError::Write(m) => f.write_str(m),
@@ -73,7 +77,12 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
             Ok(Some((old, new))) => {
                 changed += 1;
                 if !a.quiet {
-                    println!("{}: level {} -> {}", safe(&f.display().to_string()), safe(&old), new);
+                    println!(
+                        "{}: level {} -> {}",
+                        safe(&f.display().to_string()),
+                        safe(&old),
+                        new
+                    );
                 }
             }
             Ok(None) => {}
@@ -81,7 +90,11 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
         }
     }
     if !a.quiet {
-        println!("{changed} rules tuned ({} listed in {}).", tuning.len(), safe(&a.file.display().to_string()));
+        println!(
+            "{changed} rules tuned ({} listed in {}).",
+            tuning.len(),
+            safe(&a.file.display().to_string())
+        );
     }
     for e in &errors {
         eprintln!("rule error: {}", safe(&e.to_string()));
@@ -95,7 +108,8 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
 
 /// Rule id → new level, from the tuning file.
 fn read_tuning(path: &Path) -> Result<HashMap<String, &'static str>, TuningError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TuningError::Read(path.to_path_buf(), e))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| TuningError::Read(path.to_path_buf(), e))?;
     let mut map = HashMap::new();
     for (i, line) in text.lines().enumerate().skip(1) {
         let n = i + 1;
@@ -108,11 +122,16 @@ fn read_tuning(path: &Path) -> Result<HashMap<String, &'static str>, TuningError
         };
         let id = id.trim();
         if !is_rule_id(id) {
-            return Err(bad(format!("'{id}' is not a rule id (8-4-4-4-12 characters)")));
+            return Err(bad(format!(
+                "'{id}' is not a rule id (8-4-4-4-12 characters)"
+            )));
         }
         let value = rest.split('#').next().unwrap_or("").trim();
         let Some(level) = LEVELS.iter().find(|l| value.eq_ignore_ascii_case(l)) else {
-            return Err(bad(format!("level '{value}' is not one of {}", LEVELS.join(", "))));
+            return Err(bad(format!(
+                "level '{value}' is not one of {}",
+                LEVELS.join(", ")
+            )));
         };
         map.insert(id.to_ascii_lowercase(), *level);
     }
@@ -124,7 +143,9 @@ fn is_rule_id(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
     parts.len() == 5
         && parts.iter().zip([8, 4, 4, 4, 12]).all(|(p, n)| {
-            p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+            p.len() == n
+                && p.bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
         })
 }
 
@@ -225,7 +246,10 @@ fn level_line(text: &str) -> Option<(usize, usize, String)> {
         if let Some(rest) = line.strip_prefix("level:") {
             let body = rest.trim_end_matches(['\n', '\r']);
             let value_part = body.split(" #").next().unwrap_or("");
-            let value = value_part.trim().trim_matches(|c| c == '\'' || c == '"').to_string();
+            let value = value_part
+                .trim()
+                .trim_matches(|c| c == '\'' || c == '"')
+                .to_string();
             let end = offset + "level:".len() + value_part.trim_end().len();
             return Some((offset, end, value));
         }
@@ -244,7 +268,10 @@ mod tests {
         let (s, e, old) = level_line(text).unwrap();
         assert_eq!(old, "high");
         let out = format!("{}level: low{}", &text[..s], &text[e..]);
-        assert_eq!(out, "title: t\nid: x\nlevel: low # was critical\ndetection: {}\n");
+        assert_eq!(
+            out,
+            "title: t\nid: x\nlevel: low # was critical\ndetection: {}\n"
+        );
     }
 
     #[test]

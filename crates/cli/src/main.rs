@@ -40,7 +40,7 @@ fn main() {
     alloc::configure();
     interrupt::install();
     let mut cli = args::Cli::parse();
-    if let Err(e) = timeline_args(&mut cli.command).map_or(Ok(()), config::live_analysis) {
+    if let Err(e) = live_analysis(&mut cli.command) {
         eprintln!("error: {}", terminal::safe(&e));
         std::process::exit(exit::FATAL);
     }
@@ -81,12 +81,17 @@ fn main() {
     std::process::exit(code);
 }
 
-/// The timeline options of a timeline command (csv-, json- or dfir-timeline).
-fn timeline_args(c: &mut args::Command) -> Option<&mut args::TimelineArgs> {
-    match c {
-        args::Command::CsvTimeline(a) => Some(a),
-        args::Command::JsonTimeline(a) => Some(&mut a.timeline),
-        args::Command::DfirTimeline(a) => Some(&mut a.timeline),
-        _ => None,
-    }
+/// `-l` (live analysis): the local event log folder joins the folders read.
+fn live_analysis(c: &mut args::Command) -> Result<(), String> {
+    let (live, dirs) = match c {
+        args::Command::CsvTimeline(a) => (a.hayabusa.live_analysis, &mut a.dirs),
+        args::Command::JsonTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
+        args::Command::DfirTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
+        args::Command::EidMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
+        args::Command::ComputerMetrics(a) => (a.live_analysis, &mut a.dirs),
+        args::Command::LogMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
+        args::Command::ConfigCriticalSystems(a) => (a.common.live_analysis, &mut a.common.dirs),
+        _ => return Ok(()),
+    };
+    config::live_analysis_dirs(live, dirs)
 }

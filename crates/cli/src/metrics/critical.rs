@@ -75,11 +75,12 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
         }
         let target = a.common.output.as_deref().unwrap_or(&a.target);
         if !a.dry_run && !found.is_empty() {
-            let added = add_names(target, &found, a.common.output.is_some() && !a.common.clobber)?;
-            println!(
-                "{added} added to {}.",
-                safe(&target.display().to_string())
-            );
+            let added = add_names(
+                target,
+                &found,
+                a.common.output.is_some() && !a.common.clobber,
+            )?;
+            println!("{added} added to {}.", safe(&target.display().to_string()));
         }
         for e in &run.errors {
             eprintln!("input error: {}", safe(&e.to_string()));
@@ -114,10 +115,7 @@ fn add_names(path: &Path, names: &[&str], refuse: bool) -> Result<usize, Metrics
             )))
         }
     };
-    let mut have: BTreeSet<String> = existing
-        .lines()
-        .map(|l| l.trim().to_lowercase())
-        .collect();
+    let mut have: BTreeSet<String> = existing.lines().map(|l| l.trim().to_lowercase()).collect();
     // A computer both a domain controller and a file server is written once.
     let new: Vec<&&str> = names
         .iter()
@@ -132,9 +130,8 @@ fn add_names(path: &Path, names: &[&str], refuse: bool) -> Result<usize, Metrics
         text.push('\n');
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            MetricsError::Output(format!("cannot create {}: {e}", dir.display()))
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| MetricsError::Output(format!("cannot create {}: {e}", dir.display())))?;
     }
     crate::output::write_atomically(path, true, |f| {
         std::io::Write::write_all(f, text.as_bytes())

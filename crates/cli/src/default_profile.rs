@@ -76,6 +76,14 @@ pub fn read() -> Result<Profile, DefaultProfileError> {
 }
 
 fn read_from(path: &Path) -> Result<Profile, DefaultProfileError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            // A FIFO or device would block the read or never end.
+            let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+            return Err(DefaultProfileError::Read(path.to_path_buf(), e));
+        }
+        _ => {}
+    }
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Profile::Standard),

@@ -108,6 +108,12 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
 
 /// Rule id → new level, from the tuning file.
 fn read_tuning(path: &Path) -> Result<HashMap<String, &'static str>, TuningError> {
+    let meta = std::fs::metadata(path).map_err(|e| TuningError::Read(path.to_path_buf(), e))?;
+    if !meta.is_file() {
+        // A FIFO or device would block the read or never end.
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+        return Err(TuningError::Read(path.to_path_buf(), e));
+    }
     let text =
         std::fs::read_to_string(path).map_err(|e| TuningError::Read(path.to_path_buf(), e))?;
     let mut map = HashMap::new();

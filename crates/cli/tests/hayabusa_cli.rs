@@ -252,6 +252,23 @@ fn expand_list_lists_the_placeholders_hayabusa_lists() {
         &rule("  s:\n    A|expand: '%not_yml%'\n"),
     );
     write(&rules.join("f.yml"), "detection: [unclosed\n");
+    // An alias bomb (10^12 nodes once expanded) is an error, not a hang.
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        bomb.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    bomb.push_str("detection:\n  s:\n    A|expand: '%bomb%'\n    B: *a11\n  condition: s\n");
+    write(&rules.join("bomb.yml"), &bomb);
+    // A FIFO named like a rule is not opened (nothing would ever be written to it).
+    #[cfg(unix)]
+    {
+        let fifo = rules.join("fifo.yml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            println!("skipped: mkfifo is not available");
+        }
+    }
     #[cfg(unix)]
     {
         let outside = d.join("outside");
@@ -463,6 +480,20 @@ fn level_tuning_rewrites_the_level_line_of_the_rules_listed() {
         std::fs::read_to_string(rules.join("two.yml")).unwrap(),
         rule_text(OTHER_ID, "medium")
     );
+    // A FIFO as the tuning file is refused, not read forever.
+    #[cfg(unix)]
+    {
+        let fifo = d.join("fifo.txt");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let f = fifo.to_str().unwrap();
+            let out = run_with(&empty_config(), &["level-tuning", "-r", r, "-f", f]);
+            assert_eq!(out.status.code(), Some(1));
+            assert!(text(&out.stderr).contains("not a regular file"));
+        } else {
+            println!("skipped: mkfifo is not available");
+        }
+    }
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -501,5 +532,19 @@ fn set_default_profile_is_used_by_the_timeline_without_p() {
     let out = run_with(&config, &["csv-timeline", "-f", LOG, "-q"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("default_profile.txt: unknown profile 'garbage'"));
+    // A FIFO in its place is refused, not read forever.
+    #[cfg(unix)]
+    {
+        let file = config.join("scanner/default_profile.txt");
+        std::fs::remove_file(&file).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&file).status();
+        if made.is_ok_and(|s| s.success()) {
+            let out = run_with(&config, &["csv-timeline", "-f", LOG, "-q"]);
+            assert_eq!(out.status.code(), Some(1));
+            assert!(text(&out.stderr).contains("not a regular file"));
+        } else {
+            println!("skipped: mkfifo is not available");
+        }
+    }
     std::fs::remove_dir_all(config).unwrap();
 }

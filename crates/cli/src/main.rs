@@ -5,11 +5,14 @@ mod alloc;
 mod args;
 mod config;
 mod cpu_profile;
+mod default_profile;
 mod evtx_cmd;
+mod expand_list;
 mod filters;
 mod freq_timeline;
 mod histogram;
 mod interrupt;
+mod level_tuning;
 mod metrics;
 mod output;
 mod progress_bar;
@@ -36,7 +39,11 @@ use clap::Parser;
 fn main() {
     alloc::configure();
     interrupt::install();
-    let cli = args::Cli::parse();
+    let mut cli = args::Cli::parse();
+    if let Err(e) = live_analysis(&mut cli.command) {
+        eprintln!("error: {}", terminal::safe(&e));
+        std::process::exit(exit::FATAL);
+    }
     let code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv, cli.debug),
         args::Command::JsonTimeline(a) => timeline_cmd::run(
@@ -48,6 +55,18 @@ fn main() {
             },
             cli.debug,
         ),
+        args::Command::DfirTimeline(a) => {
+            let format = match a.output_type.to_ascii_lowercase().as_str() {
+                "json" => timeline_cmd::Format::Json,
+                "jsonl" => timeline_cmd::Format::JsonLines,
+                _ => timeline_cmd::Format::Csv,
+            };
+            timeline_cmd::run(&a.timeline, format, cli.debug)
+        }
+        args::Command::ExpandList(a) => expand_list::run(a),
+        args::Command::ConfigCriticalSystems(a) => metrics::critical_systems(a),
+        args::Command::LevelTuning(a) => level_tuning::run(a),
+        args::Command::SetDefaultProfile(a) => default_profile::run(a),
         args::Command::EidMetrics(a) => metrics::eid(a),
         args::Command::ComputerMetrics(a) => metrics::computer(a),
         args::Command::LogMetrics(a) => metrics::log(a),
@@ -62,4 +81,19 @@ fn main() {
         alloc::report();
     }
     std::process::exit(code);
+}
+
+/// `-l` (live analysis): the local event log folder joins the folders read.
+fn live_analysis(c: &mut args::Command) -> Result<(), String> {
+    let (live, dirs) = match c {
+        args::Command::CsvTimeline(a) => (a.hayabusa.live_analysis, &mut a.dirs),
+        args::Command::JsonTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
+        args::Command::DfirTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
+        args::Command::EidMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
+        args::Command::ComputerMetrics(a) => (a.live_analysis, &mut a.dirs),
+        args::Command::LogMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
+        args::Command::ConfigCriticalSystems(a) => (a.common.live_analysis, &mut a.common.dirs),
+        _ => return Ok(()),
+    };
+    config::live_analysis_dirs(live, dirs)
 }

@@ -9,6 +9,7 @@
 //! Hayabusa writes with `-o`, and what an analyst pipes into other tools.
 
 mod computer;
+mod critical;
 mod eid;
 mod error;
 mod extract_base64;
@@ -18,6 +19,7 @@ mod names;
 mod table;
 
 pub use computer::run as computer;
+pub use critical::run as critical_systems;
 pub use eid::run as eid;
 pub use extract_base64::run as extract_base64;
 pub use log::run as log;
@@ -44,6 +46,7 @@ struct Fields {
     time: FieldId,
     record_id: FieldId,
     data: FieldId,
+    share_name: FieldId,
 }
 
 impl Fields {
@@ -54,6 +57,7 @@ impl Fields {
         let time = table.intern_path("Event.System.TimeCreated_attributes.SystemTime");
         let record_id = table.intern_path("Event.System.EventRecordID");
         let data = table.intern_path("Event.EventData.Data");
+        let share_name = table.intern_path("Event.EventData.ShareName");
         Fields {
             table,
             computer,
@@ -61,6 +65,7 @@ impl Fields {
             time,
             record_id,
             data,
+            share_name,
         }
     }
 }
@@ -119,6 +124,11 @@ impl<'a> Rec<'a> {
     /// `EventRecordID`.
     pub fn record_id(&self) -> Option<&'a str> {
         self.first(self.fields.record_id)
+    }
+
+    /// `Event.EventData.ShareName`.
+    pub fn share_name(&self) -> Option<&'a str> {
+        self.first(self.fields.share_name)
     }
 
     /// The `i`th unnamed `<Data>` value of the EventData.

@@ -52,7 +52,7 @@ impl Tally for CriticalTally {
 pub fn run(a: &CriticalSystemsArgs) -> i32 {
     run_with(|| {
         let mut run = Run::start(&a.common)?;
-        let (per_file, _) = run.walk::<CriticalTally>(&());
+        let (per_file, _) = run.walk::<CriticalTally>(());
         let mut all = CriticalTally::default();
         for t in per_file {
             all.merge(t);

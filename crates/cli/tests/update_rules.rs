@@ -79,8 +79,14 @@ impl Fixture {
 
     /// Runs `scanner ARGS` with this fixture's data folder and home.
     fn scanner(&self, args: &[&str]) -> Output {
+        self.scanner_with(args, &[])
+    }
+
+    /// [`Fixture::scanner`] with more environment variables.
+    fn scanner_with(&self, args: &[&str], env: &[(&str, String)]) -> Output {
         support::command()
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("XDG_DATA_HOME", self.data())
             .env("HOME", self.dir.join("home"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -362,4 +368,76 @@ fn a_url_that_reads_as_an_option_is_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("cannot begin with '-'"), "{}", text(&out.stderr));
     assert!(!fx.set().exists());
+}
+
+/// A folder holding a `git` that runs `script` (sh), for the PATH of a run.
+#[cfg(unix)]
+fn fake_git(fx: &Fixture, script: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = fx.dir.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let git = bin.join("git");
+    std::fs::write(&git, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{path}", bin.display())
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_update_removes_its_folder_and_leaves_the_set() {
+    let fx = Fixture::new("interrupt");
+    let repo = fx.repo();
+    fx.make_repo(&repo, &[("a.yml", rule("Rule A", 1))]);
+    fx.update_ok(&fx.url(&repo));
+    let before = Fixture::snapshot(&fx.set());
+    // A git that writes half a clone into its last argument, sends Ctrl-C's signal to
+    // scanner, and waits for scanner to end.
+    let path = fake_git(
+        &fx,
+        r#"for a; do dest=$a; done
+mkdir -p "$dest/half" && echo 'title: half' > "$dest/half/x.yml"
+kill -INT $PPID
+while kill -0 $PPID 2>/dev/null; do sleep 0.05; done
+exit 1"#,
+    );
+    let out = fx.scanner_with(&["update-rules"], &[("PATH", path)]);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert_eq!(Fixture::snapshot(&fx.set()), before);
+    no_leftovers(&fx);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_git_that_hangs_is_stopped_at_the_timeout() {
+    let fx = Fixture::new("timeout");
+    // A git that never ends by itself (until the test's folder goes).
+    let path = fake_git(&fx, "while :; do sleep 1; done");
+    let out = fx.scanner_with(
+        &["update-rules", "--url", "https://example.invalid/r.git", "--timeout", "1"],
+        &[("PATH", path)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("git clone took longer than 1 s and was stopped"), "{err}");
+    assert!(!fx.set().exists());
+    no_leftovers(&fx);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_set_others_may_write_to_is_neither_updated_nor_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new("writable");
+    let repo = fx.repo();
+    fx.make_repo(&repo, &[("a.yml", rule("Rule A", 1))]);
+    fx.update_ok(&fx.url(&repo));
+    let holder = fx.data().join("scanner");
+    std::fs::set_permissions(&holder, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = fx.scanner(&["update-rules"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("may be written by other users"), "{}", text(&out.stderr));
+    let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-N"]);
+    assert!(!text(&out.stderr).contains("using the set"));
+    assert!(text(&out.stdout).contains("Successful RDP Logon"));
 }

@@ -182,7 +182,8 @@ impl InstalledSet {
 /// of this user, not a symlink).
 pub fn installed() -> Option<InstalledSet> {
     let dir = place::default_dir()?;
-    if !matches!(place::check_folder(&dir), Ok(true)) {
+    let safe_folder = |d: &Path| matches!(place::check_folder(d), Ok(true));
+    if !safe_folder(place::parent(&dir)) || !safe_folder(&dir) {
         return None;
     }
     let source = place::read_source(&dir);

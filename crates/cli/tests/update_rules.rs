@@ -182,7 +182,10 @@ fn first_clone_installs_the_set_and_the_timeline_uses_it() {
         out.contains(" - Downloaded Rule A (Modified: 2024/01/02 | Path: hayabusa/a.yml)"),
         "{out}"
     );
-    assert!(out.contains("2 added, 0 modified, 0 removed; 2 rules load"), "{out}");
+    assert!(
+        out.contains("2 added, 0 modified, 0 removed; 2 rules load"),
+        "{out}"
+    );
     assert!(fx.set().join("sigma/b.yml").is_file());
     assert!(fx.set().join("config").is_dir());
     no_leftovers(&fx);
@@ -196,7 +199,13 @@ fn first_clone_installs_the_set_and_the_timeline_uses_it() {
     }
 
     // The timeline now runs the downloaded set, and says so.
-    let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-U", "-N"]);
+    let out = fx.scanner(&[
+        "csv-timeline",
+        "-f",
+        "testdata/evtx/security.evtx",
+        "-U",
+        "-N",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let (csv, err) = (text(&out.stdout), text(&out.stderr));
     assert!(err.contains("rules: using the set updated on "), "{err}");
@@ -220,7 +229,11 @@ fn first_clone_installs_the_set_and_the_timeline_uses_it() {
     assert!(!text(&out.stderr).contains("using the set"));
     // rules check loads it too.
     let out = fx.scanner(&["rules", "check"]);
-    assert!(text(&out.stdout).contains("loaded 2 of 2 rules"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("loaded 2 of 2 rules"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -253,13 +266,19 @@ fn an_update_reports_added_modified_and_removed_rules() {
                 Modified rules: 1\n - Rule B Renamed (Modified: 2024/01/03 | Path: r/b.yml)\n\
                 Removed rules: 1\n - Rule C (Modified: 2024/01/04 | Path: r/c.yml)\n";
     assert!(out.starts_with(want), "{out}");
-    assert!(out.contains("1 added, 1 modified, 1 removed; 3 rules load"), "{out}");
+    assert!(
+        out.contains("1 added, 1 modified, 1 removed; 3 rules load"),
+        "{out}"
+    );
     assert!(!fx.set().join("r/c.yml").exists());
     assert!(fx.set().join("r/d.yml").exists());
     no_leftovers(&fx);
 
     let out = fx.update_ok(&url);
-    assert!(out.starts_with("You currently have the latest rules.\n"), "{out}");
+    assert!(
+        out.starts_with("You currently have the latest rules.\n"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -298,12 +317,19 @@ fn a_set_that_does_not_load_is_not_installed() {
     let out = fx.scanner(&["update-rules", "--url", &fx.url(&broken)]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("were not installed: no rule loads (2 rule files, 2 rejected)"), "{err}");
+    assert!(
+        err.contains("were not installed: no rule loads (2 rule files, 2 rejected)"),
+        "{err}"
+    );
     assert_eq!(Fixture::snapshot(&fx.set()), before);
     no_leftovers(&fx);
     // And the set still names where it came from.
     let out = fx.scanner(&["rules", "check"]);
-    assert!(text(&out.stderr).contains(&fx.url(&repo)), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&fx.url(&repo)),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[cfg(unix)]
@@ -318,9 +344,16 @@ fn a_planted_symlink_is_not_followed() {
     std::os::unix::fs::symlink(&elsewhere, fx.set()).unwrap();
     let out = fx.scanner(&["update-rules", "--url", &fx.url(&repo)]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("is a symbolic link"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is a symbolic link"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(names_in(&elsewhere).is_empty());
-    assert!(std::fs::symlink_metadata(fx.set()).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(fx.set())
+        .unwrap()
+        .file_type()
+        .is_symlink());
     // Nor used by the timeline: the built-in rules run.
     let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-N"]);
     assert!(!text(&out.stderr).contains("using the set"));
@@ -338,14 +371,27 @@ fn dash_r_clones_into_a_new_folder_and_refuses_one_that_is_no_checkout() {
     let out = fx.scanner(&["update-rules", "-r", &mine_s, "--url", &url]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(mine.join("a.yml").is_file());
-    assert!(!fx.data().exists(), "the data folder is not touched with -r");
+    assert!(
+        !fx.data().exists(),
+        "the data folder is not touched with -r"
+    );
 
     let plain = fx.dir.join("plain");
     std::fs::create_dir_all(&plain).unwrap();
     std::fs::write(plain.join("own.yml"), rule("Own", 9)).unwrap();
-    let out = fx.scanner(&["update-rules", "-r", &plain.display().to_string(), "--url", &url]);
+    let out = fx.scanner(&[
+        "update-rules",
+        "-r",
+        &plain.display().to_string(),
+        "--url",
+        &url,
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("is not a git checkout"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is not a git checkout"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(names_in(&plain), ["own.yml"]);
 }
 
@@ -366,7 +412,11 @@ fn a_url_that_reads_as_an_option_is_refused() {
     let fx = Fixture::new("dash-url");
     let out = fx.scanner(&["update-rules", "--url=--upload-pack=touch /tmp/x"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("cannot begin with '-'"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot begin with '-'"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!fx.set().exists());
 }
 
@@ -414,12 +464,21 @@ fn a_git_that_hangs_is_stopped_at_the_timeout() {
     // A git that never ends by itself (until the test's folder goes).
     let path = fake_git(&fx, "while :; do sleep 1; done");
     let out = fx.scanner_with(
-        &["update-rules", "--url", "https://example.invalid/r.git", "--timeout", "1"],
+        &[
+            "update-rules",
+            "--url",
+            "https://example.invalid/r.git",
+            "--timeout",
+            "1",
+        ],
         &[("PATH", path)],
     );
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("git clone took longer than 1 s and was stopped"), "{err}");
+    assert!(
+        err.contains("git clone took longer than 1 s and was stopped"),
+        "{err}"
+    );
     assert!(!fx.set().exists());
     no_leftovers(&fx);
 }
@@ -436,7 +495,11 @@ fn a_set_others_may_write_to_is_neither_updated_nor_used() {
     std::fs::set_permissions(&holder, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = fx.scanner(&["update-rules"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("may be written by other users"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("may be written by other users"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-N"]);
     assert!(!text(&out.stderr).contains("using the set"));
     assert!(text(&out.stdout).contains("Successful RDP Logon"));

@@ -72,8 +72,9 @@ fn rule_files(root: &Path) -> BTreeMap<String, PathBuf> {
             let p = e.path();
             let name = e.file_name();
             let name = name.to_string_lossy();
+            let skipped = name.starts_with('.') || (dir == root && name == "config");
             if ft.is_dir() {
-                if !name.starts_with('.') && !(dir == root && name == "config") {
+                if !skipped {
                     stack.push(p);
                 }
             } else if ft.is_file() && is_rule_file(&name) {

@@ -276,7 +276,9 @@ fn fetch_and_install(
         new,
         &place::SetSource {
             url: url.to_string(),
-            updated: jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            updated: jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string(),
             commit: commit.clone(),
         },
     )?;
@@ -299,7 +301,10 @@ fn fetch_and_install(
 /// Loads the set in `dir` as the timeline would (every level); it must load its config
 /// and at least one rule. Returns how many rules loaded.
 fn check_loads(url: &str, dir: &Path) -> Result<usize, UpdateError> {
-    let set = load(&[RuleSource::Path(dir.to_path_buf())], &LoadOptions::default());
+    let set = load(
+        &[RuleSource::Path(dir.to_path_buf())],
+        &LoadOptions::default(),
+    );
     let r = set.report();
     if !r.config_failures.is_empty() {
         return Err(UpdateError::BadConfig {

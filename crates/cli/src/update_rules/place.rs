@@ -255,7 +255,10 @@ pub struct SetSource {
 /// Records `s` in the set `dir` (in its `.git` folder, which travels with the set).
 pub fn write_source(dir: &Path, s: &SetSource) -> Result<(), UpdateError> {
     let p = dir.join(".git").join(SOURCE_FILE);
-    let text = format!("url\t{}\nupdated\t{}\ncommit\t{}\n", s.url, s.updated, s.commit);
+    let text = format!(
+        "url\t{}\nupdated\t{}\ncommit\t{}\n",
+        s.url, s.updated, s.commit
+    );
     std::fs::write(&p, text).map_err(|e| UpdateError::io(&p, "cannot write", e))
 }
 

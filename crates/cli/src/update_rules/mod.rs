@@ -135,7 +135,8 @@ impl fmt::Display for UpdateError {
             }
             UpdateError::BadConfig { url, failures } => write!(
                 f,
-                "the rules from {url} were not installed: their config does not load: {}",
+                "the rules from {} were not installed: their config does not load: {}",
+                shown(url),
                 failures.join("; ")
             ),
             UpdateError::NoRules {
@@ -144,7 +145,8 @@ impl fmt::Display for UpdateError {
                 rejected,
             } => write!(
                 f,
-                "the rules from {url} were not installed: no rule loads ({files} rule files, {rejected} rejected)"
+                "the rules from {} were not installed: no rule loads ({files} rule files, {rejected} rejected)",
+                shown(url)
             ),
             UpdateError::BadUrl(u) => write!(f, "--url '{u}': a URL cannot begin with '-'"),
         }
@@ -167,7 +169,7 @@ impl InstalledSet {
             Some(s) => format!(
                 "rules: using the set updated on {} from {} at {} (--builtin-rules for the built-in set)",
                 s.updated,
-                s.url,
+                shown(&s.url),
                 self.dir.display()
             ),
             None => format!(
@@ -244,7 +246,7 @@ fn update(a: &UpdateRulesArgs) -> Result<(), UpdateError> {
         eprintln!(
             "{} {} into {} …",
             if had_old { "fetching" } else { "cloning" },
-            safe(&url),
+            safe(&shown(&url)),
             target.display()
         );
     }
@@ -288,7 +290,7 @@ fn fetch_and_install(
         "{} {} from {} (commit {}): {} added, {} modified, {} removed; {} rules load.",
         if had_old { "Updated" } else { "Installed" },
         target.display(),
-        safe(url),
+        safe(&shown(url)),
         safe(&commit[..commit.len().min(12)]),
         changes.added.len(),
         changes.modified.len(),
@@ -360,5 +362,35 @@ fn print_report(c: &Changes, quiet: bool) {
                 safe(path)
             );
         }
+    }
+}
+
+/// `url` as printed: a user name or token in it (`https://user:token@host/…`) shown as
+/// `…`, since the line goes to terminals and logs on every timeline run.
+fn shown(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) => format!("{}://…{}", &url[..scheme_end], &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn credentials_in_a_url_are_not_shown() {
+        assert_eq!(
+            shown("https://me:ghp_secret@github.com/team/rules.git"),
+            "https://…@github.com/team/rules.git"
+        );
+        assert_eq!(shown("ssh://git@host/r.git"), "ssh://…@host/r.git");
+        assert_eq!(shown("file:///tmp/a@b/repo"), "file:///tmp/a@b/repo");
+        assert_eq!(shown("git@github.com:x/y.git"), "git@github.com:x/y.git");
     }
 }

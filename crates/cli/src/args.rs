@@ -62,6 +62,10 @@ pub enum Command {
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Download or update the community rules (hayabusa-rules by default) into the
+    /// user's data folder, which the rule-loading commands then use without -r.
+    #[command(name = "update-rules")]
+    UpdateRules(UpdateRulesArgs),
     /// Write EVTX files: from events you give, or a synthetic log with planted attacks.
     #[command(subcommand)]
     Evtx(EvtxCommand),
@@ -122,9 +126,13 @@ pub enum RulesCommand {
 /// Which rules to load.
 #[derive(Args, Debug, Clone)]
 pub struct RuleArgs {
-    /// Rule file or folder (recursive); repeatable. Default: the built-in rules.
+    /// Rule file or folder (recursive); repeatable. Default: the set `update-rules`
+    /// downloaded, else the built-in rules.
     #[arg(short = 'r', long = "rules", value_name = "PATH")]
     pub rules: Vec<PathBuf>,
+    /// The built-in rules, even when `update-rules` has downloaded a set.
+    #[arg(long = "builtin-rules", conflicts_with = "rules")]
+    pub builtin_rules: bool,
     /// Config folder (eventkey_alias.txt, default_details.txt, …). Default: <rules>/config.
     #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
     pub config: Option<PathBuf>,
@@ -631,4 +639,29 @@ pub struct LogonSummaryArgs {
     /// Only events at or before this time.
     #[arg(long = "timeline-end", value_name = "TIME")]
     pub timeline_end: Option<String>,
+}
+
+/// `update-rules` options (Hayabusa 3.9.0's `-r`, and where to download from).
+#[derive(Args, Debug)]
+pub struct UpdateRulesArgs {
+    /// The folder to update (a git checkout, or absent or empty: cloned into). Default:
+    /// $XDG_DATA_HOME/scanner/rules, else ~/.local/share/scanner/rules.
+    #[arg(short = 'r', long = "rules", value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// The git repository to download (https, ssh or file URL). Default: the one the set
+    /// came from, else https://github.com/Yamato-Security/hayabusa-rules.git.
+    #[arg(long = "url", value_name = "URL")]
+    pub url: Option<String>,
+    /// Stop git after this many seconds.
+    #[arg(long = "timeout", value_name = "SECS", default_value_t = 600)]
+    pub timeout: u64,
+    /// Quiet: only the counts, not each changed rule.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
+    #[arg(short = 'Q', long = "quiet-errors")]
+    pub quiet_errors: bool,
+    /// Accepted for Hayabusa's command lines: scanner prints no colours here.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
 }

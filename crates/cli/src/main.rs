@@ -22,6 +22,7 @@ mod sort_memory;
 mod summary;
 mod terminal;
 mod timeline_cmd;
+mod update_rules;
 mod write_behind;
 
 /// Exit codes.
@@ -74,6 +75,7 @@ fn main() {
         args::Command::ExtractBase64(a) => metrics::extract_base64(a),
         args::Command::ListProfiles => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
+        args::Command::UpdateRules(a) => update_rules::run(a),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
     };

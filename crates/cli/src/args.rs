@@ -516,7 +516,7 @@ pub struct MetricsArgs {
     /// Overwrite the output file if it exists.
     #[arg(short = 'C', long = "clobber")]
     pub clobber: bool,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default, or 0: one per core; at most 4 per core).
     #[arg(short = 't', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
     /// Quiet: no totals or progress bar on standard error.

@@ -202,9 +202,9 @@ impl<'a> Run<'a> {
         for path in outputs {
             crate::output::check_target(path, args.clobber).map_err(MetricsError::Output)?;
         }
-        if let Some(n) = args.threads {
+        if let Some(n) = args.threads.and_then(crate::config::threads) {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
+                .num_threads(n)
                 .build_global()
                 .map_err(|e| MetricsError::Threads(n, e))?;
         }

@@ -43,7 +43,12 @@ fn rules(name: &str, config: &[(&str, &str)]) -> PathBuf {
 
 fn ok(args: &[&str]) -> String {
     let out = scanner_utc(args);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
     text(&out.stdout)
 }
 
@@ -54,7 +59,10 @@ fn rows(csv: &str) -> Vec<Vec<(String, String)>> {
     r.records()
         .map(|rec| {
             let rec = rec.unwrap();
-            head.iter().cloned().zip(rec.iter().map(str::to_string)).collect()
+            head.iter()
+                .cloned()
+                .zip(rec.iter().map(str::to_string))
+                .collect()
         })
         .collect()
 }
@@ -76,14 +84,26 @@ fn target_file_ext_scans_files_of_other_extensions_as_evtx() {
     std::fs::copy(support::root().join(LOG), &copy).unwrap();
     let base = ["csv-timeline", "-d", path(&d), "-q", "-N"];
     let without = scanner_utc(&base);
-    assert_eq!(without.status.code(), Some(1), "no .evtx file in the folder");
+    assert_eq!(
+        without.status.code(),
+        Some(1),
+        "no .evtx file in the folder"
+    );
     assert!(text(&without.stderr).contains("no input file"));
-    let with: Vec<&str> = base.iter().copied().chain(["--target-file-ext", "evtx_data"]).collect();
+    let with: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--target-file-ext", "evtx_data"])
+        .collect();
     let got = ok(&with);
     assert_eq!(got, ok(&["csv-timeline", "-f", path(&copy), "-q", "-N"]));
     assert!(rows(&got).len() >= 4, "{got}");
     // Several extensions, with or without their dot.
-    let two: Vec<&str> = base.iter().copied().chain(["--target-file-ext", "log", ".evtx_data"]).collect();
+    let two: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--target-file-ext", "log", ".evtx_data"])
+        .collect();
     assert_eq!(ok(&two), got);
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -105,7 +125,11 @@ fn proven_rules_runs_only_the_rules_listed() {
     let bare = rules("proven-none", &[]);
     let out = scanner_utc(&["csv-timeline", "-f", LOG, "-r", path(&bare), "-q", "-P"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("proven_rules.txt"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("proven_rules.txt"),
+        "{}",
+        text(&out.stderr)
+    );
     for d in [r, bare] {
         std::fs::remove_dir_all(d).unwrap();
     }
@@ -114,7 +138,17 @@ fn proven_rules_runs_only_the_rules_listed() {
 #[test]
 fn remove_duplicate_data_writes_dup_for_a_value_repeated_from_the_row_before() {
     let r = rules("dup", &[]);
-    let base = ["csv-timeline", "-f", LOG, "-r", path(&r), "-q", "-N", "-p", "verbose"];
+    let base = [
+        "csv-timeline",
+        "-f",
+        LOG,
+        "-r",
+        path(&r),
+        "-q",
+        "-N",
+        "-p",
+        "verbose",
+    ];
     let run = |extra: &[&str]| {
         let a: Vec<&str> = base.iter().chain(extra).copied().collect();
         rows(&ok(&a))
@@ -132,7 +166,18 @@ fn remove_duplicate_data_writes_dup_for_a_value_repeated_from_the_row_before() {
         }
     }
     // JSON: the mark stands for the whole cell.
-    let a: Vec<&str> = ["json-timeline", "-f", LOG, "-r", path(&r), "-q", "-N", "-L", "-R"].to_vec();
+    let a: Vec<&str> = [
+        "json-timeline",
+        "-f",
+        LOG,
+        "-r",
+        path(&r),
+        "-q",
+        "-N",
+        "-L",
+        "-R",
+    ]
+    .to_vec();
     let json = ok(&a);
     let second = json.lines().nth(1).unwrap();
     assert!(second.contains(r#""Details": "DUP""#), "{second}");
@@ -142,7 +187,11 @@ fn remove_duplicate_data_writes_dup_for_a_value_repeated_from_the_row_before() {
 #[test]
 fn no_pwsh_field_extraction_is_accepted_and_changes_nothing() {
     let base = ["csv-timeline", "-f", LOG, "-q", "-N"];
-    let with: Vec<&str> = base.iter().copied().chain(["--no-pwsh-field-extraction"]).collect();
+    let with: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--no-pwsh-field-extraction"])
+        .collect();
     assert_eq!(ok(&with), ok(&base));
 }
 
@@ -152,7 +201,10 @@ fn geoip_is_refused_with_a_clear_error() {
         let out = scanner_utc(&["csv-timeline", "-f", LOG, "-q", flag, "/tmp"]);
         assert_eq!(out.status.code(), Some(1), "{flag}");
         let err = text(&out.stderr);
-        assert!(err.contains("GeoIP lookup") && err.contains("not built in"), "{err}");
+        assert!(
+            err.contains("GeoIP lookup") && err.contains("not built in"),
+            "{err}"
+        );
         assert!(out.stdout.is_empty());
     }
 }

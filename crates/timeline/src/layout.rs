@@ -357,7 +357,11 @@ impl<'w, 'a> RowCells<'w, 'a> {
     /// becomes [`DUP`]; the value itself is remembered for the next row.
     fn mark_repeated_data(&mut self) {
         self.previous.resize(self.cols.len(), None);
-        let columns = self.cols.iter().zip(&mut self.cells).zip(&mut self.previous);
+        let columns = self
+            .cols
+            .iter()
+            .zip(&mut self.cells)
+            .zip(&mut self.previous);
         for ((_, cell), prev) in columns.filter(|((c, _), _)| c.is_field_list()) {
             match prev {
                 Some(p) if p == cell => {

@@ -351,13 +351,25 @@ mod tests {
             ..LoadOptions::default()
         };
         let v = |c: &Config, id: &str| {
-            Verdict { config: c, opts: &opts }.of(&meta(id, "stable", Level::High, &[]))
+            Verdict {
+                config: c,
+                opts: &opts,
+            }
+            .of(&meta(id, "stable", Level::High, &[]))
         };
-        assert_eq!(v(&config, "p"), Some(Disabled::NotProven), "no list: none kept");
+        assert_eq!(
+            v(&config, "p"),
+            Some(Disabled::NotProven),
+            "no list: none kept"
+        );
         config.add_file("proven_rules.txt", "# proven\np\n");
         assert_eq!(v(&config, "p"), None);
         assert_eq!(v(&config, "q"), Some(Disabled::NotProven));
         config.noisy.insert("p".into());
-        assert_eq!(v(&config, "p"), Some(Disabled::Noisy), "noisy comes first, as in Hayabusa");
+        assert_eq!(
+            v(&config, "p"),
+            Some(Disabled::Noisy),
+            "noisy comes first, as in Hayabusa"
+        );
     }
 }

@@ -166,6 +166,9 @@ pub struct RuleArgs {
     /// Only rules of exactly this level.
     #[arg(short = 'e', long = "exact-level", value_name = "LEVEL")]
     pub exact_level: Option<String>,
+    /// Only the rules listed in proven_rules.txt of the config folder.
+    #[arg(short = 'P', long = "proven-rules")]
+    pub proven_rules: bool,
     /// Only rules with one of these tags (e.g. attack.execution); comma-separated.
     #[arg(long = "include-tag", value_name = "TAG", value_delimiter = ',')]
     pub include_tags: Vec<String>,
@@ -391,6 +394,20 @@ pub struct HayabusaFlags {
     /// Accepted for Hayabusa's command lines: scanner's timeline is always sorted.
     #[arg(short = 's', long = "sort", alias = "sort-events")]
     pub sort: bool,
+    /// Also scan files with these extensions (e.g. evtx_data), as EVTX.
+    #[arg(long = "target-file-ext", value_name = "EXT", num_args = 1..)]
+    pub target_file_ext: Vec<String>,
+    /// Write DUP in Details, ExtraFieldInfo and AllFieldInfo when the value equals the
+    /// previous row's in that column.
+    #[arg(short = 'R', long = "remove-duplicate-data")]
+    pub remove_duplicate_data: bool,
+    /// Accepted for Hayabusa's command lines: scanner does not split classic
+    /// PowerShell's Data into fields, so there is nothing to turn off.
+    #[arg(long = "no-pwsh-field-extraction")]
+    pub no_pwsh_field_extraction: bool,
+    /// Refused with a clear error: GeoIP lookup (MaxMind databases) is not built in.
+    #[arg(short = 'G', long = "GeoIP", alias = "geo-ip", value_name = "DIR")]
+    pub geo_ip: Option<PathBuf>,
 }
 
 /// `dfir-timeline` (Hayabusa 4's name for csv-timeline and json-timeline) options.

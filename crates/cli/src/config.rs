@@ -61,6 +61,7 @@ pub fn style(a: &TimelineArgs) -> Style {
         tab_separator: a.tab_separator,
         no_abbreviations: a.no_abbreviations,
         remove_duplicates: a.remove_duplicates,
+        remove_duplicate_data: a.hayabusa.remove_duplicate_data,
         excel_safe: a.excel_safe,
     }
 }

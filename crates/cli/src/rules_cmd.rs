@@ -51,6 +51,7 @@ pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
             .as_deref()
             .map(|l| Level::parse(l).ok_or_else(|| format!("--exact-level: unknown level '{l}'")))
             .transpose()?,
+        proven_only: a.proven_rules,
         select: RuleSelect {
             include_tags: a.include_tags.clone(),
             exclude_tags: a.exclude_tags.clone(),
@@ -61,6 +62,12 @@ pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
         },
     };
     let set = load(&sources, &opts);
+    if opts.proven_only && set.config().proven.is_none() {
+        return Err(
+            "-P/--proven-rules: the config folder has no proven_rules.txt (give it with -c DIR)"
+                .into(),
+        );
+    }
     let failures = &set.report().config_failures;
     if !failures.is_empty() {
         for e in failures {

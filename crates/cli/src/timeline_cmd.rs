@@ -70,6 +70,12 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     if a.dirs.is_empty() && a.files.is_empty() {
         return Err("nothing to scan: give -d DIR or -f FILE".into());
     }
+    if let Some(dir) = &a.hayabusa.geo_ip {
+        return Err(format!(
+            "-G/--GeoIP {}: GeoIP lookup (MaxMind GeoLite2 databases) is not built in; run without -G",
+            dir.display()
+        ));
+    }
     let profile = config::profile(a)?;
     for target in outputs(a) {
         check_target(target, a.clobber)?;
@@ -193,7 +199,9 @@ fn outputs(a: &TimelineArgs) -> Vec<&Path> {
 /// channel no rule reads are left out unless `-a`.
 fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
     let kind = config::input_kind(a);
-    let (mut files, discover_errors) = scanner_input::discover(&a.dirs, &a.files, kind);
+    let extra = &a.hayabusa.target_file_ext;
+    let (mut files, discover_errors) =
+        scanner_input::discover_with_extensions(&a.dirs, &a.files, kind, extra);
     crate::output::refuse_inputs(&outputs(a), files.iter().map(|f| f.path.as_path()))?;
     let mut skipped = 0;
     if kind == InputKind::Evtx && !a.scan_all_files {

@@ -24,13 +24,27 @@ pub enum InputKind {
     Json,
 }
 
-impl InputKind {
+/// The extensions a folder search takes: the kind's, plus (for EVTX) those of
+/// `--target-file-ext`.
+#[derive(Clone, Copy)]
+struct Accept<'a> {
+    kind: InputKind,
+    extra: &'a [String],
+}
+
+impl Accept<'_> {
     fn accepts(self, p: &Path) -> bool {
         let Some(ext) = p.extension().and_then(|e| e.to_str()) else {
             return false;
         };
-        match self {
-            InputKind::Evtx => ext.eq_ignore_ascii_case("evtx"),
+        match self.kind {
+            InputKind::Evtx => {
+                ext.eq_ignore_ascii_case("evtx")
+                    || self.extra.iter().any(|x| {
+                        let x = x.strip_prefix('.').unwrap_or(x);
+                        ext.eq_ignore_ascii_case(x)
+                    })
+            }
             InputKind::Json => {
                 ext.eq_ignore_ascii_case("json") || ext.eq_ignore_ascii_case("jsonl")
             }
@@ -49,6 +63,19 @@ pub fn discover(
     files: &[PathBuf],
     kind: InputKind,
 ) -> (Vec<InputFile>, Vec<InputError>) {
+    discover_with_extensions(dirs, files, kind, &[])
+}
+
+/// [`discover`], taking in folders also the files whose extension (case-insensitive,
+/// with or without its leading dot) is one of `extra`, as Hayabusa's
+/// `--target-file-ext` does; they are read as EVTX. `extra` is ignored for JSON input.
+pub fn discover_with_extensions(
+    dirs: &[PathBuf],
+    files: &[PathBuf],
+    kind: InputKind,
+    extra: &[String],
+) -> (Vec<InputFile>, Vec<InputError>) {
+    let accept = Accept { kind, extra };
     let mut found = Found::default();
     for f in files {
         match std::fs::metadata(f) {
@@ -60,7 +87,7 @@ pub fn discover(
     }
     for d in dirs {
         match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => found.search(d, &m, kind),
+            Ok(m) if m.is_dir() => found.search(d, &m, accept),
             Ok(_) => found.errors.push(whole(d, ErrorKind::NotFolder)),
             Err(e) => found.errors.push(whole(d, ErrorKind::CannotOpenFolder(e))),
         }
@@ -126,7 +153,7 @@ impl Found {
     }
 
     /// Searches the folder `root` (metadata `m`) depth first, in name order.
-    fn search(&mut self, root: &Path, m: &std::fs::Metadata, kind: InputKind) {
+    fn search(&mut self, root: &Path, m: &std::fs::Metadata, kind: Accept<'_>) {
         let id = identity(root, m);
         if !self.folders.insert(id.clone()) {
             return;
@@ -235,6 +262,30 @@ mod tests {
     }
 
     /// What `discover` finds, relative to the scratch folder, in order; no errors.
+    #[test]
+    fn target_file_ext_adds_extensions_for_evtx_only() {
+        let s = Scratch::new("ext");
+        s.file("a.evtx", 1);
+        s.file("b.evtx_data", 1);
+        s.file("sub/c.EVTX_DATA", 1);
+        s.file("d.log", 1);
+        s.file("e.json", 1);
+        let dirs = [s.0.clone()];
+        let names = |extra: &[String], kind| {
+            let (got, errors) = discover_with_extensions(&dirs, &[], kind, extra);
+            assert!(errors.is_empty(), "{errors:?}");
+            let rel = |f: &InputFile| f.path.strip_prefix(&s.0).unwrap().display().to_string();
+            got.iter().map(rel).collect::<Vec<_>>()
+        };
+        assert_eq!(names(&[], InputKind::Evtx), ["a.evtx"]);
+        let extra = ["evtx_data".to_string(), ".log".to_string()];
+        assert_eq!(
+            names(&extra, InputKind::Evtx),
+            ["a.evtx", "b.evtx_data", "d.log", "sub/c.EVTX_DATA"]
+        );
+        assert_eq!(names(&extra, InputKind::Json), ["e.json"]);
+    }
+
     fn found(s: &Scratch, dirs: &[PathBuf], files: &[PathBuf], kind: InputKind) -> Vec<String> {
         let (got, errors) = discover(dirs, files, kind);
         assert!(errors.is_empty(), "{errors:?}");

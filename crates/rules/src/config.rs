@@ -20,6 +20,9 @@ pub struct Config {
     pub noisy: HashSet<String>,
     /// `exclude_rules.txt`: rule ids always disabled.
     pub exclude: HashSet<String>,
+    /// `proven_rules.txt`: the rule ids `-P` keeps; `None` when the folder has no such
+    /// file.
+    pub proven: Option<HashSet<String>>,
     /// `channel_abbreviations.txt`: lowercase channel → abbreviation.
     pub channel_abbrev: FxHashMap<String, String>,
     /// `provider_abbreviations.txt`: lowercase provider → abbreviation.
@@ -158,6 +161,10 @@ impl Config {
             }
             "noisy_rules.txt" => self.noisy.extend(id_list(text)),
             "exclude_rules.txt" => self.exclude.extend(id_list(text)),
+            "proven_rules.txt" => self
+                .proven
+                .get_or_insert_with(HashSet::new)
+                .extend(id_list(text)),
             "channel_abbreviations.txt" => self.channel_abbrev.extend(
                 pairs(text)
                     .filter(|(c, _)| *c != "Channel")
@@ -194,6 +201,7 @@ impl Config {
             "provider_abbreviations.txt",
             "generic_abbreviations.txt",
             "target_event_IDs.txt",
+            "proven_rules.txt",
         ];
         for n in names {
             let p = dir.join(n);

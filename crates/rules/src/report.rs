@@ -69,6 +69,8 @@ pub enum Disabled {
     Excluded,
     /// Listed in `noisy_rules.txt`.
     Noisy,
+    /// Not listed in `proven_rules.txt` (with `-P`).
+    NotProven,
     /// `status: deprecated`.
     Deprecated,
     /// `status: unsupported`.
@@ -93,6 +95,7 @@ impl Disabled {
         match self {
             Disabled::Excluded => "excluded",
             Disabled::Noisy => "noisy",
+            Disabled::NotProven => "not in proven_rules.txt",
             Disabled::Deprecated => "deprecated",
             Disabled::Unsupported => "unsupported",
             Disabled::BelowMinLevel => "below min level",

@@ -6,7 +6,7 @@
 //! indented block) or, with `-L`, JSON Lines.
 
 use crate::encoder::{take_bytes, RowEncoder};
-use crate::layout::{Layout, RowCells};
+use crate::layout::{Layout, RowCells, DUP};
 use crate::profile::Column;
 use scanner_engine::DetectInfo;
 use scanner_engine::DETAILS_SEP as SEP;
@@ -113,6 +113,8 @@ fn push_row(names: &[(&str, Column)], cells: &[String], indent: Option<&str>, ou
         string(name, out);
         out.extend_from_slice(b": ");
         match col {
+            // `-R`'s mark stands for the whole cell.
+            c if c.is_field_list() && v == DUP => string(v, out),
             c if c.is_field_list() => object(v, out),
             Column::MitreTactics | Column::MitreTags | Column::OtherTags => array(v, out),
             Column::EventID | Column::RecordID => scalar(v, out),

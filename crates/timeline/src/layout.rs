@@ -297,7 +297,13 @@ pub struct RowCells<'w, 'a> {
     memo: Memo,
     seen: HashSet<Vec<String>>,
     group_time: Option<jiff::Timestamp>,
+    /// With `-R`, the previous row's value of each column (kept only for the field-list
+    /// columns; `None` before the first row).
+    previous: Vec<Option<String>>,
 }
+
+/// What `-R` writes in place of a value equal to the previous row's.
+pub const DUP: &str = "DUP";
 
 impl<'w, 'a> RowCells<'w, 'a> {
     /// A pass over rows written by `writer`.
@@ -310,6 +316,7 @@ impl<'w, 'a> RowCells<'w, 'a> {
             memo: Memo::default(),
             seen: HashSet::new(),
             group_time: None,
+            previous: Vec::new(),
         }
     }
 
@@ -324,21 +331,50 @@ impl<'w, 'a> RowCells<'w, 'a> {
             cell.clear();
             self.writer.cell_into(c, r, &mut self.memo, cell);
         }
-        if !self.writer.style.remove_duplicates {
-            return true;
+        if self.writer.style.remove_duplicates {
+            if self.group_time != Some(r.time) {
+                self.group_time = Some(r.time);
+                self.seen.clear();
+            }
+            let key: Vec<String> = self
+                .cols
+                .iter()
+                .zip(&self.cells)
+                .filter(|(c, _)| **c != Column::EvtxFile)
+                .map(|(_, v)| v.clone())
+                .collect();
+            if !self.seen.insert(key) {
+                return false;
+            }
         }
-        if self.group_time != Some(r.time) {
-            self.group_time = Some(r.time);
-            self.seen.clear();
+        if self.writer.style.remove_duplicate_data {
+            self.mark_repeated_data();
         }
-        let key: Vec<String> = self
+        true
+    }
+
+    /// `-R`: each field-list cell equal to the previous row's value in its column
+    /// becomes [`DUP`]; the value itself is remembered for the next row.
+    fn mark_repeated_data(&mut self) {
+        self.previous.resize(self.cols.len(), None);
+        let columns = self
             .cols
             .iter()
-            .zip(&self.cells)
-            .filter(|(c, _)| **c != Column::EvtxFile)
-            .map(|(_, v)| v.clone())
-            .collect();
-        self.seen.insert(key)
+            .zip(&mut self.cells)
+            .zip(&mut self.previous);
+        for ((_, cell), prev) in columns.filter(|((c, _), _)| c.is_field_list()) {
+            match prev {
+                Some(p) if p == cell => {
+                    cell.clear();
+                    cell.push_str(DUP);
+                }
+                Some(p) => {
+                    p.clear();
+                    p.push_str(cell);
+                }
+                None => *prev = Some(cell.clone()),
+            }
+        }
     }
 
     /// The cells of the last row filled.
@@ -630,6 +666,43 @@ correlation:
         // Without -X every row is kept.
         let all = f.layout(Profile::Verbose);
         assert!(render(&all, &rows).iter().all(Option::is_some));
+    }
+
+    #[test]
+    fn remove_duplicate_data_marks_field_cells_equal_to_the_previous_rows() {
+        let f = Fixture::new();
+        let style = Style {
+            remove_duplicate_data: true,
+            ..Style::default()
+        };
+        let layout = f.layout(Profile::Verbose).with_style(style);
+        let with = |details: &str, all: &str| DetectInfo {
+            details: details.into(),
+            extra: Some(all.into()),
+            ..row(10, 7)
+        };
+        let rows = [
+            with("a", "x: 1"),
+            with("a", "x: 1"),
+            with("b", "x: 1"),
+            with("b", "x: 2"),
+            // Equal to the row before the previous one only: kept.
+            with("a", "x: 2"),
+        ];
+        let cells = render(&layout, &rows);
+        let col = |name: &str| {
+            let value = |c: &Option<Vec<(String, String)>>| {
+                let pairs = c.as_ref().unwrap();
+                pairs.iter().find(|(n, _)| n == name).unwrap().1.clone()
+            };
+            cells.iter().map(value).collect::<Vec<_>>()
+        };
+        assert_eq!(col("Details"), ["a", "DUP", "b", "DUP", "a"]);
+        assert_eq!(col("ExtraFieldInfo"), ["x: 1", "DUP", "DUP", "x: 2", "DUP"]);
+        // Other columns are never marked, and without -R nothing is.
+        assert!(col("RuleTitle").iter().all(|t| t != "DUP"));
+        let plain = render(&f.layout(Profile::Verbose), &rows);
+        assert!(plain.iter().flatten().flatten().all(|(_, c)| c != "DUP"));
     }
 
     #[test]

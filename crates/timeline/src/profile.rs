@@ -299,6 +299,9 @@ pub struct Style {
     /// `-X`: rows identical to an earlier row with the same timestamp (every column
     /// but EvtxFile) are dropped.
     pub remove_duplicates: bool,
+    /// `-R`: a Details, ExtraFieldInfo or AllFieldInfo cell equal to the previous
+    /// row's cell in that column is written `DUP`.
+    pub remove_duplicate_data: bool,
     /// `--excel-safe`: CSV cells a spreadsheet would take for a formula (beginning with
     /// `=`, `+`, `-`, `@`, tab or CR, also after spaces; a lone `-` and plain numbers
     /// aside) are written with a leading `'`, their text kept after it.

@@ -69,6 +69,9 @@ pub struct LoadOptions {
     pub keep_derived_duplicates: bool,
     /// Only rules of exactly this level (`-e/--exact-level`).
     pub exact_level: Option<Level>,
+    /// Only the rules listed in `proven_rules.txt` (`-P/--proven-rules`); with no such
+    /// file in the config folder, none.
+    pub proven_only: bool,
     /// Rule selection by tag, `logsource.category` and `status` (`--include-tag` …).
     pub select: RuleSelect,
 }

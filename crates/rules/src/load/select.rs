@@ -184,6 +184,9 @@ impl Verdict<'_> {
         if !opts.enable_noisy && config.noisy.contains(id) {
             return Some(Disabled::Noisy);
         }
+        if opts.proven_only && !config.proven.as_ref().is_some_and(|p| p.contains(id)) {
+            return Some(Disabled::NotProven);
+        }
         match meta.status.as_str() {
             "deprecated" if !opts.enable_deprecated => return Some(Disabled::Deprecated),
             "unsupported" if !opts.enable_unsupported => return Some(Disabled::Unsupported),
@@ -338,5 +341,35 @@ mod tests {
             assert_eq!(v.of(&meta(id, status, level, &[])), Some(why), "{id}");
         }
         assert_eq!(v.of(&meta("ok", "stable", Level::High, &[])), None);
+    }
+
+    #[test]
+    fn proven_only_keeps_the_listed_ids_and_none_without_a_list() {
+        let mut config = Config::default();
+        let opts = LoadOptions {
+            proven_only: true,
+            ..LoadOptions::default()
+        };
+        let v = |c: &Config, id: &str| {
+            Verdict {
+                config: c,
+                opts: &opts,
+            }
+            .of(&meta(id, "stable", Level::High, &[]))
+        };
+        assert_eq!(
+            v(&config, "p"),
+            Some(Disabled::NotProven),
+            "no list: none kept"
+        );
+        config.add_file("proven_rules.txt", "# proven\np\n");
+        assert_eq!(v(&config, "p"), None);
+        assert_eq!(v(&config, "q"), Some(Disabled::NotProven));
+        config.noisy.insert("p".into());
+        assert_eq!(
+            v(&config, "p"),
+            Some(Disabled::Noisy),
+            "noisy comes first, as in Hayabusa"
+        );
     }
 }

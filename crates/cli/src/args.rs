@@ -277,36 +277,9 @@ pub struct TimelineArgs {
     #[arg(long = "excel-safe")]
     pub excel_safe: bool,
 
-    /// Timestamps in UTC (default: local time).
-    #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
-    pub utc: bool,
-    /// Timestamps as ISO-8601 in UTC (2016-09-21T03:40:37.088867Z).
-    #[arg(
-        short = 'O',
-        long = "ISO-8601",
-        alias = "iso-8601",
-        group = "time_style"
-    )]
-    pub iso8601: bool,
-    /// Timestamps as RFC 3339 (2016-09-21 03:40:37.088867+00:00).
-    #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
-    pub rfc3339: bool,
-    /// Timestamps as RFC 2822 (Wed, 21 Sep 2016 03:40:37 +00:00).
-    #[arg(long = "RFC-2822", alias = "rfc-2822", group = "time_style")]
-    pub rfc2822: bool,
-    /// Timestamps in US style (09-21-2016 03:40:37.088 AM +00:00).
-    #[arg(long = "US-time", alias = "us-time", group = "time_style")]
-    pub us_time: bool,
-    /// Timestamps in US military style (09-21-2016 03:40:37.088 +00:00).
-    #[arg(
-        long = "US-military-time",
-        alias = "us-military-time",
-        group = "time_style"
-    )]
-    pub us_military_time: bool,
-    /// Timestamps in European style (21-09-2016 03:40:37.088 +00:00).
-    #[arg(long = "European-time", alias = "european-time", group = "time_style")]
-    pub european_time: bool,
+    /// The timestamp format.
+    #[command(flatten)]
+    pub time: TimeArgs,
 
     /// Only records at or after this time ("2020-02-22 00:00:00 +09:00"; no offset: UTC).
     #[arg(long = "timeline-start", value_name = "TIME")]
@@ -562,36 +535,9 @@ pub struct MetricsArgs {
     #[arg(long = "excel-safe")]
     pub excel_safe: bool,
 
-    /// Timestamps in UTC (default: local time).
-    #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
-    pub utc: bool,
-    /// Timestamps as ISO-8601 in UTC.
-    #[arg(
-        short = 'O',
-        long = "ISO-8601",
-        alias = "iso-8601",
-        group = "time_style"
-    )]
-    pub iso8601: bool,
-    /// Timestamps as RFC 3339.
-    #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
-    pub rfc3339: bool,
-    /// Timestamps as RFC 2822.
-    #[arg(long = "RFC-2822", alias = "rfc-2822", group = "time_style")]
-    pub rfc2822: bool,
-    /// Timestamps in US style.
-    #[arg(long = "US-time", alias = "us-time", group = "time_style")]
-    pub us_time: bool,
-    /// Timestamps in US military style.
-    #[arg(
-        long = "US-military-time",
-        alias = "us-military-time",
-        group = "time_style"
-    )]
-    pub us_military_time: bool,
-    /// Timestamps in European style.
-    #[arg(long = "European-time", alias = "european-time", group = "time_style")]
-    pub european_time: bool,
+    /// The timestamp format.
+    #[command(flatten)]
+    pub time: TimeArgs,
 }
 
 /// `eid-metrics` options.
@@ -681,4 +627,39 @@ pub struct UpdateRulesArgs {
     /// Accepted for Hayabusa's command lines: scanner prints no colours here.
     #[arg(short = 'K', long = "no-color")]
     pub no_color: bool,
+}
+
+/// The timestamp format flags, Hayabusa's (and their lowercase 4.0 spellings): one at most.
+#[derive(Args, Debug, Default)]
+pub struct TimeArgs {
+    /// Timestamps in UTC (default: local time).
+    #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
+    pub utc: bool,
+    /// Timestamps as ISO-8601 in UTC (2016-09-21T03:40:37.088867Z).
+    #[arg(
+        short = 'O',
+        long = "ISO-8601",
+        alias = "iso-8601",
+        group = "time_style"
+    )]
+    pub iso8601: bool,
+    /// Timestamps as RFC 3339 (2016-09-21 03:40:37.088867+00:00).
+    #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
+    pub rfc3339: bool,
+    /// Timestamps as RFC 2822 (Wed, 21 Sep 2016 03:40:37 +00:00).
+    #[arg(long = "RFC-2822", alias = "rfc-2822", group = "time_style")]
+    pub rfc2822: bool,
+    /// Timestamps in US style (09-21-2016 03:40:37.088 AM +00:00).
+    #[arg(long = "US-time", alias = "us-time", group = "time_style")]
+    pub us_time: bool,
+    /// Timestamps in US military style (09-21-2016 03:40:37.088 +00:00).
+    #[arg(
+        long = "US-military-time",
+        alias = "us-military-time",
+        group = "time_style"
+    )]
+    pub us_military_time: bool,
+    /// Timestamps in European style (21-09-2016 03:40:37.088 +00:00).
+    #[arg(long = "European-time", alias = "european-time", group = "time_style")]
+    pub european_time: bool,
 }

@@ -2,7 +2,7 @@
 //! profile, the time format, the cell style and how the scanner is built. Nothing below
 //! the binary reads a flag; everything after this step reads these values.
 
-use crate::args::TimelineArgs;
+use crate::args::{TimeArgs, TimelineArgs};
 use scanner_engine::{Progress, RecordFilter, ScannerBuilder};
 use scanner_input::InputKind;
 use scanner_timeline::{Profile, Style, TimeFormat, TimeStyle};
@@ -30,7 +30,7 @@ pub fn input_kind(a: &TimelineArgs) -> InputKind {
 }
 
 /// The time format: the zone (`-U` UTC, else local) and the style flags.
-pub fn time_format(a: &TimelineArgs) -> TimeFormat {
+pub fn time_format(a: &TimeArgs) -> TimeFormat {
     let base = if a.utc {
         TimeFormat::utc()
     } else {

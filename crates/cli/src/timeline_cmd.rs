@@ -115,7 +115,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             );
         }
     }
-    let time = config::time_format(a);
+    let time = config::time_format(&a.time);
     let (scanner, mut result, sort_bytes) = scan(a, profile, set, &inputs.files, &time)?;
     let layout = Layout::new(scanner.rules(), &inputs.files, time.clone(), profile)
         .with_style(config::style(a))

@@ -28,12 +28,13 @@ pub use logon::run as logon_summary;
 use crate::args::MetricsArgs;
 use crate::exit;
 use crate::progress_bar::ProgressBar;
+use crate::summary::group as thousands;
 use crate::terminal::safe;
 use error::MetricsError;
 use scanner_engine::Progress;
 use scanner_input::{walk, InputError, InputFile, InputKind, RecordView, WalkSettings};
 use scanner_rules::{Event, FieldId, FieldTable, CHANNEL, EVENT_ID};
-use scanner_timeline::{TimeFormat, TimeStyle};
+use scanner_timeline::TimeFormat;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -224,7 +225,7 @@ impl<'a> Run<'a> {
             files,
             errors,
             config,
-            time: time_format(args),
+            time: crate::config::time_format(&args.time),
         })
     }
 
@@ -344,50 +345,12 @@ fn input_kind(args: &MetricsArgs) -> InputKind {
     }
 }
 
-/// The time format: the zone (`-U` UTC, else local) and the style flags.
-fn time_format(a: &MetricsArgs) -> TimeFormat {
-    let base = if a.utc {
-        TimeFormat::utc()
-    } else {
-        TimeFormat::local()
-    };
-    let style = if a.iso8601 {
-        TimeStyle::Iso8601
-    } else if a.rfc3339 {
-        TimeStyle::Rfc3339
-    } else if a.rfc2822 {
-        TimeStyle::Rfc2822
-    } else if a.us_time {
-        TimeStyle::UsTime
-    } else if a.us_military_time {
-        TimeStyle::UsMilitary
-    } else if a.european_time {
-        TimeStyle::European
-    } else {
-        TimeStyle::Standard
-    };
-    base.with_style(style)
-}
-
 /// Runs a command body, printing a fatal error.
 fn run_with(body: impl FnOnce() -> Result<i32, MetricsError>) -> i32 {
     body().unwrap_or_else(|e| {
         eprintln!("error: {}", safe(&e.to_string()));
         exit::FATAL
     })
-}
-
-/// `n` with thousands separators (`1,537`), as Hayabusa writes counts.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -12,9 +12,12 @@ mod histogram;
 mod interrupt;
 mod metrics;
 mod output;
+mod pivot;
 mod progress_bar;
+mod record_walk;
 mod report_html;
 mod rules_cmd;
+mod search;
 mod sort_memory;
 mod summary;
 mod terminal;
@@ -51,6 +54,8 @@ fn main() {
         args::Command::EidMetrics(a) => metrics::eid(a),
         args::Command::ComputerMetrics(a) => metrics::computer(a),
         args::Command::LogMetrics(a) => metrics::log(a),
+        args::Command::PivotKeywordsList(a) => pivot::run(a),
+        args::Command::Search(a) => search::run(a),
         args::Command::ListProfiles => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),

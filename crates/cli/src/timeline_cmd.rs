@@ -53,10 +53,10 @@ pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
 
 /// What the run read: the files to scan, the problems met finding them, and how many
 /// files the channel check left out.
-struct Inputs {
-    files: Vec<InputFile>,
-    errors: Vec<InputError>,
-    skipped: usize,
+pub(crate) struct Inputs {
+    pub(crate) files: Vec<InputFile>,
+    pub(crate) errors: Vec<InputError>,
+    pub(crate) skipped: usize,
 }
 
 /// The charts counted as the rows are written (`-H`, `-T`).
@@ -158,7 +158,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
 
 /// Loads the rules (`-b` drops the default Details templates too) and prints the load
 /// report.
-fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
+pub(crate) fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
     let load_start = Instant::now();
     let mut set = load_rules(&a.rules)?;
     let load_time = load_start.elapsed();
@@ -191,7 +191,7 @@ fn outputs(a: &TimelineArgs) -> Vec<&Path> {
 
 /// Finds the input files (refusing any that is also an output); EVTX files whose
 /// channel no rule reads are left out unless `-a`.
-fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
+pub(crate) fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
     let kind = config::input_kind(a);
     let (mut files, discover_errors) = scanner_input::discover(&a.dirs, &a.files, kind);
     crate::output::refuse_inputs(&outputs(a), files.iter().map(|f| f.path.as_path()))?;
@@ -210,7 +210,7 @@ fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
 
 /// Scans the files (with a progress bar on a terminal, and the CPU profile when asked);
 /// returns the scanner, its result and the sort memory bound.
-fn scan(
+pub(crate) fn scan(
     a: &TimelineArgs,
     profile: Profile,
     set: RuleSet,

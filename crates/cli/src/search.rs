@@ -1,8 +1,394 @@
-//! `scanner search`.
+//! `scanner search`: every event that holds keywords (`-k`, any of them, or all with
+//! `-a`; `-i` ignores case) or matches a regex (`-r`), and whose fields pass the `-F
+//! Field:value` filters and the time range, listed with Hayabusa 3.9.0's columns as CSV,
+//! a JSON array (`-J`) or JSON Lines (`-L`). No rules are loaded.
+//!
+//! What a keyword is matched against: each value of the record, System fields
+//! included, one at a time (never across two values, never the field names). Hayabusa
+//! 3.9.0 matched the record's compact JSON text instead; docs/commands.md says where the
+//! two differ. Matching allocates nothing per record: one Aho-Corasick automaton over
+//! every keyword (lowercased once, matched against the view's lowercased values with
+//! `-i`), or one compiled regex; only the events found are rendered.
+
+mod filter;
+mod names;
+mod output;
 
 use crate::args::SearchArgs;
+use crate::exit;
+use crate::progress_bar::ProgressBar;
+use crate::record_walk::{self, Source, Visit};
+use crate::terminal::safe;
+use aho_corasick::AhoCorasick;
+use filter::FieldFilter;
+use jiff::Timestamp;
+use names::Names;
+use output::Hit;
+use regex::Regex;
+use scanner_engine::{AllFields, Progress};
+use scanner_input::{InputKind, RecordView};
+use scanner_rules::{FieldId, FieldTable, CHANNEL, EVENT_ID};
+use scanner_timeline::{TimeFormat, TimeStyle};
+use std::fmt;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why the command could not run.
+#[derive(Debug)]
+pub enum SearchError {
+    /// Neither `-d` nor `-f`.
+    NoInput,
+    /// `-t N`: the thread pool did not start.
+    Threads(usize, rayon::ThreadPoolBuildError),
+    /// `-r`: not a regular expression.
+    Regex(regex::Error),
+    /// `-k`: the keywords could not be compiled.
+    Keywords(aho_corasick::BuildError),
+    /// `-F`: not `Field:value`.
+    Filter(String),
+    /// `--timeline-start` / `--timeline-end`: not a time.
+    Time(String),
+    /// `-c DIR` is not a folder.
+    ConfigNotFolder(PathBuf),
+    /// The output was refused or could not be written (the message names the file).
+    Output(String),
+    /// Standard output could not be written.
+    Stdout(std::io::Error),
+}
+
+impl fmt::Display for SearchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SearchError::NoInput => f.write_str("nothing to search: give -d DIR or -f FILE"),
+            SearchError::Threads(n, e) => write!(f, "cannot start {n} threads: {e}"),
+            SearchError::Regex(e) => write!(f, "-r: not a regular expression: {e}"),
+            SearchError::Keywords(e) => write!(f, "-k: {e}"),
+            SearchError::Filter(s) => {
+                write!(f, "-F '{s}': expected Field:value (e.g. -F EventID:4624)")
+            }
+            SearchError::Time(m) => f.write_str(m),
+            SearchError::ConfigNotFolder(d) => write!(f, "-c {}: not a folder", d.display()),
+            SearchError::Output(m) => f.write_str(m),
+            SearchError::Stdout(e) => write!(f, "cannot write to standard output: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SearchError {}
 
 /// Runs the command; returns the exit code.
-pub fn run(_a: &SearchArgs) -> i32 {
-    crate::exit::FATAL
+pub fn run(a: &SearchArgs) -> i32 {
+    match run_inner(a) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {}", safe(&e.to_string()));
+            exit::FATAL
+        }
+    }
+}
+
+/// What an event must hold.
+enum Matcher {
+    /// Keywords: any, or all (`-a`) of them; against lowercased values with `-i`.
+    Keywords {
+        ac: AhoCorasick,
+        count: usize,
+        all: bool,
+        lower: bool,
+    },
+    /// A regex, anywhere in a value.
+    Regex(Regex),
+}
+
+impl Matcher {
+    fn new(a: &SearchArgs) -> Result<Matcher, SearchError> {
+        if let Some(r) = &a.regex {
+            return Regex::new(r).map(Matcher::Regex).map_err(SearchError::Regex);
+        }
+        let keys: Vec<String> = a
+            .keywords
+            .iter()
+            .map(|k| {
+                if a.ignore_case {
+                    k.to_lowercase()
+                } else {
+                    k.clone()
+                }
+            })
+            .collect();
+        let ac = AhoCorasick::new(&keys).map_err(SearchError::Keywords)?;
+        Ok(Matcher::Keywords {
+            ac,
+            count: keys.len(),
+            all: a.and_logic,
+            lower: a.ignore_case,
+        })
+    }
+
+    /// Whether `view` matches; `seen` is a reused buffer (one flag per keyword).
+    fn is_match(&self, view: &RecordView, seen: &mut Vec<bool>) -> bool {
+        match self {
+            Matcher::Regex(re) => view.leaves().any(|(_, v)| re.is_match(v)),
+            Matcher::Keywords {
+                ac,
+                count,
+                all,
+                lower,
+            } => {
+                if *lower {
+                    keywords_in(ac, *count, *all, view.values_lower(), seen)
+                } else {
+                    keywords_in(ac, *count, *all, view.leaves().map(|(_, v)| v), seen)
+                }
+            }
+        }
+    }
+}
+
+/// Whether `values` hold any keyword (all of them with `all`), each keyword found
+/// inside one value.
+fn keywords_in<'v>(
+    ac: &AhoCorasick,
+    count: usize,
+    all: bool,
+    mut values: impl Iterator<Item = &'v str>,
+    seen: &mut Vec<bool>,
+) -> bool {
+    if !all || count == 1 {
+        return values.any(|v| ac.is_match(v));
+    }
+    seen.clear();
+    seen.resize(count, false);
+    let mut left = count;
+    for v in values {
+        for m in ac.find_overlapping_iter(v) {
+            let slot = &mut seen[m.pattern().as_usize()];
+            if !*slot {
+                *slot = true;
+                left -= 1;
+                if left == 0 {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The fields a found event is listed with.
+struct Fields {
+    table: FieldTable,
+    computer: FieldId,
+    provider: FieldId,
+    time: FieldId,
+    record_id: FieldId,
+}
+
+impl Fields {
+    fn new() -> Fields {
+        let mut table = FieldTable::new();
+        let computer = table.intern_path("Event.System.Computer");
+        let provider = table.intern_path("Event.System.Provider_attributes.Name");
+        let time = table.intern_path("Event.System.TimeCreated_attributes.SystemTime");
+        let record_id = table.intern_path("Event.System.EventRecordID");
+        Fields {
+            table,
+            computer,
+            provider,
+            time,
+            record_id,
+        }
+    }
+}
+
+/// The walk's visitor: tests each record, renders the ones found.
+struct Search<'a> {
+    matcher: &'a Matcher,
+    filters: &'a [FieldFilter],
+    fields: &'a Fields,
+    range: (Option<Timestamp>, Option<Timestamp>),
+    names: &'a Names,
+}
+
+/// One worker's findings and buffers.
+#[derive(Default)]
+struct Found {
+    hits: Vec<Hit>,
+    seen: Vec<bool>,
+    all_fields: AllFields,
+}
+
+impl Visit for Search<'_> {
+    type State = Found;
+
+    fn record(&self, file: usize, state: &mut Found, view: &RecordView) {
+        if !self.filters.iter().all(|f| f.keeps(view)) {
+            return;
+        }
+        let time = view
+            .first(self.fields.time)
+            .and_then(scanner_input::parse_timestamp);
+        if self.range.0.is_some() || self.range.1.is_some() {
+            let Some(t) = time else {
+                return;
+            };
+            if self.range.0.is_some_and(|s| t < s) || self.range.1.is_some_and(|e| t > e) {
+                return;
+            }
+        }
+        if !self.matcher.is_match(view, &mut state.seen) {
+            return;
+        }
+        let provider = view.first(self.fields.provider).unwrap_or("");
+        let event_id = view.first(EVENT_ID).unwrap_or("-");
+        let pairs = self.names.field_names(provider, event_id);
+        let mut all = String::new();
+        state
+            .all_fields
+            .render(view, |k, out| names::short_name(k, pairs, out), &mut all);
+        let record_id = view.first(self.fields.record_id).unwrap_or("");
+        state.hits.push(Hit {
+            file: file as u32,
+            time,
+            record_id: record_id.parse().unwrap_or(u64::MAX),
+            record_id_text: if record_id.is_empty() { "-" } else { record_id }.into(),
+            computer: view.first(self.fields.computer).unwrap_or("n/a").into(),
+            channel: view.first(CHANNEL).unwrap_or("").into(),
+            event_id: event_id.into(),
+            all_fields: all.into(),
+        });
+    }
+
+    fn merge(&self, into: &mut Found, other: Found) {
+        into.hits.extend(other.hits);
+    }
+}
+
+fn time_format(a: &SearchArgs) -> TimeFormat {
+    let base = if a.utc {
+        TimeFormat::utc()
+    } else {
+        TimeFormat::local()
+    };
+    let style = if a.iso8601 {
+        TimeStyle::Iso8601
+    } else if a.rfc3339 {
+        TimeStyle::Rfc3339
+    } else if a.rfc2822 {
+        TimeStyle::Rfc2822
+    } else if a.us_time {
+        TimeStyle::UsTime
+    } else if a.us_military_time {
+        TimeStyle::UsMilitary
+    } else if a.european_time {
+        TimeStyle::European
+    } else {
+        TimeStyle::Standard
+    };
+    base.with_style(style)
+}
+
+fn output_path(a: &SearchArgs) -> Option<&Path> {
+    a.output.as_deref().filter(|p| *p != Path::new("-"))
+}
+
+fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
+    if a.dirs.is_empty() && a.files.is_empty() {
+        return Err(SearchError::NoInput);
+    }
+    if let Some(path) = output_path(a) {
+        crate::output::check_target(path, a.clobber).map_err(SearchError::Output)?;
+    }
+    if let Some(n) = a.threads.and_then(crate::config::threads) {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| SearchError::Threads(n, e))?;
+    }
+    let matcher = Matcher::new(a)?;
+    let time = time_format(a);
+    let tz = time.zone().clone();
+    let parse = |s: &Option<String>, flag: &str| {
+        s.as_deref()
+            .map(|s| crate::filters::parse_time(s, &tz))
+            .transpose()
+            .map_err(|e| SearchError::Time(format!("{flag}: {e}")))
+    };
+    let range = (
+        parse(&a.timeline_start, "--timeline-start")?,
+        parse(&a.timeline_end, "--timeline-end")?,
+    );
+    let names = Names::load(a.config.as_deref())?;
+    if !a.quiet {
+        for e in names.errors() {
+            eprintln!("config error: {}", safe(e));
+        }
+    }
+    let mut fields = Fields::new();
+    let filters = a
+        .filters
+        .iter()
+        .map(|f| FieldFilter::parse(f, names.aliases(), &mut fields.table))
+        .collect::<Result<Vec<_>, _>>()?;
+    let kind = if a.json_input {
+        InputKind::Json
+    } else {
+        InputKind::Evtx
+    };
+    let (files, mut errors) = scanner_input::discover(&a.dirs, &a.files, kind);
+    crate::output::refuse_inputs(
+        &output_path(a).into_iter().collect::<Vec<_>>(),
+        files.iter().map(|f| f.path.as_path()),
+    )
+    .map_err(SearchError::Output)?;
+    let progress = Arc::new(Progress::default());
+    let bar = (std::io::stderr().is_terminal() && !a.quiet).then(|| {
+        ProgressBar::start(
+            Arc::clone(&progress),
+            files.len() as u64,
+            files.iter().map(|f| f.size).sum(),
+        )
+    });
+    let src = Source {
+        files: &files,
+        kind,
+        recover: a.recover_records,
+        table: &fields.table,
+        progress: bar.is_some().then_some(&*progress),
+        only: None,
+    };
+    let visit = Search {
+        matcher: &matcher,
+        filters: &filters,
+        fields: &fields,
+        range,
+        names: &names,
+    };
+    let walked = record_walk::walk(&src, &visit);
+    if let Some(b) = bar {
+        b.finish();
+    }
+    let mut hits: Vec<Hit> = walked.per_file.into_iter().flat_map(|f| f.hits).collect();
+    output::order(&mut hits, a.sort);
+    let found = hits.len();
+    output::write(a, &files, &names, &time, hits)?;
+    errors.extend(walked.errors);
+    for run in scanner_input::collapse_errors(&errors) {
+        let line = format!("{}: {}", run.file().display(), run.message());
+        eprintln!("input error: {}", safe(&line));
+    }
+    if !a.quiet {
+        eprintln!(
+            "searched {} files, {} records: {found} events found; {} input errors",
+            files.len(),
+            walked.records,
+            errors.len()
+        );
+    }
+    Ok(if errors.is_empty() {
+        exit::OK
+    } else {
+        exit::INPUT_ERRORS
+    })
 }

@@ -10,7 +10,7 @@
 //! reading a few fields of the matched records again is cheaper than rendering every
 //! field of every detection.
 
-use crate::args::PivotArgs;
+use crate::args::{PivotArgs, RuleArgs};
 use crate::exit;
 use crate::record_walk::{self, Source, Visit};
 use crate::terminal::safe;
@@ -122,8 +122,7 @@ pub fn parse_config(text: &str) -> Vec<Category> {
 
 /// The config file: `-c DIR`'s, else the first `-r` folder's `config/`, else the
 /// built-in one. Returns the text and where it came from (None: built in).
-fn config_text(a: &PivotArgs) -> Result<(String, Option<PathBuf>), PivotError> {
-    let rules = &a.timeline.rules;
+fn config_text(rules: &RuleArgs) -> Result<(String, Option<PathBuf>), PivotError> {
     let candidates: Vec<PathBuf> = match &rules.config {
         Some(dir) => vec![dir.join("pivot_keywords.txt")],
         None => rules
@@ -142,6 +141,17 @@ fn config_text(a: &PivotArgs) -> Result<(String, Option<PathBuf>), PivotError> {
         },
         None => Ok((BUILTIN.to_string(), None)),
     }
+}
+
+/// The rules to run: those `-r` names, else `./rules` when it is a folder (Hayabusa
+/// 3.9.0's pivot-keywords-list has no `-r` and always reads `./rules`), else the
+/// built-in ones.
+fn rule_args(given: &RuleArgs) -> RuleArgs {
+    let mut a = given.clone();
+    if a.rules.is_empty() && Path::new("rules").is_dir() {
+        a.rules.push(PathBuf::from("rules"));
+    }
+    a
 }
 
 /// Runs the command; returns the exit code.
@@ -171,7 +181,8 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
             "nothing to scan: give -d DIR or -f FILE".into(),
         ));
     }
-    let (text, from) = config_text(a)?;
+    let rule_args = rule_args(&t.rules);
+    let (text, from) = config_text(&rule_args)?;
     let mut categories = parse_config(&text);
     if categories.is_empty() {
         return Err(PivotError::EmptyConfig(
@@ -191,7 +202,10 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
             .build_global()
             .map_err(|e| PivotError::Scan(format!("cannot start {n} threads: {e}")))?;
     }
-    let set = crate::timeline_cmd::load(t).map_err(PivotError::Scan)?;
+    let set = crate::rules_cmd::load_rules(&rule_args).map_err(PivotError::Scan)?;
+    if !t.quiet {
+        crate::rules_cmd::print_report(&set, rule_args.show_errors);
+    }
     let inputs = crate::timeline_cmd::inputs(t, &set).map_err(PivotError::Scan)?;
     let profile = scanner_timeline::Profile::Minimal;
     let time = crate::config::time_format(t);

@@ -158,7 +158,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
 
 /// Loads the rules (`-b` drops the default Details templates too) and prints the load
 /// report.
-pub(crate) fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
+fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
     let load_start = Instant::now();
     let mut set = load_rules(&a.rules)?;
     let load_time = load_start.elapsed();

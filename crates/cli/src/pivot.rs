@@ -209,9 +209,8 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let inputs = crate::timeline_cmd::inputs(t, &set).map_err(PivotError::Scan)?;
     let profile = scanner_timeline::Profile::Minimal;
     let time = crate::config::time_format(t);
-    let (scanner, mut result, _) =
-        crate::timeline_cmd::scan(t, profile, set, &inputs.files, &time)
-            .map_err(PivotError::Scan)?;
+    let (scanner, mut result, _) = crate::timeline_cmd::scan(t, profile, set, &inputs.files, &time)
+        .map_err(PivotError::Scan)?;
     let rows = std::mem::take(&mut result.rows)
         .into_vec()
         .map_err(|e| PivotError::Scan(format!("cannot read the sorted detections back: {e}")))?;
@@ -381,7 +380,9 @@ impl Visit for Collect<'_> {
             return;
         }
         if state.values.len() < self.fields.slots.len() {
-            state.values.resize_with(self.fields.slots.len(), FxHashMap::default);
+            state
+                .values
+                .resize_with(self.fields.slots.len(), FxHashMap::default);
         }
         for (slot, &field) in self.fields.slots.iter().enumerate() {
             let Some(v) = view.first(field) else {
@@ -402,7 +403,8 @@ impl Visit for Collect<'_> {
 
     fn merge(&self, into: &mut Found, other: Found) {
         if into.values.len() < other.values.len() {
-            into.values.resize_with(other.values.len(), FxHashMap::default);
+            into.values
+                .resize_with(other.values.len(), FxHashMap::default);
         }
         for (slot, m) in other.values.into_iter().enumerate() {
             for (v, id) in m {
@@ -419,9 +421,11 @@ fn write(a: &PivotArgs, prefix: Option<&Path>, categories: &[Category]) -> Resul
         Some(prefix) => {
             for c in categories {
                 let text = c.render();
-                crate::output::write_atomically(&file_name(prefix, &c.name), a.timeline.clobber, |f| {
-                    f.write_all(text.as_bytes())
-                })
+                crate::output::write_atomically(
+                    &file_name(prefix, &c.name),
+                    a.timeline.clobber,
+                    |f| f.write_all(text.as_bytes()),
+                )
                 .map_err(PivotError::Output)?;
             }
         }
@@ -431,7 +435,11 @@ fn write(a: &PivotArgs, prefix: Option<&Path>, categories: &[Category]) -> Resul
             let mut out = stdout.lock();
             for c in categories {
                 let text = c.render();
-                let text = if terminal { safe(&text).to_string() } else { text };
+                let text = if terminal {
+                    safe(&text).to_string()
+                } else {
+                    text
+                };
                 writeln!(out, "{text}").map_err(PivotError::Stdout)?;
             }
         }

@@ -104,7 +104,9 @@ enum Matcher {
 impl Matcher {
     fn new(a: &SearchArgs) -> Result<Matcher, SearchError> {
         if let Some(r) = &a.regex {
-            return Regex::new(r).map(Matcher::Regex).map_err(SearchError::Regex);
+            return Regex::new(r)
+                .map(Matcher::Regex)
+                .map_err(SearchError::Regex);
         }
         let keys: Vec<String> = a
             .keywords

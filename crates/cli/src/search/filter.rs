@@ -1,8 +1,9 @@
 //! `-F Field:value`: a field filter, as Hayabusa 3.9.0 reads it. The value is a
 //! wildcard pattern (`*` any run, `?` one character) that must match the whole field
 //! value, case-sensitively. The field is looked up through `eventkey_alias.txt` (so
-//! `EventID` is `Event.System.EventID`), then as `Event.EventData.<Field>`; either
-//! matching is enough. Several `-F` must all match.
+//! `EventID` is `Event.System.EventID`), then as `Event.EventData.<Field>` and
+//! `Event.System.<Field>` (for a config without the alias); any matching is enough.
+//! Several `-F` must all match.
 
 use super::SearchError;
 use scanner_input::RecordView;
@@ -12,12 +13,14 @@ use scanner_rules::{FieldId, FieldTable};
 #[derive(Debug)]
 pub struct FieldFilter {
     fields: Vec<FieldId>,
-    patterns: Vec<String>,
+    pattern: String,
 }
 
 impl FieldFilter {
-    /// Parses `Field:value` (surrounding double quotes dropped; `Field:a:b` asks for both
-    /// `a` and `b`, as 3.9.0 does), interning the field's paths in `table`.
+    /// Parses `Field:value` (surrounding double quotes dropped; the value is all after
+    /// the first `:`, so `Image:C:\Windows\*` works: 3.9.0 split at every `:` and asked
+    /// for each part, so a value holding one never matched), interning the field's paths
+    /// in `table`.
     pub fn parse(
         text: &str,
         aliases: &[(String, String)],
@@ -25,28 +28,37 @@ impl FieldFilter {
     ) -> Result<FieldFilter, SearchError> {
         let t = text.strip_prefix('"').unwrap_or(text);
         let t = t.strip_suffix('"').unwrap_or(t);
-        let mut parts = t.split(':').map(str::trim);
-        let field = parts.next().unwrap_or("");
-        let patterns: Vec<String> = parts.map(str::to_string).collect();
-        if field.is_empty() || patterns.is_empty() {
+        let Some((field, pattern)) = t.split_once(':') else {
+            return Err(SearchError::Filter(text.to_string()));
+        };
+        let (field, pattern) = (field.trim(), pattern.trim());
+        if field.is_empty() {
             return Err(SearchError::Filter(text.to_string()));
         }
         let mut fields = Vec::new();
         if let Some((_, path)) = aliases.iter().find(|(k, _)| k == field) {
             fields.push(table.intern_path(path));
         }
-        let data = table.intern_path(&format!("Event.EventData.{field}"));
-        if !fields.contains(&data) {
-            fields.push(data);
+        for path in [
+            format!("Event.EventData.{field}"),
+            format!("Event.System.{field}"),
+        ] {
+            let id = table.intern_path(&path);
+            if !fields.contains(&id) {
+                fields.push(id);
+            }
         }
-        Ok(FieldFilter { fields, patterns })
+        Ok(FieldFilter {
+            fields,
+            pattern: pattern.to_string(),
+        })
     }
 
     /// Whether `view` passes.
     pub fn keeps(&self, view: &RecordView) -> bool {
         self.fields.iter().any(|&f| {
             let v = view.first(f).unwrap_or("-");
-            self.patterns.iter().all(|p| wildmatch(p, v))
+            wildmatch(&self.pattern, v)
         })
     }
 }

@@ -65,7 +65,13 @@ const JSON_KEYS: [(&str, Column); 8] = [
 ];
 
 /// The cells of a hit, in CSV order.
-fn cells(h: &Hit, files: &[InputFile], names: &Names, time: &TimeFormat, a: &SearchArgs) -> [String; 8] {
+fn cells(
+    h: &Hit,
+    files: &[InputFile],
+    names: &Names,
+    time: &TimeFormat,
+    a: &SearchArgs,
+) -> [String; 8] {
     let channel = if a.no_abbreviations {
         h.channel.to_string()
     } else {
@@ -78,7 +84,10 @@ fn cells(h: &Hit, files: &[InputFile], names: &Names, time: &TimeFormat, a: &Sea
     };
     [
         h.time.map_or_else(|| "n/a".to_string(), |t| time.format(t)),
-        names.title(&h.channel, &h.event_id).unwrap_or("-").to_string(),
+        names
+            .title(&h.channel, &h.event_id)
+            .unwrap_or("-")
+            .to_string(),
         h.computer.to_string(),
         channel,
         h.event_id.to_string(),
@@ -142,7 +151,11 @@ fn encode(
                 c[6].clone(),
                 c[7].clone(),
             ];
-            let obj = row_json(&names_cols, &ordered, if a.json_output { Some("  ") } else { None });
+            let obj = row_json(
+                &names_cols,
+                &ordered,
+                if a.json_output { Some("  ") } else { None },
+            );
             if a.json_output {
                 out.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
                 out.write_all(obj.as_bytes())?;

@@ -36,6 +36,29 @@ pub enum Command {
     /// One row per log file: computers, events, first and last time, channels, providers, size.
     #[command(name = "log-metrics")]
     LogMetrics(LogMetricsArgs),
+    /// Successful and failed logons per account, computer, logon type and source
+    /// (`-o PREFIX` writes PREFIX-successful.csv and PREFIX-failed.csv).
+    #[command(name = "logon-summary")]
+    LogonSummary(LogonSummaryArgs),
+    /// Base64 in command lines, service paths and PowerShell logs, decoded and classified.
+    #[command(name = "extract-base64")]
+    ExtractBase64(MetricsArgs),
+    /// Hayabusa 4's timeline command: csv-timeline or json-timeline chosen by `-t`.
+    #[command(name = "dfir-timeline")]
+    DfirTimeline(DfirTimelineArgs),
+    /// List the `%placeholder%` names rules' `|expand` modifiers use.
+    #[command(name = "expand-list")]
+    ExpandList(ExpandListArgs),
+    /// Find domain controllers (Security 4768) and file servers (Security 5145) and add
+    /// them to critical_systems.txt.
+    #[command(name = "config-critical-systems")]
+    ConfigCriticalSystems(CriticalSystemsArgs),
+    /// Rewrite rules' `level:` from a tuning file (default ./rules/config/level_tuning.txt).
+    #[command(name = "level-tuning")]
+    LevelTuning(LevelTuningArgs),
+    /// Set the profile the timeline commands use without `-p`.
+    #[command(name = "set-default-profile")]
+    SetDefaultProfile(SetDefaultProfileArgs),
     /// Values of the detected events' pivot fields (users, IPs, processes, …), one list per
     /// category of the rules config's pivot_keywords.txt.
     #[command(name = "pivot-keywords-list")]
@@ -46,6 +69,10 @@ pub enum Command {
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Download or update the community rules (hayabusa-rules by default) into the
+    /// user's data folder, which the rule-loading commands then use without -r.
+    #[command(name = "update-rules")]
+    UpdateRules(UpdateRulesArgs),
     /// Write EVTX files: from events you give, or a synthetic log with planted attacks.
     #[command(subcommand)]
     Evtx(EvtxCommand),
@@ -106,9 +133,13 @@ pub enum RulesCommand {
 /// Which rules to load.
 #[derive(Args, Debug, Clone)]
 pub struct RuleArgs {
-    /// Rule file or folder (recursive); repeatable. Default: the built-in rules.
+    /// Rule file or folder (recursive); repeatable. Default: the set `update-rules`
+    /// downloaded, else the built-in rules.
     #[arg(short = 'r', long = "rules", value_name = "PATH")]
     pub rules: Vec<PathBuf>,
+    /// The built-in rules, even when `update-rules` has downloaded a set.
+    #[arg(long = "builtin-rules", conflicts_with = "rules")]
+    pub builtin_rules: bool,
     /// Config folder (eventkey_alias.txt, default_details.txt, …). Default: <rules>/config.
     #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
     pub config: Option<PathBuf>,
@@ -177,7 +208,7 @@ pub struct JsonTimelineArgs {
     #[command(flatten)]
     pub timeline: TimelineArgs,
     /// JSON Lines (one object per line) instead of one JSON array.
-    #[arg(short = 'L', long = "JSONL-output")]
+    #[arg(short = 'L', long = "JSONL-output", alias = "jsonl-output")]
     pub jsonl: bool,
 }
 
@@ -191,14 +222,15 @@ pub struct TimelineArgs {
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX.
-    #[arg(short = 'J', long = "JSON-input")]
+    #[arg(short = 'J', long = "JSON-input", alias = "json-input")]
     pub json: bool,
     /// Rule options.
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Output profile (see `scanner list-profiles`).
-    #[arg(short = 'p', long = "profile", default_value = "standard")]
-    pub profile: String,
+    /// Output profile (see `scanner list-profiles`); default: the one set with
+    /// set-default-profile, else standard.
+    #[arg(short = 'p', long = "profile")]
+    pub profile: Option<String>,
     /// Write the timeline to FILE (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -250,25 +282,34 @@ pub struct TimelineArgs {
     pub excel_safe: bool,
 
     /// Timestamps in UTC (default: local time).
-    #[arg(short = 'U', long = "UTC", group = "time_style")]
+    #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
     pub utc: bool,
     /// Timestamps as ISO-8601 in UTC (2016-09-21T03:40:37.088867Z).
-    #[arg(short = 'O', long = "ISO-8601", group = "time_style")]
+    #[arg(
+        short = 'O',
+        long = "ISO-8601",
+        alias = "iso-8601",
+        group = "time_style"
+    )]
     pub iso8601: bool,
     /// Timestamps as RFC 3339 (2016-09-21 03:40:37.088867+00:00).
-    #[arg(long = "RFC-3339", group = "time_style")]
+    #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
     pub rfc3339: bool,
     /// Timestamps as RFC 2822 (Wed, 21 Sep 2016 03:40:37 +00:00).
-    #[arg(long = "RFC-2822", group = "time_style")]
+    #[arg(long = "RFC-2822", alias = "rfc-2822", group = "time_style")]
     pub rfc2822: bool,
     /// Timestamps in US style (09-21-2016 03:40:37.088 AM +00:00).
-    #[arg(long = "US-time", group = "time_style")]
+    #[arg(long = "US-time", alias = "us-time", group = "time_style")]
     pub us_time: bool,
     /// Timestamps in US military style (09-21-2016 03:40:37.088 +00:00).
-    #[arg(long = "US-military-time", group = "time_style")]
+    #[arg(
+        long = "US-military-time",
+        alias = "us-military-time",
+        group = "time_style"
+    )]
     pub us_military_time: bool,
     /// Timestamps in European style (21-09-2016 03:40:37.088 +00:00).
-    #[arg(long = "European-time", group = "time_style")]
+    #[arg(long = "European-time", alias = "european-time", group = "time_style")]
     pub european_time: bool,
 
     /// Only records at or after this time ("2020-02-22 00:00:00 +09:00"; no offset: UTC).
@@ -291,7 +332,7 @@ pub struct TimelineArgs {
     #[arg(long = "exclude-eid", value_name = "EID", value_delimiter = ',')]
     pub exclude_eids: Vec<String>,
     /// Only records of the common EventIDs of config/target_event_IDs.txt.
-    #[arg(short = 'E', long = "EID-filter")]
+    #[arg(short = 'E', long = "EID-filter", alias = "eid-filter")]
     pub eid_filter: bool,
     /// Only records of these computers (case-insensitive); comma-separated.
     #[arg(long = "include-computer", value_name = "NAME", value_delimiter = ',')]
@@ -314,7 +355,12 @@ pub struct TimelineArgs {
     #[arg(short = 'K', long = "no-color")]
     pub no_color: bool,
     /// Write an HTML report of the summary, with a detection-frequency chart, to FILE.
-    #[arg(short = 'H', long = "HTML-report", value_name = "FILE")]
+    #[arg(
+        short = 'H',
+        long = "HTML-report",
+        alias = "html-report",
+        value_name = "FILE"
+    )]
     pub html_report: Option<PathBuf>,
     /// Show a detection-frequency timeline in the terminal.
     #[arg(short = 'T', long = "visualize-timeline")]
@@ -326,6 +372,130 @@ pub struct TimelineArgs {
     /// Write a CPU flamegraph (SVG) of the scan to FILE (needs a build with the `pprof` feature).
     #[arg(long = "cpu-profile", value_name = "FILE")]
     pub cpu_profile: Option<PathBuf>,
+
+    /// Hayabusa's command-line flags whose feature scanner does not need.
+    #[command(flatten)]
+    pub hayabusa: HayabusaFlags,
+}
+
+/// Flags of Hayabusa 3.9.0's timeline commands accepted so that its command lines run
+/// unchanged (see docs/commands.md, "Hayabusa's command line").
+#[derive(Args, Debug, Default)]
+pub struct HayabusaFlags {
+    /// Scan the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis")]
+    pub live_analysis: bool,
+    /// Accepted for Hayabusa's command lines: scanner has no scan wizard.
+    #[arg(short = 'w', long = "no-wizard")]
+    pub no_wizard: bool,
+    /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
+    #[arg(short = 'Q', long = "quiet-errors")]
+    pub quiet_errors: bool,
+    /// Accepted for Hayabusa's command lines (its verbose messages).
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Accepted for Hayabusa's command lines: scanner's timeline is always sorted.
+    #[arg(short = 's', long = "sort", alias = "sort-events")]
+    pub sort: bool,
+}
+
+/// `dfir-timeline` (Hayabusa 4's name for csv-timeline and json-timeline) options.
+#[derive(Args, Debug)]
+#[command(mut_arg("threads", |a| a.short(None)))]
+pub struct DfirTimelineArgs {
+    /// The timeline options (`--threads` has no short form here: `-t` is the output type).
+    #[command(flatten)]
+    pub timeline: TimelineArgs,
+    /// Output type: csv (default), json or jsonl (case-insensitive).
+    #[arg(
+        short = 't',
+        long = "output-type",
+        value_name = "TYPE",
+        default_value = "csv",
+        ignore_case = true,
+        value_parser = ["csv", "json", "jsonl"]
+    )]
+    pub output_type: String,
+}
+
+/// `expand-list` options.
+#[derive(Args, Debug)]
+pub struct ExpandListArgs {
+    /// Rule file or folder, searched recursively for `.yml` files.
+    #[arg(
+        short = 'r',
+        long = "rules",
+        value_name = "DIR/FILE",
+        default_value = "rules"
+    )]
+    pub rules: PathBuf,
+    /// Quiet (accepted for Hayabusa's command lines; nothing else is printed).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Accepted for Hayabusa's command lines: no colours are printed.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+}
+
+/// `level-tuning` options.
+#[derive(Args, Debug)]
+pub struct LevelTuningArgs {
+    /// The tuning file: `id,new_level` lines after a header (Hayabusa's format).
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        default_value = "./rules/config/level_tuning.txt"
+    )]
+    pub file: PathBuf,
+    /// Rule file or folder whose rules are rewritten.
+    #[arg(
+        short = 'r',
+        long = "rules",
+        value_name = "DIR/FILE",
+        default_value = "rules"
+    )]
+    pub rules: PathBuf,
+    /// Quiet: print nothing but errors.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Accepted for Hayabusa's command lines: no colours are printed.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+}
+
+/// `set-default-profile` options.
+#[derive(Args, Debug)]
+pub struct SetDefaultProfileArgs {
+    /// The profile the timeline commands use without `-p` (see list-profiles); without
+    /// it, the current default is printed.
+    #[arg(short = 'p', long = "profile", value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// Quiet: print nothing but errors.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Accepted for Hayabusa's command lines: no colours are printed.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+}
+
+/// `config-critical-systems` options.
+#[derive(Args, Debug)]
+pub struct CriticalSystemsArgs {
+    /// The input options (as the metrics commands').
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// The file written (default: ./config/critical_systems.txt, as Hayabusa's).
+    #[arg(
+        long = "critical-systems",
+        value_name = "FILE",
+        default_value = "./config/critical_systems.txt"
+    )]
+    pub target: PathBuf,
+    /// Print what was found without writing the file.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
 }
 
 /// Options shared by `eid-metrics`, `computer-metrics` and `log-metrics` (Hayabusa 3.9.0's).
@@ -338,7 +508,7 @@ pub struct MetricsArgs {
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX.
-    #[arg(short = 'J', long = "JSON-input")]
+    #[arg(short = 'J', long = "JSON-input", alias = "json-input")]
     pub json: bool,
     /// Also count records carved from slack space and damaged chunks.
     #[arg(short = 'x', long = "recover-records")]
@@ -353,7 +523,7 @@ pub struct MetricsArgs {
     /// Overwrite the output file if it exists.
     #[arg(short = 'C', long = "clobber")]
     pub clobber: bool,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default, or 0: one per core; at most 4 per core).
     #[arg(short = 't', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
     /// Quiet: no totals or progress bar on standard error.
@@ -362,6 +532,10 @@ pub struct MetricsArgs {
     /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
     #[arg(short = 'Q', long = "quiet-errors")]
     pub quiet_errors: bool,
+    /// Read the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis")]
+    pub live_analysis: bool,
     /// Accepted for Hayabusa's command lines: scanner prints no colours here.
     #[arg(short = 'K', long = "no-color")]
     pub no_color: bool,
@@ -379,25 +553,34 @@ pub struct MetricsArgs {
     pub excel_safe: bool,
 
     /// Timestamps in UTC (default: local time).
-    #[arg(short = 'U', long = "UTC", group = "time_style")]
+    #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
     pub utc: bool,
     /// Timestamps as ISO-8601 in UTC.
-    #[arg(short = 'O', long = "ISO-8601", group = "time_style")]
+    #[arg(
+        short = 'O',
+        long = "ISO-8601",
+        alias = "iso-8601",
+        group = "time_style"
+    )]
     pub iso8601: bool,
     /// Timestamps as RFC 3339.
-    #[arg(long = "RFC-3339", group = "time_style")]
+    #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
     pub rfc3339: bool,
     /// Timestamps as RFC 2822.
-    #[arg(long = "RFC-2822", group = "time_style")]
+    #[arg(long = "RFC-2822", alias = "rfc-2822", group = "time_style")]
     pub rfc2822: bool,
     /// Timestamps in US style.
-    #[arg(long = "US-time", group = "time_style")]
+    #[arg(long = "US-time", alias = "us-time", group = "time_style")]
     pub us_time: bool,
     /// Timestamps in US military style.
-    #[arg(long = "US-military-time", group = "time_style")]
+    #[arg(
+        long = "US-military-time",
+        alias = "us-military-time",
+        group = "time_style"
+    )]
     pub us_military_time: bool,
     /// Timestamps in European style.
-    #[arg(long = "European-time", group = "time_style")]
+    #[arg(long = "European-time", alias = "european-time", group = "time_style")]
     pub european_time: bool,
 }
 
@@ -447,20 +630,57 @@ pub struct LogMetricsArgs {
     pub exclude_filenames: Vec<String>,
 }
 
-/// `pivot-keywords-list` options: the timeline's (the same scan), and Hayabusa's flags
-/// that have no effect here.
+/// `logon-summary` options (`-o` is a prefix: PREFIX-successful.csv, PREFIX-failed.csv).
+#[derive(Args, Debug)]
+pub struct LogonSummaryArgs {
+    /// The common options.
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// Count an event found twice (same EventRecordID and time, e.g. in a backup copy)
+    /// once.
+    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    pub remove_duplicates: bool,
+    /// Only events at or after this time ("2024-01-31 13:00:00 +09:00").
+    #[arg(long = "timeline-start", value_name = "TIME")]
+    pub timeline_start: Option<String>,
+    /// Only events at or before this time.
+    #[arg(long = "timeline-end", value_name = "TIME")]
+    pub timeline_end: Option<String>,
+}
+
+/// `update-rules` options (Hayabusa 3.9.0's `-r`, and where to download from).
+#[derive(Args, Debug)]
+pub struct UpdateRulesArgs {
+    /// The folder to update (a git checkout, or absent or empty: cloned into). Default:
+    /// $XDG_DATA_HOME/scanner/rules, else ~/.local/share/scanner/rules.
+    #[arg(short = 'r', long = "rules", value_name = "DIR")]
+    pub rules: Option<PathBuf>,
+    /// The git repository to download (https, ssh or file URL). Default: the one the set
+    /// came from, else https://github.com/Yamato-Security/hayabusa-rules.git.
+    #[arg(long = "url", value_name = "URL")]
+    pub url: Option<String>,
+    /// Stop git after this many seconds.
+    #[arg(long = "timeout", value_name = "SECS", default_value_t = 600)]
+    pub timeout: u64,
+    /// Quiet: only the counts, not each changed rule.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
+    #[arg(short = 'Q', long = "quiet-errors")]
+    pub quiet_errors: bool,
+    /// Accepted for Hayabusa's command lines: scanner prints no colours here.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+}
+
+/// `pivot-keywords-list` options: the timeline's (the same scan; Hayabusa's `-w` and `-Q`
+/// are among them).
 #[derive(Args, Debug)]
 pub struct PivotArgs {
     /// The scan's options; `-o PREFIX` writes `PREFIX-<Category>.txt` per category
     /// (default: the lists on standard output).
     #[command(flatten)]
     pub timeline: TimelineArgs,
-    /// Accepted for Hayabusa's command lines: scanner asks no questions.
-    #[arg(short = 'w', long = "no-wizard")]
-    pub no_wizard: bool,
-    /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
-    #[arg(short = 'Q', long = "quiet-errors")]
-    pub quiet_errors: bool,
 }
 
 /// `search` options (Hayabusa 3.9.0's).

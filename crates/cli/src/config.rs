@@ -8,11 +8,15 @@ use scanner_input::InputKind;
 use scanner_timeline::{Profile, Style, TimeFormat, TimeStyle};
 use std::sync::Arc;
 
-/// The profile named by `-p`, or an error listing the profiles.
+/// The profile named by `-p` (else the one set with set-default-profile, else
+/// standard), or an error listing the profiles.
 pub fn profile(a: &TimelineArgs) -> Result<Profile, String> {
-    Profile::parse(&a.profile).ok_or_else(|| {
+    let Some(name) = &a.profile else {
+        return crate::default_profile::read().map_err(|e| e.to_string());
+    };
+    Profile::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-        format!("unknown profile '{}' ({})", a.profile, names.join(", "))
+        format!("unknown profile '{name}' ({})", names.join(", "))
     })
 }
 
@@ -104,4 +108,22 @@ pub fn threads(n: usize) -> Option<usize> {
         return Some(max);
     }
     Some(n)
+}
+
+/// `-l`: adds the local Windows event log folder to the folders read (`dirs`). Off
+/// Windows there is none, and the run stops with an error naming the flag.
+pub fn live_analysis_dirs(live: bool, dirs: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
+    if !live {
+        return Ok(());
+    }
+    if !cfg!(windows) {
+        return Err("-l (live analysis) reads the local Windows event logs and needs Windows; give the logs with -d DIR or -f FILE".into());
+    }
+    let root = std::env::var_os("SystemRoot").unwrap_or_else(|| "C:\\Windows".into());
+    let dir = std::path::PathBuf::from(root)
+        .join("System32")
+        .join("winevt")
+        .join("Logs");
+    dirs.push(dir);
+    Ok(())
 }

@@ -25,6 +25,7 @@ pub fn install() {
                 let mut sig = 0;
                 if libc::sigwait(&set, &mut sig) == 0 {
                     let n = scanner_engine::remove_all_temp_files_and_hold();
+                    crate::update_rules::remove_pending_and_hold();
                     eprintln!("\ninterrupted (signal {sig}); {n} temporary file(s) removed");
                     std::process::exit(128 + sig);
                 }

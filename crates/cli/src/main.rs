@@ -5,16 +5,18 @@ mod alloc;
 mod args;
 mod config;
 mod cpu_profile;
+mod default_profile;
 mod evtx_cmd;
+mod expand_list;
 mod filters;
 mod freq_timeline;
 mod histogram;
 mod interrupt;
+mod level_tuning;
 mod metrics;
 mod output;
 mod pivot;
 mod progress_bar;
-mod record_walk;
 mod report_html;
 mod rules_cmd;
 mod search;
@@ -22,6 +24,7 @@ mod sort_memory;
 mod summary;
 mod terminal;
 mod timeline_cmd;
+mod update_rules;
 mod write_behind;
 
 /// Exit codes.
@@ -39,7 +42,11 @@ use clap::Parser;
 fn main() {
     alloc::configure();
     interrupt::install();
-    let cli = args::Cli::parse();
+    let mut cli = args::Cli::parse();
+    if let Err(e) = live_analysis(&mut cli.command) {
+        eprintln!("error: {}", terminal::safe(&e));
+        std::process::exit(exit::FATAL);
+    }
     let code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv, cli.debug),
         args::Command::JsonTimeline(a) => timeline_cmd::run(
@@ -51,13 +58,28 @@ fn main() {
             },
             cli.debug,
         ),
+        args::Command::DfirTimeline(a) => {
+            let format = match a.output_type.to_ascii_lowercase().as_str() {
+                "json" => timeline_cmd::Format::Json,
+                "jsonl" => timeline_cmd::Format::JsonLines,
+                _ => timeline_cmd::Format::Csv,
+            };
+            timeline_cmd::run(&a.timeline, format, cli.debug)
+        }
+        args::Command::ExpandList(a) => expand_list::run(a),
+        args::Command::ConfigCriticalSystems(a) => metrics::critical_systems(a),
+        args::Command::LevelTuning(a) => level_tuning::run(a),
+        args::Command::SetDefaultProfile(a) => default_profile::run(a),
         args::Command::EidMetrics(a) => metrics::eid(a),
         args::Command::ComputerMetrics(a) => metrics::computer(a),
         args::Command::LogMetrics(a) => metrics::log(a),
         args::Command::PivotKeywordsList(a) => pivot::run(a),
         args::Command::Search(a) => search::run(a),
+        args::Command::LogonSummary(a) => metrics::logon_summary(a),
+        args::Command::ExtractBase64(a) => metrics::extract_base64(a),
         args::Command::ListProfiles => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
+        args::Command::UpdateRules(a) => update_rules::run(a),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
     };
@@ -65,4 +87,19 @@ fn main() {
         alloc::report();
     }
     std::process::exit(code);
+}
+
+/// `-l` (live analysis): the local event log folder joins the folders read.
+fn live_analysis(c: &mut args::Command) -> Result<(), String> {
+    let (live, dirs) = match c {
+        args::Command::CsvTimeline(a) => (a.hayabusa.live_analysis, &mut a.dirs),
+        args::Command::JsonTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
+        args::Command::DfirTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
+        args::Command::EidMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
+        args::Command::ComputerMetrics(a) => (a.live_analysis, &mut a.dirs),
+        args::Command::LogMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
+        args::Command::ConfigCriticalSystems(a) => (a.common.live_analysis, &mut a.common.dirs),
+        _ => return Ok(()),
+    };
+    config::live_analysis_dirs(live, dirs)
 }

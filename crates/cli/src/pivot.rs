@@ -12,10 +12,9 @@
 
 use crate::args::{PivotArgs, RuleArgs};
 use crate::exit;
-use crate::record_walk::{self, Source, Visit};
 use crate::terminal::safe;
 use scanner_engine::{DetectInfo, Origin, Progress};
-use scanner_input::RecordView;
+use scanner_input::{InputFile, RecordView, Tally, WalkSettings};
 use scanner_rules::{FieldId, FieldTable, FxHashMap, RuleSet};
 use std::collections::HashSet;
 use std::fmt;
@@ -120,13 +119,17 @@ pub fn parse_config(text: &str) -> Vec<Category> {
     out
 }
 
-/// The config file: `-c DIR`'s, else the first `-r` folder's `config/`, else the
-/// built-in one. Returns the text and where it came from (None: built in).
+/// The config file: `-c DIR`'s, else the first rules folder's `config/` (`-r`, else the
+/// set `update-rules` downloaded), else the built-in one. Returns the text and where it came from (None: built in).
 fn config_text(rules: &RuleArgs) -> Result<(String, Option<PathBuf>), PivotError> {
+    let mut folders = rules.rules.clone();
+    if folders.is_empty() && !rules.builtin_rules {
+        // The set update-rules downloaded, which the scan runs without -r.
+        folders.extend(crate::update_rules::installed().map(|s| s.dir));
+    }
     let candidates: Vec<PathBuf> = match &rules.config {
         Some(dir) => vec![dir.join("pivot_keywords.txt")],
-        None => rules
-            .rules
+        None => folders
             .iter()
             .filter(|r| r.is_dir())
             .map(|r| r.join("config").join("pivot_keywords.txt"))
@@ -202,7 +205,7 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
             .build_global()
             .map_err(|e| PivotError::Scan(format!("cannot start {n} threads: {e}")))?;
     }
-    let set = crate::rules_cmd::load_rules(&rule_args).map_err(PivotError::Scan)?;
+    let set = crate::rules_cmd::load_rules_with(&rule_args, t.quiet).map_err(PivotError::Scan)?;
     if !t.quiet {
         crate::rules_cmd::print_report(&set, rule_args.show_errors);
     }
@@ -216,42 +219,45 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
         .map_err(|e| PivotError::Scan(format!("cannot read the sorted detections back: {e}")))?;
     let matched = matched_records(&rows, inputs.files.len());
     let fields = Fields::new(scanner.rules(), &categories);
-    let progress = Arc::new(Progress::default());
-    let files_to_read: Vec<usize> = (0..inputs.files.len())
+    // Only the files with detections are read again.
+    let to_read: Vec<usize> = (0..inputs.files.len())
         .filter(|&i| !matched[i].is_empty())
         .collect();
+    let files: Vec<InputFile> = to_read.iter().map(|&i| inputs.files[i].clone()).collect();
+    let progress = Arc::new(Progress::default());
     let bar = (std::io::stderr().is_terminal() && !t.quiet).then(|| {
         crate::progress_bar::ProgressBar::start(
             Arc::clone(&progress),
-            files_to_read.len() as u64,
-            files_to_read.iter().map(|&i| inputs.files[i].size).sum(),
+            files.len() as u64,
+            files.iter().map(|f| f.size).sum(),
         )
     });
-    let only = |i: usize| !matched[i].is_empty();
-    let src = Source {
-        files: &inputs.files,
+    let how = WalkSettings {
+        fields: &fields.table,
         kind: crate::config::input_kind(t),
         recover: t.recover_records,
-        table: &fields.table,
-        progress: bar.is_some().then_some(&*progress),
-        only: Some(&only),
     };
-    let visit = Collect {
-        fields: &fields,
-        matched: &matched,
+    let cx = Context {
+        record_id: fields.record_id,
+        slots: fields.slots.clone(),
+        any_file: matched.iter().flatten().copied().collect(),
     };
-    let walked = record_walk::walk(&src, &visit);
+    let done = |bytes: u64, records: u64| {
+        if bar.is_some() {
+            progress.file_done(bytes, records);
+        }
+    };
+    let (per_file, walk_errors, _) =
+        scanner_input::walk::<Found>(&files, how, &cx, &done).into_parts();
     if let Some(b) = bar {
         b.finish();
     }
     let mut listed: Vec<HashSet<String>> = categories.iter().map(|_| HashSet::default()).collect();
-    for found in walked.per_file {
-        for (slot, values) in found.into_ordered().into_iter().enumerate() {
+    for (found, &file) in per_file.into_iter().zip(&to_read) {
+        for (slot, value) in found.in_record_order(&matched[file]) {
             let ci = fields.category_of[slot];
-            for v in values {
-                if listed[ci].insert(v.clone()) {
-                    categories[ci].values.push(v);
-                }
+            if listed[ci].insert(value.clone()) {
+                categories[ci].values.push(value);
             }
         }
     }
@@ -260,7 +266,7 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
         .errors
         .iter()
         .chain(&result.errors)
-        .chain(&walked.errors)
+        .chain(&walk_errors)
         .collect();
     for run in scanner_input::collapse_errors(errors.iter().copied()) {
         let line = format!("{}: {}", run.file().display(), run.message());
@@ -271,7 +277,7 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
         eprintln!(
             "{} detections in {} files; {} pivot keywords in {} categories",
             rows.len(),
-            files_to_read.len(),
+            to_read.len(),
             total,
             categories.len()
         );
@@ -339,79 +345,52 @@ impl Fields {
     }
 }
 
-/// The second walk's visitor: a matched record's pivot values, per slot.
-struct Collect<'a> {
-    fields: &'a Fields,
-    matched: &'a [HashSet<u64>],
+/// What the second walk's tallies share: the fields, and the EventRecordIDs detected in
+/// any of the files read (a tally does not know its file: each record of these ids is
+/// kept, and sorted out per file once the walk is done).
+struct Context {
+    record_id: FieldId,
+    slots: Vec<FieldId>,
+    any_file: HashSet<u64>,
 }
 
-/// One file's (or worker's) values, per slot: each value once, with the lowest
-/// EventRecordID it was found in (the order they are listed in).
+/// One file's (or worker's) pivot values: (EventRecordID, slot, value) of each record
+/// whose id was detected in some file.
 #[derive(Default)]
 struct Found {
-    values: Vec<FxHashMap<String, u64>>,
+    values: Vec<(u64, usize, String)>,
 }
 
 impl Found {
-    /// Each slot's values in record order.
-    fn into_ordered(self) -> Vec<Vec<String>> {
-        self.values
-            .into_iter()
-            .map(|m| {
-                let mut v: Vec<(u64, String)> = m.into_iter().map(|(s, id)| (id, s)).collect();
-                v.sort_unstable();
-                v.into_iter().map(|(_, s)| s).collect()
-            })
-            .collect()
+    /// The (slot, value) pairs of the records detected in this file, in record order
+    /// and then slot order.
+    fn in_record_order(mut self, matched: &HashSet<u64>) -> impl Iterator<Item = (usize, String)> {
+        self.values.retain(|(id, _, _)| matched.contains(id));
+        self.values.sort_by_key(|&(id, slot, _)| (id, slot));
+        self.values.into_iter().map(|(_, slot, v)| (slot, v))
     }
 }
 
-impl Visit for Collect<'_> {
-    type State = Found;
+impl Tally for Found {
+    type Context = Context;
 
-    fn record(&self, file: usize, state: &mut Found, view: &RecordView) {
-        let Some(id) = view
-            .first(self.fields.record_id)
-            .and_then(|v| v.parse::<u64>().ok())
-        else {
+    fn add(&mut self, view: &RecordView, cx: &Context) {
+        let Some(id) = view.first(cx.record_id).and_then(|v| v.parse::<u64>().ok()) else {
             return;
         };
-        if !self.matched[file].contains(&id) {
+        if !cx.any_file.contains(&id) {
             return;
         }
-        if state.values.len() < self.fields.slots.len() {
-            state
-                .values
-                .resize_with(self.fields.slots.len(), FxHashMap::default);
-        }
-        for (slot, &field) in self.fields.slots.iter().enumerate() {
-            let Some(v) = view.first(field) else {
-                continue;
-            };
-            if SKIPPED.contains(&v) {
-                continue;
-            }
-            let seen = &mut state.values[slot];
-            match seen.get_mut(v) {
-                Some(at) => *at = (*at).min(id),
-                None => {
-                    seen.insert(v.to_string(), id);
-                }
+        for (slot, &field) in cx.slots.iter().enumerate() {
+            match view.first(field) {
+                Some(v) if !SKIPPED.contains(&v) => self.values.push((id, slot, v.to_string())),
+                _ => {}
             }
         }
     }
 
-    fn merge(&self, into: &mut Found, other: Found) {
-        if into.values.len() < other.values.len() {
-            into.values
-                .resize_with(other.values.len(), FxHashMap::default);
-        }
-        for (slot, m) in other.values.into_iter().enumerate() {
-            for (v, id) in m {
-                let at = into.values[slot].entry(v).or_insert(id);
-                *at = (*at).min(id);
-            }
-        }
+    fn merge(&mut self, other: Found) {
+        self.values.extend(other.values);
     }
 }
 

@@ -9,9 +9,35 @@ use scanner_rules::{load, Level, LoadOptions, RuleSelect, RuleSet, RuleSource};
 /// error (after each is printed): the rules would run with another config than the
 /// one given.
 pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
+    load_rules_with(a, false)
+}
+
+/// The rule sources: those `-r` names; else, unless `--builtin-rules`, the set
+/// `update-rules` downloaded (said on standard error unless `quiet`); else none (the
+/// built-in set).
+fn sources(a: &RuleArgs, quiet: bool) -> Vec<RuleSource> {
+    if !a.rules.is_empty() {
+        return a.rules.iter().cloned().map(RuleSource::Path).collect();
+    }
+    if a.builtin_rules {
+        return Vec::new();
+    }
+    match crate::update_rules::installed() {
+        Some(set) => {
+            if !quiet {
+                eprintln!("{}", safe(&set.describe()));
+            }
+            vec![RuleSource::Path(set.dir)]
+        }
+        None => Vec::new(),
+    }
+}
+
+/// [`load_rules`], saying nothing of which set is used when `quiet`.
+pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
     let min_level = Level::parse(&a.min_level)
         .ok_or_else(|| format!("--min-level: unknown level '{}'", a.min_level))?;
-    let sources: Vec<RuleSource> = a.rules.iter().cloned().map(RuleSource::Path).collect();
+    let sources = sources(a, quiet);
     let opts = LoadOptions {
         config_dir: a.config.clone(),
         min_level,

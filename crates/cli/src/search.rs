@@ -17,7 +17,6 @@ mod output;
 use crate::args::SearchArgs;
 use crate::exit;
 use crate::progress_bar::ProgressBar;
-use crate::record_walk::{self, Source, Visit};
 use crate::terminal::safe;
 use aho_corasick::AhoCorasick;
 use filter::FieldFilter;
@@ -26,7 +25,7 @@ use names::Names;
 use output::Hit;
 use regex::Regex;
 use scanner_engine::{AllFields, Progress};
-use scanner_input::{InputKind, RecordView};
+use scanner_input::{InputKind, RecordView, Tally, WalkSettings};
 use scanner_rules::{FieldId, FieldTable, CHANNEL, EVENT_ID};
 use scanner_timeline::{TimeFormat, TimeStyle};
 use std::fmt;
@@ -204,13 +203,13 @@ impl Fields {
     }
 }
 
-/// The walk's visitor: tests each record, renders the ones found.
-struct Search<'a> {
-    matcher: &'a Matcher,
-    filters: &'a [FieldFilter],
-    fields: &'a Fields,
+/// What every tally of the walk shares: the tests and the names to render with.
+struct Search {
+    matcher: Matcher,
+    filters: Vec<FieldFilter>,
+    fields: Fields,
     range: (Option<Timestamp>, Option<Timestamp>),
-    names: &'a Names,
+    names: Names,
 }
 
 /// One worker's findings and buffers.
@@ -221,49 +220,49 @@ struct Found {
     all_fields: AllFields,
 }
 
-impl Visit for Search<'_> {
-    type State = Found;
+impl Tally for Found {
+    type Context = Search;
 
-    fn record(&self, file: usize, state: &mut Found, view: &RecordView) {
-        if !self.filters.iter().all(|f| f.keeps(view)) {
+    fn add(&mut self, view: &RecordView, cx: &Search) {
+        if !cx.filters.iter().all(|f| f.keeps(view)) {
             return;
         }
         let time = view
-            .first(self.fields.time)
+            .first(cx.fields.time)
             .and_then(scanner_input::parse_timestamp);
-        if self.range.0.is_some() || self.range.1.is_some() {
+        if cx.range.0.is_some() || cx.range.1.is_some() {
             let Some(t) = time else {
                 return;
             };
-            if self.range.0.is_some_and(|s| t < s) || self.range.1.is_some_and(|e| t > e) {
+            if cx.range.0.is_some_and(|s| t < s) || cx.range.1.is_some_and(|e| t > e) {
                 return;
             }
         }
-        if !self.matcher.is_match(view, &mut state.seen) {
+        if !cx.matcher.is_match(view, &mut self.seen) {
             return;
         }
-        let provider = view.first(self.fields.provider).unwrap_or("");
+        let provider = view.first(cx.fields.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("-");
-        let pairs = self.names.field_names(provider, event_id);
+        let pairs = cx.names.field_names(provider, event_id);
         let mut all = String::new();
-        state
-            .all_fields
+        self.all_fields
             .render(view, |k, out| names::short_name(k, pairs, out), &mut all);
-        let record_id = view.first(self.fields.record_id).unwrap_or("");
-        state.hits.push(Hit {
-            file: file as u32,
+        let record_id = view.first(cx.fields.record_id).unwrap_or("");
+        self.hits.push(Hit {
+            // Set once the walk is done (a tally does not know its file).
+            file: 0,
             time,
             record_id: record_id.parse().unwrap_or(u64::MAX),
             record_id_text: if record_id.is_empty() { "-" } else { record_id }.into(),
-            computer: view.first(self.fields.computer).unwrap_or("n/a").into(),
+            computer: view.first(cx.fields.computer).unwrap_or("n/a").into(),
             channel: view.first(CHANNEL).unwrap_or("").into(),
             event_id: event_id.into(),
             all_fields: all.into(),
         });
     }
 
-    fn merge(&self, into: &mut Found, other: Found) {
-        into.hits.extend(other.hits);
+    fn merge(&mut self, other: Found) {
+        self.hits.extend(other.hits);
     }
 }
 
@@ -352,30 +351,39 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
             files.iter().map(|f| f.size).sum(),
         )
     });
-    let src = Source {
-        files: &files,
+    let cx = Search {
+        matcher,
+        filters,
+        fields,
+        range,
+        names,
+    };
+    let how = WalkSettings {
+        fields: &cx.fields.table,
         kind,
         recover: a.recover_records,
-        table: &fields.table,
-        progress: bar.is_some().then_some(&*progress),
-        only: None,
     };
-    let visit = Search {
-        matcher: &matcher,
-        filters: &filters,
-        fields: &fields,
-        range,
-        names: &names,
+    let done = |bytes: u64, records: u64| {
+        if bar.is_some() {
+            progress.file_done(bytes, records);
+        }
     };
-    let walked = record_walk::walk(&src, &visit);
+    let (per_file, walk_errors, records) =
+        scanner_input::walk::<Found>(&files, how, &cx, &done).into_parts();
     if let Some(b) = bar {
         b.finish();
     }
-    let mut hits: Vec<Hit> = walked.per_file.into_iter().flat_map(|f| f.hits).collect();
+    let mut hits: Vec<Hit> = Vec::new();
+    for (i, found) in per_file.into_iter().enumerate() {
+        hits.extend(found.hits.into_iter().map(|mut h| {
+            h.file = i as u32;
+            h
+        }));
+    }
     output::order(&mut hits, a.sort);
     let found = hits.len();
-    output::write(a, &files, &names, &time, hits)?;
-    errors.extend(walked.errors);
+    output::write(a, &files, &cx.names, &time, hits)?;
+    errors.extend(walk_errors);
     for run in scanner_input::collapse_errors(&errors) {
         let line = format!("{}: {}", run.file().display(), run.message());
         eprintln!("input error: {}", safe(&line));
@@ -384,7 +392,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         eprintln!(
             "searched {} files, {} records: {found} events found; {} input errors",
             files.len(),
-            walked.records,
+            records,
             errors.len()
         );
     }

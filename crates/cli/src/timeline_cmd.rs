@@ -6,7 +6,7 @@ use crate::exit;
 use crate::histogram::Histogram;
 use crate::output::{check_target, write_atomically};
 use crate::progress_bar::ProgressBar;
-use crate::rules_cmd::{load_rules, print_report};
+use crate::rules_cmd::{load_rules_with, print_report};
 use crate::summary::{group_errors, level_of, Tally};
 use crate::terminal::{safe, SafeWriter};
 use crate::write_behind::WriteBehind;
@@ -160,7 +160,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
 /// report.
 fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
     let load_start = Instant::now();
-    let mut set = load_rules(&a.rules)?;
+    let mut set = load_rules_with(&a.rules, a.quiet)?;
     let load_time = load_start.elapsed();
     if a.no_abbreviations {
         // As Hayabusa: without abbreviations, no default Details templates either.

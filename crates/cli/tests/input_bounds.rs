@@ -197,6 +197,10 @@ fn threads_are_capped_with_one_warning_and_zero_means_one_per_core() {
         cores * 4
     );
     assert_eq!(text(&many.stderr), warning);
+    // The commands that read records without rules take the same cap.
+    let metrics = scanner_utc(&["eid-metrics", "-f", path, "-q", "-t", "20000"]);
+    assert!(metrics.status.success(), "{}", text(&metrics.stderr));
+    assert_eq!(text(&metrics.stderr), warning);
     for n in ["0", "1"] {
         let run = scanner_utc(&["csv-timeline", "-f", path, "-o", "-", "-q", "-t", n]);
         assert!(run.status.success(), "{}", text(&run.stderr));

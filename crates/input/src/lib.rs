@@ -14,6 +14,11 @@
 //! without the crate building and rendering its tree; the JSON rendering is the
 //! fallback, and both give the same leaves.
 //!
+//! Commands that read every record without rules (the metrics, logon summary, base64
+//! extraction) share one parallel walk, [`walk`]: the caller interns the paths it reads
+//! in a [`scanner_rules::FieldTable`] and gives a [`Tally`] type; it gets one tally per
+//! file, in file order.
+//!
 //! Problems are [`InputError`]s: the file, a [`Position`] in it (chunk, record, line)
 //! and an [`ErrorKind`]; reading goes on past them where it can, and their text is the
 //! message the scan reports.
@@ -50,6 +55,7 @@ mod flatten;
 mod json;
 mod record;
 mod timestamp;
+mod walk;
 
 pub use channel::split_by_channel;
 pub use discover::{discover, InputFile, InputKind};
@@ -63,3 +69,4 @@ pub use flatten::Flattener;
 pub use json::read_json;
 pub use record::{FieldValues, RecordView};
 pub use timestamp::{missing_timestamp, parse_timestamp};
+pub use walk::{walk, Tally, WalkSettings, Walked};

@@ -101,7 +101,7 @@ impl Tally for ComputerTally {
 pub fn run(a: &MetricsArgs) -> i32 {
     run_with(|| {
         let mut run = Run::start(a)?;
-        let (per_file, _) = run.walk::<ComputerTally>(&());
+        let (per_file, _) = run.walk::<ComputerTally>(());
         let mut all = ComputerTally::default();
         for t in per_file {
             all.merge(t);

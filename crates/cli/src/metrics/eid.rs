@@ -97,7 +97,7 @@ pub fn run(a: &EidMetricsArgs) -> i32 {
             computers: ComputerFilter::new(&a.common),
             dedupe: a.remove_duplicates,
         };
-        let (per_file, _) = run.walk::<EidTally>(&opts);
+        let (per_file, _) = run.walk::<EidTally>(opts);
         // Files in path order, so that with -X the first copy of a record is the one kept.
         let mut all = EidTally::default();
         let mut seen = HashSet::new();

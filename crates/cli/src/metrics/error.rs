@@ -18,6 +18,8 @@ pub enum MetricsError {
     Output(String),
     /// Standard output could not be written.
     Stdout(std::io::Error),
+    /// `--timeline-start` or `--timeline-end` (the flag) is not a time (the reason).
+    Time(String, String),
 }
 
 impl fmt::Display for MetricsError {
@@ -28,6 +30,7 @@ impl fmt::Display for MetricsError {
             MetricsError::ConfigNotFolder(d) => write!(f, "-c {}: not a folder", d.display()),
             MetricsError::Output(m) => f.write_str(m),
             MetricsError::Stdout(e) => write!(f, "cannot write to standard output: {e}"),
+            MetricsError::Time(flag, why) => write!(f, "{flag}: {why}"),
         }
     }
 }

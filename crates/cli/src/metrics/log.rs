@@ -70,7 +70,7 @@ impl Tally for FileTally {
 pub fn run(a: &LogMetricsArgs) -> i32 {
     run_with(|| {
         let mut run = Run::start(&a.common)?;
-        let (per_file, _) = run.walk::<FileTally>(&());
+        let (per_file, _) = run.walk::<FileTally>(());
         let computers = ComputerFilter::new(&a.common);
         let mut rows: Vec<(usize, FileTally)> = per_file
             .into_iter()

@@ -1,22 +1,29 @@
-//! `eid-metrics`, `computer-metrics` and `log-metrics`: counts over every record of the
-//! input, with Hayabusa 3.9.0's names, columns and row order (see docs/commands.md).
+//! `eid-metrics`, `computer-metrics`, `log-metrics` and `logon-summary`: counts over
+//! every record of the input, with Hayabusa 3.9.0's names, columns and row order (see
+//! docs/commands.md).
 //!
-//! The three share one walk ([`walk`]): the files in parallel (EVTX chunk-parallel)
-//! through the scanner's input layer, each record filled into a reusable view and
-//! handed, through [`Rec`], to a per-file [`Tally`]; no rules are evaluated. What they
+//! The three share the input crate's record walk ([`scanner_input::walk`]): the files in
+//! parallel (EVTX chunk-parallel), each record filled into a reusable view and handed,
+//! through [`Rec`], to a per-file [`Tally`]; no rules are evaluated. What they
 //! print is a table on a terminal and CSV otherwise (`-o`, or a pipe): the CSV is what
 //! Hayabusa writes with `-o`, and what an analyst pipes into other tools.
 
 mod computer;
+mod critical;
 mod eid;
 mod error;
+mod extract_base64;
 mod log;
+mod logon;
 mod names;
 mod table;
 
 pub use computer::run as computer;
+pub use critical::run as critical_systems;
 pub use eid::run as eid;
+pub use extract_base64::run as extract_base64;
 pub use log::run as log;
+pub use logon::run as logon_summary;
 
 use crate::args::MetricsArgs;
 use crate::exit;
@@ -24,13 +31,12 @@ use crate::progress_bar::ProgressBar;
 use crate::terminal::safe;
 use error::MetricsError;
 use scanner_engine::Progress;
-use scanner_input::{Flattener, InputError, InputFile, InputKind, RecordView};
+use scanner_input::{walk, InputError, InputFile, InputKind, RecordView, WalkSettings};
 use scanner_rules::{Event, FieldId, FieldTable, CHANNEL, EVENT_ID};
 use scanner_timeline::{TimeFormat, TimeStyle};
 use std::io::IsTerminal;
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The record fields the metrics read, interned in their own table.
 struct Fields {
@@ -40,6 +46,7 @@ struct Fields {
     time: FieldId,
     record_id: FieldId,
     data: FieldId,
+    share_name: FieldId,
 }
 
 impl Fields {
@@ -50,6 +57,7 @@ impl Fields {
         let time = table.intern_path("Event.System.TimeCreated_attributes.SystemTime");
         let record_id = table.intern_path("Event.System.EventRecordID");
         let data = table.intern_path("Event.EventData.Data");
+        let share_name = table.intern_path("Event.EventData.ShareName");
         Fields {
             table,
             computer,
@@ -57,6 +65,7 @@ impl Fields {
             time,
             record_id,
             data,
+            share_name,
         }
     }
 }
@@ -117,6 +126,11 @@ impl<'a> Rec<'a> {
         self.first(self.fields.record_id)
     }
 
+    /// `Event.EventData.ShareName`.
+    pub fn share_name(&self) -> Option<&'a str> {
+        self.first(self.fields.share_name)
+    }
+
     /// The `i`th unnamed `<Data>` value of the EventData.
     pub fn data(&self, i: usize) -> Option<&'a str> {
         self.view.values(self.fields.data).nth(i).map(|v| v.raw)
@@ -133,126 +147,30 @@ pub trait Tally: Default + Send {
     fn merge(&mut self, other: Self);
 }
 
-/// What the walk found: a tally per file (in the order of the files), the input errors
-/// and the number of records.
-pub struct Walked<T> {
-    /// One tally per input file, in the order given.
-    pub per_file: Vec<T>,
-    /// Problems met (file and reason); the walk went on.
-    pub errors: Vec<InputError>,
-    /// Records read.
-    pub records: u64,
+/// A metric's [`Tally`] seen by the shared walk: the walk's context carries the
+/// metrics' field ids with the command's options.
+#[derive(Default)]
+struct Adapt<T>(T);
+
+/// The context of a metrics walk.
+struct Cx<O> {
+    fields: Fields,
+    opts: O,
 }
 
-/// A worker's buffers and tally; its tally goes to its file's slot when it is done.
-struct Worker<'s, T: Tally> {
-    flat: Flattener,
-    view: RecordView,
-    tally: T,
-    slot: &'s Mutex<T>,
-}
+impl<T: Tally> scanner_input::Tally for Adapt<T> {
+    type Context = Cx<T::Opts>;
 
-impl<T: Tally> Drop for Worker<'_, T> {
-    fn drop(&mut self) {
-        let mine = std::mem::take(&mut self.tally);
-        self.slot
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .merge(mine);
-    }
-}
-
-/// Reads every record of `files` in parallel and counts it into `T`.
-fn walk<T: Tally>(
-    opts: &T::Opts,
-    files: &[InputFile],
-    kind: InputKind,
-    recover: bool,
-    progress: Option<&Progress>,
-) -> Walked<T> {
-    use rayon::prelude::*;
-    let fields = Fields::new();
-    let table = &fields.table;
-    let slots: Vec<Mutex<T>> = files.iter().map(|_| Mutex::new(T::default())).collect();
-    let errors = Mutex::new(Vec::new());
-    let records = AtomicU64::new(0);
-    let report = |e: InputError| errors.lock().unwrap_or_else(|x| x.into_inner()).push(e);
-    let count = |w: &mut Worker<'_, T>| {
+    fn add(&mut self, view: &RecordView, cx: &Self::Context) {
         let rec = Rec {
-            view: &w.view,
-            fields: &fields,
+            view,
+            fields: &cx.fields,
         };
-        w.tally.add(&rec, opts);
-    };
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(files[i].size));
-    order.par_iter().for_each(|&i| {
-        let f = &files[i];
-        let slot = &slots[i];
-        let new_worker = || Worker {
-            flat: Flattener::default(),
-            view: RecordView::default(),
-            tally: T::default(),
-            slot,
-        };
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match kind {
-            InputKind::Evtx => {
-                let read = scanner_input::EvtxRead {
-                    recover,
-                    typed: true,
-                };
-                let n = scanner_input::read_evtx(
-                    &f.path,
-                    f.size,
-                    read,
-                    new_worker,
-                    |w, rec| match rec.content.fill(&mut w.flat, table, &mut w.view) {
-                        Ok(()) => count(w),
-                        Err(_) if rec.recovered => {}
-                        Err(e) => report(InputError::unreadable_rendering(
-                            &f.path,
-                            rec.record_id.unwrap_or(0),
-                            e,
-                        )),
-                    },
-                    report,
-                );
-                n.records + n.recovered
-            }
-            InputKind::Json => {
-                let mut w = new_worker();
-                scanner_input::read_json(
-                    &f.path,
-                    &mut w,
-                    |w, v| match w.flat.fill_value(v, table, &mut w.view) {
-                        Ok(()) => count(w),
-                        Err(e) => report(InputError::unreadable_event(&f.path, e)),
-                    },
-                    report,
-                )
-            }
-        }));
-        let n = run.unwrap_or_else(|p| {
-            report(InputError::internal(
-                &f.path,
-                scanner_input::panic_message(&*p),
-            ));
-            0
-        });
-        records.fetch_add(n, Ordering::Relaxed);
-        if let Some(p) = progress {
-            p.file_done(f.size, n);
-        }
-    });
-    let mut errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
-    errors.sort_by_cached_key(ToString::to_string);
-    Walked {
-        per_file: slots
-            .into_iter()
-            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
-            .collect(),
-        errors,
-        records: records.into_inner(),
+        self.0.add(&rec, &cx.opts);
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.0.merge(other.0);
     }
 }
 
@@ -268,16 +186,25 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     /// Checks the output, starts the threads, reads the config and finds the inputs.
     fn start(args: &'a MetricsArgs) -> Result<Run<'a>, MetricsError> {
+        let output: Vec<PathBuf> = output_path(args)
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect();
+        Run::start_writing(args, &output)
+    }
+
+    /// [`Run::start`] for a command that writes the files `outputs` (none: standard
+    /// output).
+    fn start_writing(args: &'a MetricsArgs, outputs: &[PathBuf]) -> Result<Run<'a>, MetricsError> {
         if args.dirs.is_empty() && args.files.is_empty() {
             return Err(MetricsError::NoInput);
         }
-        let output = output_path(args);
-        if let Some(path) = output {
+        for path in outputs {
             crate::output::check_target(path, args.clobber).map_err(MetricsError::Output)?;
         }
-        if let Some(n) = args.threads {
+        if let Some(n) = args.threads.and_then(crate::config::threads) {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
+                .num_threads(n)
                 .build_global()
                 .map_err(|e| MetricsError::Threads(n, e))?;
         }
@@ -289,11 +216,9 @@ impl<'a> Run<'a> {
         }
         let kind = input_kind(args);
         let (files, errors) = scanner_input::discover(&args.dirs, &args.files, kind);
-        crate::output::refuse_inputs(
-            &output.into_iter().collect::<Vec<_>>(),
-            files.iter().map(|f| f.path.as_path()),
-        )
-        .map_err(MetricsError::Output)?;
+        let outs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
+        crate::output::refuse_inputs(&outs, files.iter().map(|f| f.path.as_path()))
+            .map_err(MetricsError::Output)?;
         Ok(Run {
             args,
             files,
@@ -305,7 +230,21 @@ impl<'a> Run<'a> {
 
     /// Walks the files with a progress bar on a terminal; the walk's errors join the
     /// run's.
-    fn walk<T: Tally>(&mut self, opts: &T::Opts) -> (Vec<T>, u64) {
+    fn walk<T: Tally>(&mut self, opts: T::Opts) -> (Vec<T>, u64) {
+        let cx = Cx {
+            fields: Fields::new(),
+            opts,
+        };
+        let (per_file, records) = self.walk_with::<Adapt<T>>(&cx.fields.table, &cx);
+        (per_file.into_iter().map(|a| a.0).collect(), records)
+    }
+
+    /// [`Run::walk`] for a command with its own fields and [`scanner_input::Tally`].
+    fn walk_with<T: scanner_input::Tally>(
+        &mut self,
+        fields: &FieldTable,
+        cx: &T::Context,
+    ) -> (Vec<T>, u64) {
         let progress = Arc::new(Progress::default());
         let bar = (std::io::stderr().is_terminal() && !self.args.quiet).then(|| {
             ProgressBar::start(
@@ -314,18 +253,34 @@ impl<'a> Run<'a> {
                 self.files.iter().map(|f| f.size).sum(),
             )
         });
-        let walked = walk::<T>(
-            opts,
-            &self.files,
-            input_kind(self.args),
-            self.args.recover_records,
-            bar.is_some().then_some(&*progress),
-        );
+        let how = WalkSettings {
+            fields,
+            kind: input_kind(self.args),
+            recover: self.args.recover_records,
+        };
+        let walked = walk::<T>(&self.files, how, cx, &|bytes, records| {
+            if bar.is_some() {
+                progress.file_done(bytes, records);
+            }
+        });
         if let Some(b) = bar {
             b.finish();
         }
-        self.errors.extend(walked.errors);
-        (walked.per_file, walked.records)
+        let (per_file, errors, records) = walked.into_parts();
+        self.errors.extend(errors);
+        (per_file, records)
+    }
+
+    /// Lists the input errors and returns the exit code.
+    fn exit_code(&self) -> i32 {
+        for e in &self.errors {
+            eprintln!("input error: {}", safe(&e.to_string()));
+        }
+        if self.errors.is_empty() {
+            exit::OK
+        } else {
+            exit::INPUT_ERRORS
+        }
     }
 
     /// Writes the table (CSV to `-o` or a pipe, aligned text on a terminal), lists the
@@ -349,14 +304,7 @@ impl<'a> Run<'a> {
                 written.map_err(MetricsError::Stdout)?;
             }
         }
-        for e in &self.errors {
-            eprintln!("input error: {}", safe(&e.to_string()));
-        }
-        Ok(if self.errors.is_empty() {
-            exit::OK
-        } else {
-            exit::INPUT_ERRORS
-        })
+        Ok(self.exit_code())
     }
 }
 

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 /// One cell: text, or a number (never quoted when numbers go bare).
+#[derive(Clone)]
 pub enum Cell {
     /// Text (evidence or names).
     Text(String),
@@ -33,7 +34,7 @@ pub enum Quote {
 
 /// A header and rows.
 pub struct Table {
-    header: &'static [&'static str],
+    header: Vec<&'static str>,
     rows: Vec<Vec<Cell>>,
     quote: Quote,
 }
@@ -42,7 +43,7 @@ impl Table {
     /// An empty table.
     pub fn new(header: &'static [&'static str], quote: Quote) -> Table {
         Table {
-            header,
+            header: header.to_vec(),
             rows: Vec::new(),
             quote,
         }
@@ -51,6 +52,19 @@ impl Table {
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.rows.len()
+    }
+
+    /// The same rows with only the columns `keep` (indexes), in that order.
+    pub fn project(&self, keep: &[usize]) -> Table {
+        Table {
+            header: keep.iter().map(|&i| self.header[i]).collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| keep.iter().map(|&i| r[i].clone()).collect())
+                .collect(),
+            quote: self.quote,
+        }
     }
 
     /// Adds a row.

@@ -13,10 +13,15 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The built binary, run from the project root.
+/// The built binary, run from the project root, with a data folder of its own (empty),
+/// so a rule set `update-rules` put in the user's data folder never replaces the
+/// built-in rules the tests expect.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_scanner"));
-    c.current_dir(root());
+    c.current_dir(root()).env(
+        "XDG_DATA_HOME",
+        std::env::temp_dir().join("scanner-test-no-data-folder"),
+    );
     c
 }
 

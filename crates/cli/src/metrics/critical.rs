@@ -1,0 +1,141 @@
+//! `config-critical-systems`: the domain controllers and file servers of the input,
+//! added to `critical_systems.txt`.
+//!
+//! As Hayabusa 3.9.0/4.0: a computer with a Security 4768 (a Kerberos TGT was
+//! requested) is a domain controller; one with a Security 5145 (a network share object
+//! was checked for access) other than on `\\*\IPC$` is a file server. Hayabusa asks
+//! before adding each kind to the file, and panics when standard input is not a
+//! terminal; scanner asks nothing (`--dry-run` prints without writing), so it runs in a
+//! script. The file keeps its lines as they were; new names are appended (a name
+//! already there, in any case, is not repeated) and the file is replaced atomically.
+
+use super::{run_with, MetricsError, Rec, Run, Tally};
+use crate::args::CriticalSystemsArgs;
+use crate::exit;
+use crate::terminal::safe;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The computers of one kind found.
+#[derive(Default)]
+pub struct CriticalTally {
+    domain_controllers: BTreeSet<String>,
+    file_servers: BTreeSet<String>,
+}
+
+impl Tally for CriticalTally {
+    type Opts = ();
+
+    fn add(&mut self, r: &Rec<'_>, (): &()) {
+        if r.channel() != Some("Security") {
+            return;
+        }
+        let set = match r.event_id() {
+            Some("4768") => &mut self.domain_controllers,
+            Some("5145") if r.share_name() != Some(r"\\*\IPC$") => &mut self.file_servers,
+            _ => return,
+        };
+        if let Some(c) = r.computer().filter(|c| !c.is_empty()) {
+            if !set.contains(c) {
+                set.insert(c.to_string());
+            }
+        }
+    }
+
+    fn merge(&mut self, other: CriticalTally) {
+        self.domain_controllers.extend(other.domain_controllers);
+        self.file_servers.extend(other.file_servers);
+    }
+}
+
+/// `config-critical-systems`.
+pub fn run(a: &CriticalSystemsArgs) -> i32 {
+    run_with(|| {
+        let mut run = Run::start(&a.common)?;
+        let (per_file, _) = run.walk::<CriticalTally>(());
+        let mut all = CriticalTally::default();
+        for t in per_file {
+            all.merge(t);
+        }
+        let mut found = Vec::new();
+        for (kind, names) in [
+            ("Domain Controllers", &all.domain_controllers),
+            ("File Servers", &all.file_servers),
+        ] {
+            if names.is_empty() {
+                println!("No {kind} found.");
+            } else {
+                println!("{kind} found ({}):", names.len());
+                for n in names {
+                    println!("{}", safe(n));
+                    found.push(n.as_str());
+                }
+            }
+            println!();
+        }
+        let target = a.common.output.as_deref().unwrap_or(&a.target);
+        if !a.dry_run && !found.is_empty() {
+            let added = add_names(
+                target,
+                &found,
+                a.common.output.is_some() && !a.common.clobber,
+            )?;
+            println!("{added} added to {}.", safe(&target.display().to_string()));
+        }
+        for e in &run.errors {
+            eprintln!("input error: {}", safe(&e.to_string()));
+        }
+        Ok(if run.errors.is_empty() {
+            exit::OK
+        } else {
+            exit::INPUT_ERRORS
+        })
+    })
+}
+
+/// Appends the names the file lacks (compared without case and surrounding spaces, as
+/// host names are) and writes it atomically; returns how many were added. `refuse`: an
+/// existing file is refused (`-o` without `-C`).
+fn add_names(path: &Path, names: &[&str], refuse: bool) -> Result<usize, MetricsError> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(t) => {
+            if refuse {
+                return Err(MetricsError::Output(format!(
+                    "{} exists: add -C to add the names to it",
+                    path.display()
+                )));
+            }
+            t
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            return Err(MetricsError::Output(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )))
+        }
+    };
+    let mut have: BTreeSet<String> = existing.lines().map(|l| l.trim().to_lowercase()).collect();
+    // A computer both a domain controller and a file server is written once.
+    let new: Vec<&&str> = names
+        .iter()
+        .filter(|n| have.insert(n.trim().to_lowercase()))
+        .collect();
+    let mut text = existing;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for n in &new {
+        text.push_str(n);
+        text.push('\n');
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| MetricsError::Output(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    crate::output::write_atomically(path, true, |f| {
+        std::io::Write::write_all(f, text.as_bytes())
+    })
+    .map_err(MetricsError::Output)?;
+    Ok(new.len())
+}

@@ -174,7 +174,7 @@ fn a_config_folder_names_the_categories_and_existing_lists_are_kept_without_c() 
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         read(&dir, "Accounts"),
-        "Accounts: ( %SubjectUserName% %SubjectDomainName% ):\nalice\nbob\ncarol\nCORP\n"
+        "Accounts: ( %SubjectUserName% %SubjectDomainName% ):\nalice\nCORP\nbob\ncarol\n"
     );
     // Run again: the list exists and -C was not given.
     let out = scanner_utc(&args);

@@ -232,3 +232,43 @@ fn a_bad_regex_or_filter_is_an_error_naming_it() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_damaged_file_is_reported_and_the_others_are_searched() {
+    let dir = scratch("search-damaged");
+    std::fs::copy(root().join(LOG), dir.join("good.evtx")).unwrap();
+    // Not an event log, under an EVTX name.
+    std::fs::write(dir.join("bad.evtx"), b"not an event log\n".repeat(4096)).unwrap();
+    let out_file = dir.join("out.csv");
+    let args = [
+        "search",
+        "-d",
+        dir.to_str().unwrap(),
+        "-k",
+        "svchost",
+        "-U",
+        "-q",
+        "-o",
+        out_file.to_str().unwrap(),
+    ];
+    let out = scanner_utc(&args);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("bad.evtx"),
+        "{}",
+        text(&out.stderr)
+    );
+    let rows = csv_rows(&std::fs::read_to_string(&out_file).unwrap());
+    let expected = want(|v, _| v.iter().any(|x| x.contains("svchost")));
+    assert_eq!(ids(&rows), expected);
+    // The output exists now: refused without -C, and left as it was.
+    let out = scanner_utc(&args);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("out.csv"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(csv_rows(&std::fs::read_to_string(&out_file).unwrap()), rows);
+    let _ = std::fs::remove_dir_all(&dir);
+}

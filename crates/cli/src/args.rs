@@ -59,6 +59,13 @@ pub enum Command {
     /// Set the profile the timeline commands use without `-p`.
     #[command(name = "set-default-profile")]
     SetDefaultProfile(SetDefaultProfileArgs),
+    /// Values of the detected events' pivot fields (users, IPs, processes, …), one list per
+    /// category of the rules config's pivot_keywords.txt.
+    #[command(name = "pivot-keywords-list")]
+    PivotKeywordsList(PivotArgs),
+    /// Every event holding keywords (-k) or matching a regex (-r), without rules.
+    #[command(name = "search")]
+    Search(SearchArgs),
     /// Work with rule sets.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -662,4 +669,108 @@ pub struct TimeArgs {
     /// Timestamps in European style (21-09-2016 03:40:37.088 +00:00).
     #[arg(long = "European-time", alias = "european-time", group = "time_style")]
     pub european_time: bool,
+}
+
+/// `pivot-keywords-list` options: the timeline's (the same scan; Hayabusa's `-w` and `-Q`
+/// are among them).
+#[derive(Args, Debug)]
+pub struct PivotArgs {
+    /// The scan's options; `-o PREFIX` writes `PREFIX-<Category>.txt` per category
+    /// (default: the lists on standard output).
+    #[command(flatten)]
+    pub timeline: TimelineArgs,
+}
+
+/// `search` options (Hayabusa 3.9.0's).
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// Folder of logs, searched recursively; repeatable.
+    #[arg(short = 'd', long = "directory", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// A log file; repeatable.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX
+    /// (long form only: in `search`, `-J` is Hayabusa's JSON output).
+    #[arg(long = "JSON-input")]
+    pub json_input: bool,
+    /// Also search records carved from slack space and damaged chunks.
+    #[arg(short = 'x', long = "recover-records")]
+    pub recover_records: bool,
+    /// A keyword an event must hold (any of them; all with -a); repeatable.
+    #[arg(
+        short = 'k',
+        long = "keyword",
+        value_name = "KEYWORD",
+        required_unless_present = "regex",
+        conflicts_with = "regex"
+    )]
+    pub keywords: Vec<String>,
+    /// A regular expression an event must match (Rust regex syntax; case-sensitive
+    /// unless it starts with `(?i)`).
+    #[arg(short = 'r', long = "regex", value_name = "REGEX")]
+    pub regex: Option<String>,
+    /// Keywords ignore case.
+    #[arg(short = 'i', long = "ignore-case", conflicts_with = "regex")]
+    pub ignore_case: bool,
+    /// An event must hold every keyword (default: any).
+    #[arg(short = 'a', long = "and-logic", requires = "keywords")]
+    pub and_logic: bool,
+    /// Only events whose field matches (`Field:value`, `*` and `?` wildcards); repeatable,
+    /// all must match.
+    #[arg(short = 'F', long = "filter", value_name = "FIELD:VALUE")]
+    pub filters: Vec<String>,
+    /// Only records at or after this time ("2020-02-22 00:00:00 +09:00"; no offset: UTC).
+    #[arg(long = "timeline-start", value_name = "TIME")]
+    pub timeline_start: Option<String>,
+    /// Only records at or before this time.
+    #[arg(long = "timeline-end", value_name = "TIME")]
+    pub timeline_end: Option<String>,
+    /// Sort the results by time (default: file by file, in record order).
+    #[arg(short = 's', long = "sort")]
+    pub sort: bool,
+    /// Write to FILE (default: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// JSON: one object per event, in an array.
+    #[arg(short = 'J', long = "JSON-output", conflicts_with = "jsonl_output")]
+    pub json_output: bool,
+    /// JSON Lines: one object per line.
+    #[arg(short = 'L', long = "JSONL-output")]
+    pub jsonl_output: bool,
+    /// One item per line in the AllFieldInfo cell (CSV).
+    #[arg(short = 'M', long = "multiline", conflicts_with_all = ["json_output", "jsonl_output"])]
+    pub multiline: bool,
+    /// Full channel names.
+    #[arg(short = 'b', long = "disable-abbreviations")]
+    pub no_abbreviations: bool,
+    /// Config folder (abbreviations, channel_eid_info.txt, default_details.txt).
+    /// Default: ./rules/config when it exists (as Hayabusa), else the built-in one.
+    #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
+    pub config: Option<PathBuf>,
+    /// Overwrite the output file if it exists.
+    #[arg(short = 'C', long = "clobber")]
+    pub clobber: bool,
+    /// Worker threads (default: one per core).
+    #[arg(short = 't', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    /// Quiet: no totals or progress bar on standard error.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
+    #[arg(short = 'Q', long = "quiet-errors")]
+    pub quiet_errors: bool,
+    /// Accepted for Hayabusa's command lines: scanner prints no colours here.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+    /// Accepted for Hayabusa's command lines (its verbose messages).
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// CSV cells a spreadsheet would run as a formula written with a leading `'`.
+    #[arg(long = "excel-safe")]
+    pub excel_safe: bool,
+
+    /// The timestamp format.
+    #[command(flatten)]
+    pub time: TimeArgs,
 }

@@ -15,9 +15,11 @@ mod interrupt;
 mod level_tuning;
 mod metrics;
 mod output;
+mod pivot;
 mod progress_bar;
 mod report_html;
 mod rules_cmd;
+mod search;
 mod sort_memory;
 mod summary;
 mod terminal;
@@ -71,6 +73,8 @@ fn main() {
         args::Command::EidMetrics(a) => metrics::eid(a),
         args::Command::ComputerMetrics(a) => metrics::computer(a),
         args::Command::LogMetrics(a) => metrics::log(a),
+        args::Command::PivotKeywordsList(a) => pivot::run(a),
+        args::Command::Search(a) => search::run(a),
         args::Command::LogonSummary(a) => metrics::logon_summary(a),
         args::Command::ExtractBase64(a) => metrics::extract_base64(a),
         args::Command::ListProfiles => timeline_cmd::list_profiles(),

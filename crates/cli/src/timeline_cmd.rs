@@ -53,10 +53,10 @@ pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
 
 /// What the run read: the files to scan, the problems met finding them, and how many
 /// files the channel check left out.
-struct Inputs {
-    files: Vec<InputFile>,
-    errors: Vec<InputError>,
-    skipped: usize,
+pub(crate) struct Inputs {
+    pub(crate) files: Vec<InputFile>,
+    pub(crate) errors: Vec<InputError>,
+    pub(crate) skipped: usize,
 }
 
 /// The charts counted as the rows are written (`-H`, `-T`).
@@ -197,7 +197,7 @@ fn outputs(a: &TimelineArgs) -> Vec<&Path> {
 
 /// Finds the input files (refusing any that is also an output); EVTX files whose
 /// channel no rule reads are left out unless `-a`.
-fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
+pub(crate) fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
     let kind = config::input_kind(a);
     let extra = &a.hayabusa.target_file_ext;
     let (mut files, discover_errors) =
@@ -218,7 +218,7 @@ fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
 
 /// Scans the files (with a progress bar on a terminal, and the CPU profile when asked);
 /// returns the scanner, its result and the sort memory bound.
-fn scan(
+pub(crate) fn scan(
     a: &TimelineArgs,
     profile: Profile,
     set: RuleSet,

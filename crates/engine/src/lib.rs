@@ -41,6 +41,7 @@ mod sort;
 pub use detect::filter::RecordFilter;
 pub use detect::stats::{RuleStats, RuleTiming};
 pub use progress::{Progress, ProgressSnapshot};
+pub use render::all_fields::AllFields;
 pub use render::details::SEP as DETAILS_SEP;
 pub use row::{DetectInfo, Origin};
 pub use scan::{ScanResult, ScanStats};

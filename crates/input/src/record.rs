@@ -160,6 +160,14 @@ impl RecordView {
         })
     }
 
+    /// Every leaf's value, lowercased, in record order (as [`Self::leaves`] lists them).
+    pub fn values_lower(&self) -> impl Iterator<Item = &str> {
+        self.leaves
+            .iter()
+            .filter(|l| !l.alias)
+            .map(|l| &self.lower[l.lower.0 as usize..l.lower.1 as usize])
+    }
+
     /// The values at exactly `path`, in record order.
     pub fn values_at<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.leaves()

@@ -258,7 +258,13 @@ impl FieldList {
 
     /// Appends every entry as `name: value ¦ …` to `out`, or `-` when there is none.
     pub fn write_all(&self, out: &mut String) {
-        self.write_where(out, |_| true);
+        self.write_where(out, |_| true, |k, o| o.push_str(k));
+    }
+
+    /// As [`Self::write_all`], each name written by `name` (which appends it to the
+    /// output as it should be shown; the order stays that of the recorded names).
+    pub fn write_all_named(&self, out: &mut String, name: impl Fn(&str, &mut String)) {
+        self.write_where(out, |_| true, name);
     }
 
     /// ExtraFieldInfo: appends the entries whose value is not among the values Details
@@ -267,10 +273,15 @@ impl FieldList {
     /// with doubled spaces is left out when Details shows it, a multi-line value stays
     /// even when Details shows it on one line.
     pub fn write_extra(&self, shown: &Shown, out: &mut String) {
-        self.write_where(out, |exact| !shown.contains(exact));
+        self.write_where(out, |exact| !shown.contains(exact), |k, o| o.push_str(k));
     }
 
-    fn write_where(&self, out: &mut String, keep: impl Fn(&str) -> bool) {
+    fn write_where(
+        &self,
+        out: &mut String,
+        keep: impl Fn(&str) -> bool,
+        name: impl Fn(&str, &mut String),
+    ) {
         let start = out.len();
         let Listing { text, entries, .. } = &self.out;
         for e in entries {
@@ -280,7 +291,7 @@ impl FieldList {
             if out.len() > start {
                 out.push_str(SEP);
             }
-            out.push_str(at(text, e.key));
+            name(at(text, e.key), out);
             out.push(':');
             let v = at(text, e.value);
             if !v.is_empty() {

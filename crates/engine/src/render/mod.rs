@@ -2,6 +2,7 @@
 //! rule's (or the default) template with the rules' data mappings applied, and the
 //! AllFieldInfo field list; channel and provider names shared across rows.
 
+pub(crate) mod all_fields;
 pub(crate) mod data_mapping;
 pub(crate) mod details;
 pub(crate) mod field_list;

@@ -380,12 +380,8 @@ fn server_artifact_default_command_runs_on_collected_logs() {
     let d = scratch("fleet-server");
     let logs = d.join("logs");
     std::fs::create_dir_all(&logs).unwrap();
-    let re_names = ["C_Windows_System32_winevt_Logs_Security.evtx"];
-    std::fs::copy(
-        root().join("testdata/evtx/security.evtx"),
-        logs.join(re_names[0]),
-    )
-    .unwrap();
+    let name = "C_Windows_System32_winevt_Logs_Security.evtx";
+    std::fs::copy(root().join("testdata/evtx/security.evtx"), logs.join(name)).unwrap();
     let out = d.join("out.jsonl");
     let exe = scanner_path();
     let argv = command_line(

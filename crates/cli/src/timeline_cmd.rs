@@ -191,12 +191,8 @@ fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
 /// config file does.
 fn read_critical_systems(set: &mut RuleSet, quiet: bool) -> Result<(), String> {
     let path = Path::new(crate::args::CRITICAL_SYSTEMS);
-    let critical = scanner_rules::CriticalSystems::read(path).map_err(|e| {
-        format!(
-            "config error: {} (the computers whose detections are raised a level)",
-            safe(&e.to_string())
-        )
-    })?;
+    let critical = scanner_rules::CriticalSystems::read(path)
+        .map_err(|e| format!("critical systems file: {e}"))?;
     if !critical.is_empty() {
         if !quiet {
             eprintln!(

@@ -196,9 +196,18 @@ impl<'a> Tally<'a> {
         let l = level as usize;
         self.detections += 1;
         let (per_rule, metas) = if r.correlation {
-            (&mut self.correlations, self.set.correlations().get(r.rule as usize).map(|c| &c.meta))
+            (
+                &mut self.correlations,
+                self.set
+                    .correlations()
+                    .get(r.rule as usize)
+                    .map(|c| &c.meta),
+            )
         } else {
-            (&mut self.rules, self.set.rules().get(r.rule as usize).map(|r| &r.meta))
+            (
+                &mut self.rules,
+                self.set.rules().get(r.rule as usize).map(|r| &r.meta),
+            )
         };
         if let (Some(n), Some(meta)) = (per_rule.get_mut(r.rule as usize), metas) {
             n[usize::from(meta.level != level)] += 1;

@@ -15,7 +15,7 @@ pub struct Histogram {
     /// Slice length in seconds.
     pub width: f64,
     /// Per slice, the counts per level.
-    pub counts: Vec<[usize; 5]>,
+    pub counts: Vec<[usize; Level::ALL.len()]>,
 }
 
 impl Histogram {
@@ -27,7 +27,7 @@ impl Histogram {
             first,
             last,
             width: span / buckets as f64,
-            counts: vec![[0; 5]; buckets],
+            counts: vec![[0; Level::ALL.len()]; buckets],
         }
     }
 

@@ -11,7 +11,10 @@ use std::fmt::Write as _;
 /// Slices of the detection-frequency chart.
 pub const SLICES: usize = 80;
 
-const COLOURS: [&str; 5] = ["#8e9aaf", "#4caf50", "#f2c14e", "#f28c28", "#d7263d"];
+/// Per level, lowest first (`emergency`, only from `critical_systems.txt`, last).
+const COLOURS: [&str; Level::ALL.len()] = [
+    "#8e9aaf", "#4caf50", "#f2c14e", "#f28c28", "#d7263d", "#7b1fa2",
+];
 
 /// Escapes text for HTML element content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -167,6 +170,10 @@ pub fn render(
     );
     body.push_str("<section><h2>Detections over time</h2><div class=\"legend\">");
     for l in Level::ALL.iter().rev() {
+        if *l == Level::Emergency && summary.levels[*l as usize].total == 0 {
+            // Only critical_systems.txt makes it: a run without one is as it was.
+            continue;
+        }
         let _ = write!(
             body,
             "<label><input type=\"checkbox\" checked data-level=\"{0}\"><i style=\"background:{1}\"></i>{0} ({2})</label>",

@@ -47,7 +47,7 @@ pub struct Summary {
     /// Distinct rules that fired.
     pub unique: usize,
     /// Per level, indexed by `Level as usize`.
-    pub levels: [LevelSummary; 5],
+    pub levels: [LevelSummary; LEVELS],
     /// Dates with the most detections, all levels.
     pub top_dates: Vec<(String, usize)>,
     /// First and last detection time, formatted.
@@ -62,13 +62,12 @@ pub struct Summary {
     pub elapsed: Duration,
 }
 
-/// The level of a row's rule.
+/// How many levels there are (`emergency` included).
+const LEVELS: usize = Level::ALL.len();
+
+/// The level of a row: its rule's, raised on a critical system (the rule set decides).
 pub fn level_of(set: &RuleSet, r: &DetectInfo) -> Level {
-    if r.correlation {
-        set.correlations()[r.rule as usize].meta.level
-    } else {
-        set.rules()[r.rule as usize].meta.level
-    }
+    set.row_level(r.rule, r.correlation, &r.computer)
 }
 
 fn top(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<(String, usize)> {
@@ -102,11 +101,11 @@ pub fn group_errors<'e>(
 }
 
 /// Counts one row of `counts[level]` under `key`, allocating the key only when new.
-fn bump(map: &mut FxHashMap<String, [usize; 5]>, key: &str, level: usize) {
+fn bump(map: &mut FxHashMap<String, [usize; LEVELS]>, key: &str, level: usize) {
     match map.get_mut(key) {
         Some(c) => c[level] += 1,
         None => {
-            let mut c = [0; 5];
+            let mut c = [0; LEVELS];
             c[level] = 1;
             map.insert(key.to_string(), c);
         }
@@ -114,7 +113,7 @@ fn bump(map: &mut FxHashMap<String, [usize; 5]>, key: &str, level: usize) {
 }
 
 /// The top entries of one level of per-level counts.
-fn top_of(map: &FxHashMap<String, [usize; 5]>, level: usize) -> Vec<(String, usize)> {
+fn top_of(map: &FxHashMap<String, [usize; LEVELS]>, level: usize) -> Vec<(String, usize)> {
     top(map
         .iter()
         .filter(|(_, c)| c[level] > 0)
@@ -131,11 +130,12 @@ pub struct Tally<'a> {
     set: &'a RuleSet,
     time: &'a TimeFormat,
     detections: usize,
-    /// Detections per rule, and per correlation.
-    rules: Vec<usize>,
-    correlations: Vec<usize>,
-    dates: FxHashMap<String, [usize; 5]>,
-    computers: FxHashMap<String, [usize; 5]>,
+    /// Detections per rule, and per correlation: at the rule's level, and raised (on
+    /// a critical system).
+    rules: Vec<[usize; 2]>,
+    correlations: Vec<[usize; 2]>,
+    dates: FxHashMap<String, [usize; LEVELS]>,
+    computers: FxHashMap<String, [usize; LEVELS]>,
     hit_records: Vec<(u32, u64)>,
     /// The last record counted: its rows are neighbours in timeline order.
     last_record: Option<(u32, u64)>,
@@ -178,8 +178,8 @@ impl<'a> Tally<'a> {
             set,
             time,
             detections: 0,
-            rules: vec![0; set.rules().len()],
-            correlations: vec![0; set.correlations().len()],
+            rules: vec![[0; 2]; set.rules().len()],
+            correlations: vec![[0; 2]; set.correlations().len()],
             dates: FxHashMap::default(),
             computers: FxHashMap::default(),
             hit_records: Vec::new(),
@@ -192,15 +192,25 @@ impl<'a> Tally<'a> {
 
     /// Counts `r`.
     pub fn add(&mut self, r: &DetectInfo) {
-        let l = level_of(self.set, r) as usize;
+        let level = level_of(self.set, r);
+        let l = level as usize;
         self.detections += 1;
-        let per_rule = if r.correlation {
-            &mut self.correlations
+        let (per_rule, metas) = if r.correlation {
+            (
+                &mut self.correlations,
+                self.set
+                    .correlations()
+                    .get(r.rule as usize)
+                    .map(|c| &c.meta),
+            )
         } else {
-            &mut self.rules
+            (
+                &mut self.rules,
+                self.set.rules().get(r.rule as usize).map(|r| &r.meta),
+            )
         };
-        if let Some(n) = per_rule.get_mut(r.rule as usize) {
-            *n += 1;
+        if let (Some(n), Some(meta)) = (per_rule.get_mut(r.rule as usize), metas) {
+            n[usize::from(meta.level != level)] += 1;
         }
         if let Origin::Record { file, record_id } = r.origin {
             if self.last_record != Some((file, record_id)) {
@@ -233,7 +243,7 @@ impl<'a> Tally<'a> {
     /// The summary of the rows counted.
     pub fn finish(mut self) -> Summary {
         let mut s = Summary::default();
-        let mut alerts: [HashMap<String, usize>; 5] = Default::default();
+        let mut alerts: [HashMap<String, usize>; LEVELS] = Default::default();
         let fired = self
             .rules
             .iter()
@@ -243,13 +253,19 @@ impl<'a> Tally<'a> {
                     .iter()
                     .zip(self.set.correlations().iter().map(|c| &c.meta)),
             )
-            .filter(|(n, _)| **n > 0);
-        for (&n, meta) in fired {
-            let l = meta.level as usize;
+            .filter(|(n, _)| n[0] + n[1] > 0);
+        for (counts, meta) in fired {
             s.unique += 1;
-            s.levels[l].unique += 1;
-            s.levels[l].total += n;
-            *alerts[l].entry(meta.title.to_string()).or_default() += n;
+            // A rule fires at its level, and one level up on critical systems.
+            for (n, level) in counts.iter().zip([meta.level, meta.level.raised()]) {
+                if *n == 0 {
+                    continue;
+                }
+                let l = level as usize;
+                s.levels[l].unique += 1;
+                s.levels[l].total += n;
+                *alerts[l].entry(meta.title.to_string()).or_default() += n;
+            }
         }
         for (l, alerts) in alerts.into_iter().enumerate() {
             s.levels[l].top_alerts = top(alerts);
@@ -271,6 +287,16 @@ impl<'a> Tally<'a> {
 }
 
 impl Summary {
+    /// The levels the summary lists, highest first: `emergency` only when a row has it
+    /// (only `critical_systems.txt` makes it), so that a run without the file prints
+    /// what it always did.
+    fn shown_levels(&self) -> impl Iterator<Item = &'static Level> + '_ {
+        Level::ALL
+            .iter()
+            .rev()
+            .filter(|l| **l != Level::Emergency || self.levels[**l as usize].total > 0)
+    }
+
     /// The summary as terminal text; `colour` adds ANSI colours per level.
     pub fn render(&self, colour: bool) -> String {
         let paint = |l: Level, text: &str| -> String {
@@ -278,6 +304,7 @@ impl Summary {
                 return text.to_string();
             }
             let code = match l {
+                Level::Emergency => "1;97;41",
                 Level::Critical => "1;31",
                 Level::High => "33",
                 Level::Medium => "93",
@@ -336,7 +363,7 @@ impl Summary {
             group(self.detections as u64),
             group(self.unique as u64)
         );
-        for l in Level::ALL.iter().rev() {
+        for l in self.shown_levels() {
             let s = &self.levels[*l as usize];
             let line = format!(
                 "Total | Unique {} detections: {} ({:.2}%) | {} ({:.2}%)",
@@ -350,9 +377,8 @@ impl Summary {
         }
         if !self.top_dates.is_empty() {
             let _ = writeln!(o, "\n{}", bold("Dates with most total detections:"));
-            let parts: Vec<String> = Level::ALL
-                .iter()
-                .rev()
+            let parts: Vec<String> = self
+                .shown_levels()
                 .map(|l| {
                     let d = self.levels[*l as usize].top_dates.first();
                     paint(

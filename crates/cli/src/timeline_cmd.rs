@@ -167,6 +167,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
 fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
     let load_start = Instant::now();
     let mut set = load_rules_with(&a.rules, a.quiet)?;
+    read_critical_systems(&mut set, a.quiet)?;
     let load_time = load_start.elapsed();
     if a.no_abbreviations {
         // As Hayabusa: without abbreviations, no default Details templates either.
@@ -182,6 +183,27 @@ fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
         eprintln!("rules loaded in {:.2} s", load_time.as_secs_f64());
     }
     Ok(set)
+}
+
+/// Reads `./config/critical_systems.txt` into the rule set: the detections on the
+/// computers it lists are raised one level. An absent file changes nothing; one that
+/// cannot be read (not a regular file, too large, not text) stops the run, as any
+/// config file does.
+fn read_critical_systems(set: &mut RuleSet, quiet: bool) -> Result<(), String> {
+    let path = Path::new(crate::args::CRITICAL_SYSTEMS);
+    let critical = scanner_rules::CriticalSystems::read(path)
+        .map_err(|e| format!("critical systems file: {e}"))?;
+    if !critical.is_empty() {
+        if !quiet {
+            eprintln!(
+                "critical systems: {} computers from {} (their detections are raised a level)",
+                critical.len(),
+                path.display()
+            );
+        }
+        set.set_critical_systems(critical);
+    }
+    Ok(())
 }
 
 /// The files the run writes: `-o` (unless `-` or absent: standard output), `-H`,

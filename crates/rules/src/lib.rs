@@ -63,6 +63,7 @@ mod builtin;
 mod condition;
 mod config;
 mod correlation;
+mod critical;
 mod error;
 mod event;
 mod fields;
@@ -84,6 +85,7 @@ pub use crate::{
     condition::{parse as parse_condition, Cond},
     config::{Config, DataMapping},
     correlation::{Correlation, CorrelationKind},
+    critical::CriticalSystems,
     error::{ErrorKind, RuleError},
     event::{push_lowercase, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},

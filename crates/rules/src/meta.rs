@@ -6,7 +6,9 @@ use crate::error::{ErrorKind, RuleError};
 use compact_str::CompactString;
 use serde_yaml::{Mapping, Value as Yaml};
 
-/// Sigma levels, lowest first.
+/// Sigma levels, lowest first, and Hayabusa's `emergency` above them: no rule has it, a
+/// row gets it when its rule is `critical` and its computer is listed in
+/// `critical_systems.txt` (see [`Level::raised`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Level {
     /// `informational`
@@ -20,19 +22,24 @@ pub enum Level {
     High,
     /// `critical`
     Critical,
+    /// `emergency`: a `critical` detection on a critical system; never a rule's level.
+    Emergency,
 }
 
 impl Level {
     /// All levels, lowest first.
-    pub const ALL: [Level; 5] = [
+    pub const ALL: [Level; 6] = [
         Level::Informational,
         Level::Low,
         Level::Medium,
         Level::High,
         Level::Critical,
+        Level::Emergency,
     ];
 
-    /// Parses a level name (`informational`, `info`, `low`, `medium`, `med`, `high`, `critical`, `crit`).
+    /// Parses a Sigma level name (`informational`, `info`, `low`, `medium`, `med`, `high`,
+    /// `critical`, `crit`): a rule's `level:`, `-m` and `-e`. `emergency` is none of
+    /// them: no rule can have it (see [`Level::Emergency`]).
     pub fn parse(s: &str) -> Option<Level> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "informational" | "info" => Level::Informational,
@@ -52,10 +59,11 @@ impl Level {
             Level::Medium => "medium",
             Level::High => "high",
             Level::Critical => "critical",
+            Level::Emergency => "emergency",
         }
     }
 
-    /// Hayabusa's short name (`info`, `low`, `med`, `high`, `crit`).
+    /// Hayabusa's short name (`info`, `low`, `med`, `high`, `crit`, `emer`).
     pub fn abbrev(self) -> &'static str {
         match self {
             Level::Informational => "info",
@@ -63,6 +71,19 @@ impl Level {
             Level::Medium => "med",
             Level::High => "high",
             Level::Critical => "crit",
+            Level::Emergency => "emer",
+        }
+    }
+
+    /// One step up, as Hayabusa raises a detection on a critical system: low → medium →
+    /// high → critical → emergency; informational and emergency stay.
+    pub fn raised(self) -> Level {
+        match self {
+            Level::Informational => Level::Informational,
+            Level::Low => Level::Medium,
+            Level::Medium => Level::High,
+            Level::High => Level::Critical,
+            Level::Critical | Level::Emergency => Level::Emergency,
         }
     }
 }

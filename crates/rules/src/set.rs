@@ -3,8 +3,10 @@
 
 use crate::config::Config;
 use crate::correlation::Correlation;
+use crate::critical::CriticalSystems;
 use crate::fields::FieldTable;
 use crate::index::RuleIndex;
+use crate::meta::Level;
 use crate::report::LoadReport;
 use crate::rule::Rule;
 
@@ -26,6 +28,8 @@ pub struct RuleSet {
     pub(crate) report: LoadReport,
     /// Number of distinct compiled regexes.
     pub(crate) regexes: usize,
+    /// `critical_systems.txt`: whose detections are raised a level (empty by default).
+    pub(crate) critical: CriticalSystems,
 }
 
 impl RuleSet {
@@ -49,6 +53,28 @@ impl RuleSet {
     /// The table of every field name the rules (and their correlations) read.
     pub fn fields(&self) -> &FieldTable {
         &self.fields
+    }
+
+    /// Sets the computers whose detections are raised a level (`critical_systems.txt`).
+    pub fn set_critical_systems(&mut self, critical: CriticalSystems) {
+        self.critical = critical;
+    }
+
+    /// The computers whose detections are raised a level.
+    pub fn critical_systems(&self) -> &CriticalSystems {
+        &self.critical
+    }
+
+    /// The level of a detection of rule (or, with `correlation`, correlation) `id` on
+    /// `computer`: the rule's, one step up on a critical system. The one place a row's
+    /// level is decided (timeline, summary, charts, report).
+    pub fn row_level(&self, id: u32, correlation: bool, computer: &str) -> Level {
+        let level = if correlation {
+            self.correlations[id as usize].meta.level
+        } else {
+            self.rules[id as usize].meta.level
+        };
+        self.critical.level(level, computer)
     }
 
     /// Drops the default Details templates of the config, so that rules without a

@@ -206,11 +206,15 @@ impl<'a> Layout<'a> {
             }
             Column::TimestampDesc => out.push_str("hayabusa"),
             Column::RuleTitle => out.push_str(&meta.title),
-            Column::Level => out.push_str(if self.style.no_abbreviations {
-                meta.level.name()
-            } else {
-                meta.level.abbrev()
-            }),
+            Column::Level => {
+                // The rule's level, raised on a critical system (the rule set decides).
+                let level = self.set.row_level(r.rule, r.correlation, &r.computer);
+                out.push_str(if self.style.no_abbreviations {
+                    level.name()
+                } else {
+                    level.abbrev()
+                })
+            }
             Column::Computer => out.push_str(&r.computer),
             Column::Channel => {
                 if r.correlation {

@@ -309,6 +309,7 @@ fn index(
         config,
         report,
         regexes,
+        critical: Default::default(),
     }
 }
 

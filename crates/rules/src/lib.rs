@@ -83,7 +83,9 @@ mod yaml;
 pub use crate::{
     condition::{parse as parse_condition, Cond},
     config::{Config, DataMapping},
-    correlation::{Correlation, CorrelationKind},
+    correlation::{
+        Correlation, CorrelationInput, CorrelationKind, CorrelationSource, CountOp, InputKey,
+    },
     error::{ErrorKind, RuleError},
     event::{push_lowercase, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},

@@ -28,7 +28,7 @@ pub struct CorrelationHit {
     /// Correlation index.
     pub correlation: u32,
     /// Bit i is set when the event answers the correlation's reference i.
-    pub references: u64,
+    pub references: u32,
     /// Record time.
     pub time: Timestamp,
     /// Group-by values, joined with U+001F.
@@ -41,11 +41,13 @@ pub struct CorrelationHit {
     pub channel: CompactString,
     /// `EventID`.
     pub event_id: CompactString,
-    /// Input file index.
+    /// Input file index; with [`CHAINED`] set, an index into the chained windows'
+    /// files (kept aside so that a record's hit is no bigger for them).
     pub file: u32,
-    /// For a chained correlation's window: its files, joined (then `file` is unused).
-    pub chained: Option<Box<str>>,
 }
+
+/// The bit of [`CorrelationHit::file`] that marks a chained correlation's window.
+pub const CHAINED: u32 = 1 << 31;
 
 fn holds(c: &Correlation, n: f64) -> bool {
     c.conditions.iter().all(|(op, b)| op.holds(n, *b))
@@ -55,7 +57,7 @@ fn holds(c: &Correlation, n: f64) -> bool {
 /// and leaves once).
 struct Tally<'h> {
     values: HashMap<&'h str, u32>,
-    refs: [u32; 64],
+    refs: [u32; 32],
     distinct_refs: u32,
     sum: f64,
     numbers: u32,
@@ -65,7 +67,7 @@ impl<'h> Tally<'h> {
     fn new() -> Self {
         Tally {
             values: HashMap::new(),
-            refs: [0; 64],
+            refs: [0; 32],
             distinct_refs: 0,
             sum: 0.0,
             numbers: 0,
@@ -159,7 +161,7 @@ fn in_order(c: &Correlation, window: &[&CorrelationHit]) -> usize {
     let mut at = 0usize;
     let mut found = 0;
     for r in 0..c.rule_refs.len() {
-        let bit = 1u64 << r;
+        let bit = 1u32 << r;
         let Some(p) = window[at..].iter().position(|h| h.references & bit != 0) else {
             break;
         };
@@ -178,8 +180,11 @@ struct Fired<'h> {
 }
 
 /// The windows of one correlation's events that satisfy its condition.
-fn windows<'h>(c: &Correlation, hits: &'h [CorrelationHit]) -> Vec<Fired<'h>> {
-    let mut sorted: Vec<&CorrelationHit> = hits.iter().collect();
+fn windows<'h>(
+    c: &Correlation,
+    hits: impl Iterator<Item = &'h CorrelationHit>,
+) -> Vec<Fired<'h>> {
+    let mut sorted: Vec<&CorrelationHit> = hits.collect();
     sorted.sort_by(|a, b| (&a.group, a.time).cmp(&(&b.group, b.time)));
     let span = c
         .timespan_secs
@@ -250,23 +255,33 @@ fn order(set: &RuleSet) -> Vec<usize> {
 /// Evaluates every correlation over `hits`; returns the rows.
 pub fn evaluate(
     set: &RuleSet,
-    hits: Vec<CorrelationHit>,
+    mut hits: Vec<CorrelationHit>,
     file_name: &dyn Fn(u32) -> String,
 ) -> Vec<DetectInfo> {
     let cs = set.correlations();
-    let mut by: Vec<Vec<CorrelationHit>> = (0..cs.len()).map(|_| Vec::new()).collect();
-    for h in hits {
-        if let Some(v) = by.get_mut(h.correlation as usize) {
-            v.push(h);
-        }
-    }
+    // Sorted in place by correlation (not moved into per-correlation lists, which
+    // would hold every hit twice at the peak).
+    hits.sort_unstable_by_key(|h| h.correlation);
+    // Events of chained correlations (the windows of the correlations they refer to).
+    let mut chained: Vec<Vec<CorrelationHit>> = (0..cs.len()).map(|_| Vec::new()).collect();
+    let mut chained_files: Vec<Box<str>> = Vec::new();
     let mut rows = Vec::new();
     for ci in order(set) {
         let c = &cs[ci];
-        let hs = std::mem::take(&mut by[ci]);
-        for f in windows(c, &hs) {
-            let row = row(ci as u32, c, &f, file_name);
-            chain(set, ci, &f, &row, &mut by);
+        let from = hits.partition_point(|h| (h.correlation as usize) < ci);
+        let to = hits.partition_point(|h| (h.correlation as usize) <= ci);
+        let inner = std::mem::take(&mut chained[ci]);
+        for f in windows(c, hits[from..to].iter().chain(&inner)) {
+            let row = row(ci as u32, c, &f, &|i| {
+                if i & CHAINED != 0 {
+                    chained_files
+                        .get((i & !CHAINED) as usize)
+                        .map_or_else(String::new, ToString::to_string)
+                } else {
+                    file_name(i)
+                }
+            });
+            chain(set, ci, &f, &row, &mut chained, &mut chained_files);
             if c.emits {
                 rows.push(row);
             }
@@ -282,6 +297,7 @@ fn chain(
     f: &Fired<'_>,
     row: &DetectInfo,
     by: &mut [Vec<CorrelationHit>],
+    files: &mut Vec<Box<str>>,
 ) {
     let inner: Vec<&str> = f.group.split('\u{1f}').collect();
     let pick = |keys: &[Option<InputKey>]| -> Option<String> {
@@ -313,21 +329,20 @@ fn chain(
                     None => continue,
                 }
             };
-            let files = match &row.origin {
+            files.push(match &row.origin {
                 Origin::Correlation { files } => files.clone(),
                 Origin::Record { .. } => "-".into(),
-            };
+            });
             by[oi].push(CorrelationHit {
                 correlation: oi as u32,
-                references: 1u64 << input.reference,
+                references: 1u32 << input.reference,
                 time: f.window[f.window.len() - 1].time,
                 group: group.into(),
                 value,
                 computer: row.computer.clone(),
                 channel: row.channel.clone(),
                 event_id: row.event_id.clone(),
-                file: u32::MAX,
-                chained: Some(files),
+                file: CHAINED | (files.len() - 1) as u32,
             });
         }
     }
@@ -366,13 +381,7 @@ fn row(ci: u32, c: &Correlation, f: &Fired<'_>, file_name: &dyn Fn(u32) -> Strin
     for (g, v) in c.group_by.iter().zip(f.group.split('\u{1f}')) {
         details.push_str(&format!("{SEP}{g}:{v}"));
     }
-    let files: Vec<String> = w
-        .iter()
-        .map(|h| match &h.chained {
-            Some(f) => f.to_string(),
-            None => file_name(h.file),
-        })
-        .collect();
+    let files: Vec<String> = w.iter().map(|h| file_name(h.file)).collect();
     DetectInfo {
         time: w[0].time,
         rule: ci,
@@ -476,7 +485,6 @@ correlation: {type: temporal_ordered, rules: [failed_logon, good_logon], group-b
                 channel: "Security".into(),
                 event_id: if failed { "4625" } else { "4624" }.into(),
                 file: 0,
-                chained: None,
             }
         }
 

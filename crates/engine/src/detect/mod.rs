@@ -342,7 +342,7 @@ impl<'a> Detector<'a> {
             };
             // One event matched by several of the correlation's rules is one event:
             // its hit records every reference it answers.
-            let bit = 1u64 << input.reference;
+            let bit = 1u32 << input.reference;
             if m.hits_record != m.render.record {
                 m.hits_record = m.render.record;
                 m.hits_from = m.hits.len();
@@ -366,7 +366,6 @@ impl<'a> Detector<'a> {
                 channel: channel.clone(),
                 event_id: view.first(EVENT_ID).unwrap_or("-").into(),
                 file,
-                chained: None,
             });
         }
         if !self.set.emits()[r as usize] {

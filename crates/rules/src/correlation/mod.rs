@@ -218,7 +218,7 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, RuleError> {
         return Err(Malformed("correlation names no rules").into());
     }
     if rule_refs.len() > MAX_REFS {
-        return Err(Malformed("correlation names more than 64 rules").into());
+        return Err(Malformed("correlation names more than 32 rules").into());
     }
     let timespan_secs = match c.get("timespan").or_else(|| c.get("timeframe")) {
         Some(Yaml::String(s)) => Some(parse_timespan(s)?),
@@ -304,7 +304,7 @@ pub fn parse(doc: &Mapping, meta: RuleMeta) -> Result<Correlation, RuleError> {
 }
 
 /// The most references a correlation may have (temporal types track them as bits).
-pub const MAX_REFS: usize = 64;
+pub const MAX_REFS: usize = 32;
 
 #[cfg(test)]
 mod tests {

@@ -416,6 +416,39 @@ mod tests {
     }
 
     #[test]
+    fn correlations_in_a_cycle_are_errors_and_a_chain_resolves_with_mapped_keys() {
+        let c = |title: &str, name: &str, refs: &str| {
+            format!("title: {title}\nname: {name}\ncorrelation:\n  type: event_count\n  rules: [{refs}]\n  group-by: [User]\n  timespan: 1h\n  condition: {{gte: 3}}\n")
+        };
+        let text_of = [c("A", "a", "b"), c("B", "b", "a")].join("---\n");
+        let set = load_texts(&[text("a.yml", RULE), text("c.yml", &text_of)]);
+        assert!(set.correlations.is_empty());
+        let reasons: Vec<String> = set.report.errors.iter().map(|e| e.reason.clone()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "correlation refers to itself through other correlations",
+                "correlation refers to itself through other correlations"
+            ]
+        );
+        // A chain: the outer correlation's input is the inner one, its group-by found at
+        // the inner one's group-by position; the inner one emits nothing of its own.
+        let text_of = [c("Inner", "inner", "r1"), c("Outer", "outer", "inner")].join("---\n");
+        let set = load_texts(&[text("a.yml", RULE), text("c.yml", &text_of)]);
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        let outer = &set.correlations[1];
+        assert_eq!(
+            outer.inputs[0].source,
+            crate::correlation::CorrelationSource::Correlation(0)
+        );
+        assert_eq!(
+            outer.inputs[0].group,
+            [Some(crate::correlation::InputKey::Group(0))]
+        );
+        assert!(!set.correlations[0].emits && set.correlations[1].emits);
+    }
+
+    #[test]
     fn a_correlation_over_a_missing_rule_is_an_error_and_not_loaded() {
         let corr = "title: C\ncorrelation:\n  type: event_count\n  rules: [r1, nope]\n  timespan: 1h\n  condition: {gte: 3}\n";
         let set = load_texts(&[text("a.yml", RULE), text("c.yml", corr)]);

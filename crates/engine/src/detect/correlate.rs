@@ -180,10 +180,7 @@ struct Fired<'h> {
 }
 
 /// The windows of one correlation's events that satisfy its condition.
-fn windows<'h>(
-    c: &Correlation,
-    hits: impl Iterator<Item = &'h CorrelationHit>,
-) -> Vec<Fired<'h>> {
+fn windows<'h>(c: &Correlation, hits: impl Iterator<Item = &'h CorrelationHit>) -> Vec<Fired<'h>> {
     let mut sorted: Vec<&CorrelationHit> = hits.collect();
     sorted.sort_by(|a, b| (&a.group, a.time).cmp(&(&b.group, b.time)));
     let span = c

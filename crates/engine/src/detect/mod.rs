@@ -13,9 +13,7 @@ use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
 use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
-use scanner_rules::{
-    Admission, CorrelationSource, FieldId, InputKey, RuleSet, CHANNEL, EVENT_ID,
-};
+use scanner_rules::{Admission, CorrelationSource, FieldId, InputKey, RuleSet, CHANNEL, EVENT_ID};
 
 /// The record's values of `keys`, joined with U+001F; `None` when one is missing.
 fn join_fields(view: &RecordView, keys: &[Option<InputKey>]) -> Option<String> {

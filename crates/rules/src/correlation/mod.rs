@@ -66,6 +66,9 @@ pub struct CorrelationInput {
     pub values: Vec<Option<InputKey>>,
 }
 
+/// One entry of `aliases`: the alias, and for each rule reference the field it names.
+pub type Alias = (String, Vec<(String, String)>);
+
 /// A loaded correlation rule.
 #[derive(Debug, Clone)]
 pub struct Correlation {
@@ -80,7 +83,7 @@ pub struct Correlation {
     /// `group-by` fields (rule field names or alias names).
     pub group_by: Vec<String>,
     /// `aliases`: alias name → (reference as written → that rule's field).
-    pub aliases: Vec<(String, Vec<(String, String)>)>,
+    pub aliases: Vec<Alias>,
     /// `timespan` in seconds; `None` for a legacy `count()` without `timeframe`
     /// (the whole scan is one window).
     pub timespan_secs: Option<u64>,
@@ -167,7 +170,7 @@ fn number(v: &Yaml) -> Option<f64> {
         .filter(|n: &f64| n.is_finite())
 }
 
-fn aliases(v: Option<&Yaml>) -> Result<Vec<(String, Vec<(String, String)>)>, RuleError> {
+fn aliases(v: Option<&Yaml>) -> Result<Vec<Alias>, RuleError> {
     let Some(v) = v else {
         return Ok(Vec::new());
     };
@@ -371,7 +374,11 @@ mod tests {
             )
         );
         let t = parse_text("correlation:\n  type: temporal\n  rules: [a, b, c]\n  timespan: 1h\n  condition: {gte: 2}\n").unwrap();
-        assert_eq!(t.conditions, [(CountOp::Gte, 2.0)], "a temporal condition is kept");
+        assert_eq!(
+            t.conditions,
+            [(CountOp::Gte, 2.0)],
+            "a temporal condition is kept"
+        );
         let e = |body: &str| parse_text(&format!("correlation:\n{body}")).unwrap_err();
         assert_eq!(
             e("  type: value_sum\n  rules: a\n  timespan: 1h\n  condition: {gt: 1, field: [A, B]}\n"),

@@ -345,8 +345,7 @@ fn correlation_keys(
                                     .and_then(|n| c.group_field(name, n))
                             })
                             .or_else(|| c.group_field(name, rule.meta.id.as_str()))?;
-                        let rename = match (logsources.lookup(&rule.meta.logsource), rule.variant)
-                        {
+                        let rename = match (logsources.lookup(&rule.meta.logsource), rule.variant) {
                             (crate::logsource::Mapping::Variants(v), Some(i)) => {
                                 v.get(i as usize).and_then(|v| v.rename.get(&field))
                             }

@@ -276,8 +276,7 @@ fn resolve_correlations(
     loop {
         let mut changed = false;
         for i in 0..candidates.len() {
-            if kept[i] && !missing_refs(&candidates[i], i, rules, &candidates, &kept).is_empty()
-            {
+            if kept[i] && !missing_refs(&candidates[i], i, rules, &candidates, &kept).is_empty() {
                 kept[i] = false;
                 why[i] = Some("correlation refers to a correlation that is not loaded".into());
                 changed = true;
@@ -421,8 +420,8 @@ fn inputs(
         if out.len() > before {
             continue;
         }
-        if let Some(k) = (0..candidates.len())
-            .find(|&k| k != me && kept[k] && names(r, &candidates[k].meta))
+        if let Some(k) =
+            (0..candidates.len()).find(|&k| k != me && kept[k] && names(r, &candidates[k].meta))
         {
             out.push(CorrelationInput {
                 source: CorrelationSource::Correlation(new_index[k]),

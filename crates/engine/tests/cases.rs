@@ -1,5 +1,7 @@
 //! Hand-written cases: `testdata/cases/NAME.yml` rules over `NAME.jsonl` events must
-//! give exactly the detections listed in `NAME.expect` (`<rule-id> <ids>|none`).
+//! give exactly the detections listed in `NAME.expect` (`<rule-id> <ids>|none`). A
+//! correlation's row is listed by the first record (in the events file) dated at the
+//! row's time, the start of its window.
 
 use scanner_engine::Origin;
 use scanner_engine::Scanner;
@@ -28,6 +30,7 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
         .scan(&files, InputKind::Json)
         .expect("spilled rows read back");
     problems.extend(result.errors.iter().map(ToString::to_string));
+    let first_at = first_record_at(events);
     let mut got: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for r in &result.rows {
         let id = if r.correlation {
@@ -39,11 +42,38 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
             scanner.rules().rules()[r.rule as usize].meta.id.to_string()
         };
         let entry = got.entry(id).or_default();
-        if let Origin::Record { record_id, .. } = r.origin {
-            entry.insert(record_id);
+        match r.origin {
+            Origin::Record { record_id, .. } => {
+                entry.insert(record_id);
+            }
+            Origin::Correlation { .. } => match first_at.get(&r.time) {
+                Some(&id) => {
+                    entry.insert(id);
+                }
+                None => problems.push(format!("correlation row at {} has no record", r.time)),
+            },
         }
     }
     (got, problems)
+}
+
+/// For each `SystemTime` in an events file, the `EventRecordID` of its first record.
+fn first_record_at(events: &Path) -> BTreeMap<jiff::Timestamp, u64> {
+    let text = std::fs::read_to_string(events).unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let system = &v["Event"]["System"];
+        let time = system["TimeCreated_attributes"]["SystemTime"]
+            .as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+        if let (Some(t), Some(id)) = (time, system["EventRecordID"].as_u64()) {
+            out.entry(t).or_insert(id);
+        }
+    }
+    out
 }
 
 fn expected(path: &Path) -> BTreeMap<String, BTreeSet<u64>> {

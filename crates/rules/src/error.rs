@@ -276,7 +276,7 @@ impl fmt::Display for ErrorKind {
             Regex { pattern, error } => write!(f, "regex '{pattern}' does not compile: {error}"),
             Automaton(e) => write!(f, "needle automaton: {e}"),
             Timespan(s) => write!(f, "timespan '{s}' is not <number><unit>"),
-            TimespanUnit(s) => write!(f, "timespan '{s}' has an unknown unit (s, m, h, d, w)"),
+            TimespanUnit(s) => write!(f, "timespan '{s}' has an unknown unit (s, m, h, d, w, M, y)"),
             Aggregation(t) => write!(
                 f,
                 "aggregation '{t}' is not 'count([field]) [by f1, f2] <op> N'"

@@ -84,7 +84,9 @@ mod yaml;
 pub use crate::{
     condition::{parse as parse_condition, Cond},
     config::{Config, DataMapping},
-    correlation::{Correlation, CorrelationKind},
+    correlation::{
+        Correlation, CorrelationInput, CorrelationKind, CorrelationSource, CountOp, InputKey,
+    },
     critical::CriticalSystems,
     error::{ErrorKind, RuleError},
     event::{push_lowercase, Event, Value},

@@ -1,30 +1,39 @@
-//! Correlation rules, evaluated after the scan over the hits their rules produced.
+//! Correlation rules, evaluated after the scan over the events their rules matched.
 //!
-//! `event_count` and `value_count` slide a window of `timespan` over each group's hits
-//! in time order; when the count satisfies the condition, one row is emitted for the
-//! window (dated at its first hit) and the next window starts after it. `temporal`
-//! and `temporal_ordered` require every referenced rule to fire for the same group
-//! within the window (in order, for the latter).
+//! Each correlation's events (one per record, however many of its rules matched the
+//! record) are grouped by their group-by values and sorted by time. A window opens at
+//! each distinct event time and holds every event of the group from that instant to
+//! `timespan` later (both ends included; ties are never split). A window is judged
+//! only when it reaches an event the previous window did not (a window inside the
+//! previous one is a truncated view of events already judged). When the measure
+//! (events, distinct values, referenced rules, or the sum, mean or percentile of a
+//! field) satisfies the condition, one row is emitted for the window, dated at its
+//! first event, and the next window opens after it. A correlation that another one
+//! refers to is evaluated first; each window it fires on is an event of the outer one,
+//! dated at the window's last event, with the window's group-by values as fields.
+//! Each group's events enter and leave the running tally once, so evaluation is
+//! O(n log n) for the sort and O(n) after it (but `temporal_ordered` and
+//! `value_percentile`, which look at the whole window when judging it).
 
 use crate::render::details::SEP;
 use crate::row::{DetectInfo, Origin};
 use compact_str::CompactString;
 use jiff::Timestamp;
-use scanner_rules::{Correlation, CorrelationKind, RuleSet};
-use std::collections::BTreeMap;
+use scanner_rules::{Correlation, CorrelationKind, CorrelationSource, InputKey, RuleSet};
+use std::collections::HashMap;
 
-/// One record that matched a rule feeding a correlation.
+/// One event (a record, or a chained correlation's window) that feeds a correlation.
 #[derive(Debug, Clone)]
 pub struct CorrelationHit {
     /// Correlation index.
     pub correlation: u32,
-    /// The rule that matched.
-    pub rule: u32,
+    /// Bit i is set when the event answers the correlation's reference i.
+    pub references: u32,
     /// Record time.
     pub time: Timestamp,
     /// Group-by values, joined with U+001F.
     pub group: Box<str>,
-    /// `value_count`'s field value.
+    /// `condition.field` values, joined with U+001F.
     pub value: Option<CompactString>,
     /// `Computer`.
     pub computer: CompactString,
@@ -32,64 +41,212 @@ pub struct CorrelationHit {
     pub channel: CompactString,
     /// `EventID`.
     pub event_id: CompactString,
-    /// Input file index.
+    /// Input file index; with [`CHAINED`] set, an index into the chained windows'
+    /// files (kept aside so that a record's hit is no bigger for them).
     pub file: u32,
 }
 
-fn holds(c: &Correlation, n: u64) -> bool {
+/// The bit of [`CorrelationHit::file`] that marks a chained correlation's window.
+pub const CHAINED: u32 = 1 << 31;
+
+fn holds(c: &Correlation, n: f64) -> bool {
     c.conditions.iter().all(|(op, b)| op.holds(n, *b))
 }
 
-/// What a window counts, kept up to date as the window slides (each hit enters and
-/// leaves once), so a group of n hits costs O(n), not O(n × window).
-#[derive(Default)]
+/// What a window measures, kept up to date as the window slides (each event enters
+/// and leaves once).
 struct Tally<'h> {
-    values: std::collections::HashMap<&'h str, u32>,
-    rules: std::collections::HashMap<u32, u32>,
+    values: HashMap<&'h str, u32>,
+    refs: [u32; 32],
+    distinct_refs: u32,
+    sum: f64,
+    numbers: u32,
 }
 
 impl<'h> Tally<'h> {
+    fn new() -> Self {
+        Tally {
+            values: HashMap::new(),
+            refs: [0; 32],
+            distinct_refs: 0,
+            sum: 0.0,
+            numbers: 0,
+        }
+    }
+
     fn enter(&mut self, h: &'h CorrelationHit) {
         if let Some(v) = h.value.as_deref() {
             *self.values.entry(v).or_default() += 1;
+            if let Some(x) = number(h) {
+                self.sum += x;
+                self.numbers += 1;
+            }
         }
-        *self.rules.entry(h.rule).or_default() += 1;
+        let mut bits = h.references;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            self.refs[r] += 1;
+            if self.refs[r] == 1 {
+                self.distinct_refs += 1;
+            }
+        }
     }
 
     fn leave(&mut self, h: &'h CorrelationHit) {
-        fn dec<K: std::hash::Hash + Eq>(m: &mut std::collections::HashMap<K, u32>, k: K) {
-            if let Some(n) = m.get_mut(&k) {
+        if let Some(v) = h.value.as_deref() {
+            if let Some(n) = self.values.get_mut(v) {
                 *n -= 1;
                 if *n == 0 {
-                    m.remove(&k);
+                    self.values.remove(v);
                 }
             }
+            if let Some(x) = number(h) {
+                self.numbers -= 1;
+                // Exact for whole numbers below 2^53; reset when empty so rounding of
+                // fractions cannot linger.
+                self.sum = if self.numbers == 0 { 0.0 } else { self.sum - x };
+            }
         }
-        if let Some(v) = h.value.as_deref() {
-            dec(&mut self.values, v);
+        let mut bits = h.references;
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            self.refs[r] -= 1;
+            if self.refs[r] == 0 {
+                self.distinct_refs -= 1;
+            }
         }
-        dec(&mut self.rules, h.rule);
     }
 
-    fn count(&self, c: &Correlation, window: usize) -> u64 {
-        match c.kind {
-            CorrelationKind::EventCount => window as u64,
-            CorrelationKind::ValueCount => self.values.len() as u64,
-            CorrelationKind::Temporal | CorrelationKind::TemporalOrdered => self.rules.len() as u64,
-        }
+    /// The window's measure; `None` when it has none (no numeric value to sum, average
+    /// or rank).
+    fn measure(&self, c: &Correlation, window: &[&CorrelationHit]) -> Option<f64> {
+        Some(match c.kind {
+            CorrelationKind::EventCount => window.len() as f64,
+            CorrelationKind::ValueCount => self.values.len() as f64,
+            CorrelationKind::Temporal => f64::from(self.distinct_refs),
+            CorrelationKind::TemporalOrdered => in_order(c, window) as f64,
+            CorrelationKind::ValueSum => (self.numbers > 0).then_some(self.sum)?,
+            CorrelationKind::ValueAvg => {
+                (self.numbers > 0).then(|| self.sum / f64::from(self.numbers))?
+            }
+            CorrelationKind::ValuePercentile => percentile(window, c.percentile.unwrap_or(50.0))?,
+        })
     }
 }
 
-fn ordered(c: &Correlation, window: &[&CorrelationHit]) -> bool {
-    // Each referenced rule must have a hit after the previous rule's first hit.
+/// The event's field value as a number, for the metric types.
+fn number(h: &CorrelationHit) -> Option<f64> {
+    h.value
+        .as_deref()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|x| x.is_finite())
+}
+
+/// The nearest-rank percentile `p` (0–100) of the window's numeric values.
+fn percentile(window: &[&CorrelationHit], p: f64) -> Option<f64> {
+    let mut xs: Vec<f64> = window.iter().filter_map(|h| number(h)).collect();
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
+    Some(xs[rank.clamp(1, xs.len()) - 1])
+}
+
+/// How many of the references, in the listed order, the window holds one after the
+/// other (an event at the same instant as the previous one counts as after it).
+fn in_order(c: &Correlation, window: &[&CorrelationHit]) -> usize {
     let mut at = 0usize;
-    for &r in &c.rules {
-        match window[at..].iter().position(|h| h.rule == r) {
-            Some(p) => at += p,
-            None => return false,
+    let mut found = 0;
+    for r in 0..c.rule_refs.len() {
+        let bit = 1u32 << r;
+        let Some(p) = window[at..].iter().position(|h| h.references & bit != 0) else {
+            break;
+        };
+        found += 1;
+        let t = window[at + p].time;
+        at = window[..=at + p].partition_point(|h| h.time < t);
+    }
+    found
+}
+
+/// A window a correlation fired on.
+struct Fired<'h> {
+    group: &'h str,
+    window: Vec<&'h CorrelationHit>,
+    measure: f64,
+}
+
+/// The windows of one correlation's events that satisfy its condition.
+fn windows<'h>(c: &Correlation, hits: impl Iterator<Item = &'h CorrelationHit>) -> Vec<Fired<'h>> {
+    let mut sorted: Vec<&CorrelationHit> = hits.collect();
+    sorted.sort_by(|a, b| (&a.group, a.time).cmp(&(&b.group, b.time)));
+    let span = c
+        .timespan_secs
+        .map(|s| jiff::SignedDuration::from_secs(i64::try_from(s).unwrap_or(i64::MAX)));
+    let mut out = Vec::new();
+    for g in sorted.chunk_by(|a, b| a.group == b.group) {
+        let mut tally = Tally::new();
+        let (mut i, mut j, mut judged_to) = (0, 0, 0);
+        while i < g.len() {
+            let t = g[i].time;
+            // Without a timespan (a legacy `count()` without `timeframe`) the whole
+            // scan is one window.
+            let end = span.and_then(|s| t.checked_add(s).ok());
+            while j < g.len() && end.is_none_or(|e| g[j].time <= e) {
+                tally.enter(g[j]);
+                j += 1;
+            }
+            if j > judged_to {
+                judged_to = j;
+                if let Some(m) = tally.measure(c, &g[i..j]).filter(|&m| holds(c, m)) {
+                    out.push(Fired {
+                        group: &g[i].group,
+                        window: g[i..j].to_vec(),
+                        measure: m,
+                    });
+                    tally = Tally::new();
+                    i = j;
+                    continue;
+                }
+            }
+            while i < g.len() && g[i].time == t {
+                tally.leave(g[i]);
+                i += 1;
+            }
         }
     }
-    true
+    out
+}
+
+/// Correlation indices, each after the correlations it refers to.
+fn order(set: &RuleSet) -> Vec<usize> {
+    let cs = set.correlations();
+    let mut done = vec![false; cs.len()];
+    let mut out = Vec::with_capacity(cs.len());
+    while out.len() < cs.len() {
+        let before = out.len();
+        for (i, c) in cs.iter().enumerate() {
+            if done[i] {
+                continue;
+            }
+            let ready = c.inputs.iter().all(|x| match x.source {
+                CorrelationSource::Correlation(k) => done[k as usize],
+                CorrelationSource::Rule(_) => true,
+            });
+            if ready {
+                done[i] = true;
+                out.push(i);
+            }
+        }
+        if out.len() == before {
+            // A cycle (the loader refuses them): evaluate the rest as they are.
+            out.extend((0..cs.len()).filter(|&i| !done[i]));
+        }
+    }
+    out
 }
 
 /// Evaluates every correlation over `hits`; returns the rows.
@@ -98,70 +255,128 @@ pub fn evaluate(
     mut hits: Vec<CorrelationHit>,
     file_name: &dyn Fn(u32) -> String,
 ) -> Vec<DetectInfo> {
-    hits.sort_by(|a, b| (a.correlation, &a.group, a.time).cmp(&(b.correlation, &b.group, b.time)));
-    let mut groups: BTreeMap<(u32, &str), Vec<&CorrelationHit>> = BTreeMap::new();
-    for h in &hits {
-        groups.entry((h.correlation, &h.group)).or_default().push(h);
-    }
+    let cs = set.correlations();
+    // Sorted in place by correlation (not moved into per-correlation lists, which
+    // would hold every hit twice at the peak).
+    hits.sort_unstable_by_key(|h| h.correlation);
+    // Events of chained correlations (the windows of the correlations they refer to).
+    let mut chained: Vec<Vec<CorrelationHit>> = (0..cs.len()).map(|_| Vec::new()).collect();
+    let mut chained_files: Vec<Box<str>> = Vec::new();
     let mut rows = Vec::new();
-    for ((ci, group), hs) in groups {
-        let c = &set.correlations()[ci as usize];
-        let span = c
-            .timespan_secs
-            .map(|s| jiff::SignedDuration::from_secs(i64::try_from(s).unwrap_or(i64::MAX)));
-        let end_of = |i: usize| span.and_then(|s| hs[i].time.checked_add(s).ok());
-        let mut tally = Tally::default();
-        let (mut i, mut j) = (0, 0);
-        while i < hs.len() {
-            // The window is the hits within `timespan` of hit i (without a timespan the
-            // whole scan is one window); j only moves forward.
-            let end_time = end_of(i);
-            while j < hs.len() && end_time.is_none_or(|e| hs[j].time <= e) {
-                tally.enter(hs[j]);
-                j += 1;
-            }
-            let window = &hs[i..j];
-            let n = tally.count(c, window.len());
-            let fire = match c.kind {
-                CorrelationKind::Temporal => n == c.rules.len() as u64,
-                CorrelationKind::TemporalOrdered => n == c.rules.len() as u64 && ordered(c, window),
-                _ => holds(c, n),
-            };
-            if fire {
-                rows.push(row(ci, c, group, window, n, file_name));
-                // The next window starts after this one.
-                tally = Tally::default();
-                i = j;
-            } else {
-                tally.leave(hs[i]);
-                i += 1;
+    for ci in order(set) {
+        let c = &cs[ci];
+        let from = hits.partition_point(|h| (h.correlation as usize) < ci);
+        let to = hits.partition_point(|h| (h.correlation as usize) <= ci);
+        let inner = std::mem::take(&mut chained[ci]);
+        for f in windows(c, hits[from..to].iter().chain(&inner)) {
+            let row = row(ci as u32, c, &f, &|i| {
+                if i & CHAINED != 0 {
+                    chained_files
+                        .get((i & !CHAINED) as usize)
+                        .map_or_else(String::new, ToString::to_string)
+                } else {
+                    file_name(i)
+                }
+            });
+            chain(set, ci, &f, &row, &mut chained, &mut chained_files);
+            if c.emits {
+                rows.push(row);
             }
         }
     }
     rows
 }
 
-fn row(
-    ci: u32,
-    c: &Correlation,
-    group: &str,
-    w: &[&CorrelationHit],
-    n: u64,
-    file_name: &dyn Fn(u32) -> String,
-) -> DetectInfo {
-    let mut details = format!("Count:{n}");
-    if let Some(f) = &c.field {
-        let mut vals: Vec<&str> = w.iter().filter_map(|h| h.value.as_deref()).collect();
+/// Feeds a fired window of correlation `ci` to the correlations that refer to it.
+fn chain(
+    set: &RuleSet,
+    ci: usize,
+    f: &Fired<'_>,
+    row: &DetectInfo,
+    by: &mut [Vec<CorrelationHit>],
+    files: &mut Vec<Box<str>>,
+) {
+    let inner: Vec<&str> = f.group.split('\u{1f}').collect();
+    let pick = |keys: &[Option<InputKey>]| -> Option<String> {
+        let mut out = String::new();
+        for (i, k) in keys.iter().enumerate() {
+            let Some(InputKey::Group(p)) = k else {
+                return None;
+            };
+            if i > 0 {
+                out.push('\u{1f}');
+            }
+            out.push_str(inner.get(*p)?);
+        }
+        Some(out)
+    };
+    for (oi, o) in set.correlations().iter().enumerate() {
+        for input in &o.inputs {
+            if input.source != CorrelationSource::Correlation(ci as u32) {
+                continue;
+            }
+            let Some(group) = pick(&input.group) else {
+                continue;
+            };
+            let value = if input.values.is_empty() {
+                None
+            } else {
+                match pick(&input.values) {
+                    Some(v) => Some(v.into()),
+                    None => continue,
+                }
+            };
+            files.push(match &row.origin {
+                Origin::Correlation { files } => files.clone(),
+                Origin::Record { .. } => "-".into(),
+            });
+            by[oi].push(CorrelationHit {
+                correlation: oi as u32,
+                references: 1u32 << input.reference,
+                time: f.window[f.window.len() - 1].time,
+                group: group.into(),
+                value,
+                computer: row.computer.clone(),
+                channel: row.channel.clone(),
+                event_id: row.event_id.clone(),
+                file: CHAINED | (files.len() - 1) as u32,
+            });
+        }
+    }
+}
+
+/// A measure as Details shows it: whole numbers without a fraction.
+fn shown(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+fn row(ci: u32, c: &Correlation, f: &Fired<'_>, file_name: &dyn Fn(u32) -> String) -> DetectInfo {
+    let w = &f.window;
+    let label = match c.kind {
+        CorrelationKind::ValueSum => "Sum".to_string(),
+        CorrelationKind::ValueAvg => "Avg".to_string(),
+        CorrelationKind::ValuePercentile => {
+            format!("Percentile{}", shown(c.percentile.unwrap_or(50.0)))
+        }
+        _ => "Count".to_string(),
+    };
+    let mut details = format!("{label}:{}", shown(f.measure));
+    if c.kind == CorrelationKind::ValueCount && !c.fields.is_empty() {
+        let mut vals: Vec<String> = w
+            .iter()
+            .filter_map(|h| h.value.as_deref())
+            .map(|v| v.replace('\u{1f}', ","))
+            .collect();
         vals.sort_unstable();
         vals.dedup();
-        details.push_str(&format!(
-            "{}{f}:{}",
-            crate::render::details::SEP,
-            vals.join("/")
-        ));
+        details.push_str(&format!("{SEP}{}:{}", c.fields.join(","), vals.join("/")));
     }
-    for (g, v) in c.group_by.iter().zip(group.split('\u{1f}')) {
-        details.push_str(&format!("{}{g}:{v}", crate::render::details::SEP));
+    for (g, v) in c.group_by.iter().zip(f.group.split('\u{1f}')) {
+        details.push_str(&format!("{SEP}{g}:{v}"));
     }
     let files: Vec<String> = w.iter().map(|h| file_name(h.file)).collect();
     DetectInfo {
@@ -182,9 +397,10 @@ fn row(
     }
 }
 
-/// Joins distinct values, sorted, with the Details separator.
+/// Joins distinct values (each possibly already a joined list), sorted, with the
+/// Details separator.
 fn join_distinct<'s>(values: impl Iterator<Item = &'s str>) -> String {
-    let mut v: Vec<&str> = values.collect();
+    let mut v: Vec<&str> = values.flat_map(|s| s.split(SEP)).collect();
     v.sort_unstable();
     v.dedup();
     v.join(SEP)
@@ -230,13 +446,10 @@ correlation: {type: temporal_ordered, rules: [failed_logon, good_logon], group-b
             Rules { set }
         }
 
-        fn rule(&self, name: &str) -> u32 {
-            let found = self
-                .set
-                .rules()
-                .iter()
-                .position(|r| r.meta.name.as_deref() == Some(name));
-            found.expect("a rule") as u32
+        fn reference(&self, title: &str, rule: &str) -> u32 {
+            let c = &self.set.correlations()[self.correlation(title) as usize];
+            let found = c.rule_refs.iter().position(|r| r == rule);
+            found.expect("a reference") as u32
         }
 
         fn correlation(&self, title: &str) -> u32 {
@@ -261,7 +474,7 @@ correlation: {type: temporal_ordered, rules: [failed_logon, good_logon], group-b
             let failed = rule == "failed_logon";
             CorrelationHit {
                 correlation: self.correlation(title),
-                rule: self.rule(rule),
+                references: 1 << self.reference(title, rule),
                 time: Timestamp::new(minute * 60, 0).unwrap(),
                 group: ip.into(),
                 value: Some(user.into()),

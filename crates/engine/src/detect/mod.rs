@@ -13,7 +13,22 @@ use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
 use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
-use scanner_rules::{Admission, FieldId, RuleSet, CHANNEL, EVENT_ID};
+use scanner_rules::{Admission, CorrelationSource, FieldId, InputKey, RuleSet, CHANNEL, EVENT_ID};
+
+/// The record's values of `keys`, joined with U+001F; `None` when one is missing.
+fn join_fields(view: &RecordView, keys: &[Option<InputKey>]) -> Option<String> {
+    let mut out = String::new();
+    for (i, k) in keys.iter().enumerate() {
+        let Some(InputKey::Field(f)) = k else {
+            return None;
+        };
+        if i > 0 {
+            out.push('\u{1f}');
+        }
+        out.push_str(view.first(*f)?);
+    }
+    Some(out)
+}
 
 /// Fields the output reads, interned next to the rules' own.
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +62,10 @@ pub struct Matches {
     pub bad_time: Option<BadTime>,
     /// Reused buffers of the prefilter.
     scratch: Admission,
+    /// The record (`RenderScratch::record`) whose correlation hits start at
+    /// `hits_from`.
+    hits_record: u64,
+    hits_from: usize,
     /// Reused buffers of the Details, ExtraFieldInfo and AllFieldInfo columns.
     render: RenderScratch,
 }
@@ -82,10 +101,8 @@ pub struct Detector<'a> {
     out: OutputFields,
     rule_details: Vec<Option<DetailsTemplate>>,
     default_details: scanner_rules::FxHashMap<String, DetailsTemplate>,
-    /// For each rule, the correlations it feeds.
-    feeds: Vec<Vec<u32>>,
-    group_fields: Vec<Vec<FieldId>>,
-    value_field: Vec<Option<FieldId>>,
+    /// For each rule, the correlations it feeds and the input of each it is.
+    feeds: Vec<Vec<(u32, u16)>>,
     extra: bool,
     /// Whether rows carry AllFieldInfo.
     all_fields: bool,
@@ -178,19 +195,12 @@ impl<'a> Detector<'a> {
             default_details,
         } = prepared.clone();
         let mut feeds = vec![Vec::new(); set.rules().len()];
-        let mut group_fields = Vec::new();
-        let mut value_field = Vec::new();
         for (ci, c) in set.correlations().iter().enumerate() {
-            for &r in &c.rules {
-                feeds[r as usize].push(ci as u32);
+            for (k, input) in c.inputs.iter().enumerate() {
+                if let CorrelationSource::Rule(r) = input.source {
+                    feeds[r as usize].push((ci as u32, k as u16));
+                }
             }
-            group_fields.push(
-                c.group_by
-                    .iter()
-                    .filter_map(|g| set.fields().get(g))
-                    .collect(),
-            );
-            value_field.push(c.field.as_deref().and_then(|g| set.fields().get(g)));
         }
         let data_mappings = if options.field_data_mapping {
             DataMappings::new(&set.config().data_mappings)
@@ -203,8 +213,6 @@ impl<'a> Detector<'a> {
             rule_details,
             default_details,
             feeds,
-            group_fields,
-            value_field,
             extra: options.extra,
             all_fields: options.all_fields,
             filter: options.filter.clone().filter(|f| !f.is_empty()),
@@ -316,22 +324,42 @@ impl<'a> Detector<'a> {
         };
         // Shared names: cloning them for each correlation and the row allocates nothing.
         let channel = m.render.names.get(view.first(CHANNEL).unwrap_or("-"));
-        for &c in &self.feeds[r as usize] {
-            let mut group = String::new();
-            for (i, &g) in self.group_fields[c as usize].iter().enumerate() {
-                if i > 0 {
-                    group.push('\u{1f}');
+        for &(c, k) in &self.feeds[r as usize] {
+            let input = &self.set.correlations()[c as usize].inputs[k as usize];
+            // An event without every group-by field (or value field) is left out.
+            let Some(group) = join_fields(view, &input.group) else {
+                continue;
+            };
+            let value = if input.values.is_empty() {
+                None
+            } else {
+                match join_fields(view, &input.values) {
+                    Some(v) => Some(v.into()),
+                    None => continue,
                 }
-                group.push_str(view.first(g).unwrap_or("-"));
+            };
+            // One event matched by several of the correlation's rules is one event:
+            // its hit records every reference it answers.
+            let bit = 1u32 << input.reference;
+            if m.hits_record != m.render.record {
+                m.hits_record = m.render.record;
+                m.hits_from = m.hits.len();
+            }
+            // (The buffer may have been drained since: then nothing is looked at.)
+            let from = m.hits_from.min(m.hits.len());
+            if let Some(h) = m.hits[from..]
+                .iter_mut()
+                .find(|h| h.correlation == c && *h.group == *group && h.value == value)
+            {
+                h.references |= bit;
+                continue;
             }
             m.hits.push(CorrelationHit {
                 correlation: c,
-                rule: r,
+                references: bit,
                 time,
                 group: group.into(),
-                value: self.value_field[c as usize]
-                    .and_then(|f| view.first(f))
-                    .map(Into::into),
+                value,
                 computer: view.first(self.out.computer).unwrap_or("-").into(),
                 channel: channel.clone(),
                 event_id: view.first(EVENT_ID).unwrap_or("-").into(),

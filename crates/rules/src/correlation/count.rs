@@ -22,7 +22,7 @@ pub enum CountOp {
 
 impl CountOp {
     /// Whether `n` satisfies `op bound`.
-    pub fn holds(self, n: u64, bound: u64) -> bool {
+    pub fn holds(self, n: f64, bound: f64) -> bool {
         match self {
             CountOp::Gt => n > bound,
             CountOp::Gte => n >= bound,
@@ -34,7 +34,8 @@ impl CountOp {
     }
 }
 
-/// Parses `30s`, `5m`, `1h`, `2d`, `1w`.
+/// Parses `30s`, `5m`, `1h`, `2d`, `1w`, and as pySigma `1M` (30 days) and `1y`
+/// (365 days).
 pub fn parse_timespan(s: &str) -> Result<u64, RuleError> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
@@ -47,9 +48,12 @@ pub fn parse_timespan(s: &str) -> Result<u64, RuleError> {
         "h" => 3600,
         "d" => 86_400,
         "w" => 604_800,
+        "M" => 30 * 86_400,
+        "y" => 365 * 86_400,
         _ => return Err(ErrorKind::TimespanUnit(s.to_string()).into()),
     };
-    Ok(n * mult)
+    n.checked_mul(mult)
+        .ok_or_else(|| ErrorKind::Timespan(s.to_string()).into())
 }
 
 #[cfg(test)]
@@ -68,16 +72,17 @@ mod tests {
             "timespan 'm' is not <number><unit>"
         );
         assert_eq!(
-            parse_timespan("5y").unwrap_err().to_string(),
-            "timespan '5y' has an unknown unit (s, m, h, d, w)"
+            parse_timespan("5Y").unwrap_err().to_string(),
+            "timespan '5Y' has an unknown unit (s, m, h, d, w, M, y)"
         );
     }
 
     #[test]
     fn count_comparisons() {
-        assert!(CountOp::Gt.holds(3, 2) && !CountOp::Gt.holds(2, 2));
-        assert!(CountOp::Gte.holds(2, 2) && CountOp::Lte.holds(2, 2));
-        assert!(CountOp::Lt.holds(1, 2) && !CountOp::Lt.holds(2, 2));
-        assert!(CountOp::Eq.holds(2, 2) && CountOp::Neq.holds(1, 2));
+        assert!(CountOp::Gt.holds(3.0, 2.0) && !CountOp::Gt.holds(2.0, 2.0));
+        assert!(CountOp::Gte.holds(2.0, 2.0) && CountOp::Lte.holds(2.0, 2.0));
+        assert!(CountOp::Lt.holds(1.0, 2.0) && !CountOp::Lt.holds(2.0, 2.0));
+        assert!(CountOp::Eq.holds(2.0, 2.0) && CountOp::Neq.holds(1.0, 2.0));
+        assert_eq!(parse_timespan("2y").unwrap(), 2 * 365 * 86_400);
     }
 }

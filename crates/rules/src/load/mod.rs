@@ -96,7 +96,15 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     let (loaded, fields) = compile(texts, &config, &logsources, &regexes, &mut report);
     let enabled = select::enable(loaded, &config, opts, &mut report);
     report.regex_bytes = regexes.compiled_bytes();
-    index(enabled, fields, config, report, regexes.len(), clock)
+    index(
+        enabled,
+        fields,
+        config,
+        &logsources,
+        report,
+        regexes.len(),
+        clock,
+    )
 }
 
 /// Wall time per loading phase, for the report.
@@ -271,6 +279,7 @@ fn index(
     enabled: select::Enabled,
     mut fields: FieldTable,
     config: Config,
+    logsources: &LogsourceMap,
     mut report: LoadReport,
     regexes: usize,
     mut clock: Laps,
@@ -278,13 +287,9 @@ fn index(
     let select::Enabled {
         mut rules,
         emits,
-        correlations,
+        mut correlations,
     } = enabled;
-    for c in &correlations {
-        for g in c.group_by.iter().chain(c.field.iter()) {
-            fields.intern(g);
-        }
-    }
+    correlation_keys(&mut correlations, &rules, &mut fields, logsources);
     let mut index = RuleIndex::default();
     for (i, r) in rules.iter().enumerate() {
         index.insert(i as u32, &r.constraint());
@@ -310,6 +315,60 @@ fn index(
         report,
         regexes,
         critical: Default::default(),
+    }
+}
+
+/// Where each correlation input finds its group-by and value fields: a rule's field
+/// name (through the correlation's aliases) as the rule's log-source variant maps it,
+/// as detection does; a chained correlation's group-by position.
+fn correlation_keys(
+    correlations: &mut [Correlation],
+    rules: &[Rule],
+    fields: &mut FieldTable,
+    logsources: &LogsourceMap,
+) {
+    use crate::correlation::{CorrelationSource, InputKey};
+    let groups: Vec<Vec<String>> = correlations.iter().map(|c| c.group_by.clone()).collect();
+    for c in correlations.iter_mut() {
+        let mut inputs = std::mem::take(&mut c.inputs);
+        for input in &mut inputs {
+            let reference = c.rule_refs[input.reference as usize].as_str();
+            let mut key = |name: &str| -> Option<InputKey> {
+                match input.source {
+                    CorrelationSource::Rule(r) => {
+                        let rule = &rules[r as usize];
+                        let field = c
+                            .group_field(name, reference)
+                            .or_else(|| {
+                                rule.meta
+                                    .name
+                                    .as_deref()
+                                    .and_then(|n| c.group_field(name, n))
+                            })
+                            .or_else(|| c.group_field(name, rule.meta.id.as_str()))?;
+                        let rename = match (logsources.lookup(&rule.meta.logsource), rule.variant) {
+                            (crate::logsource::Mapping::Variants(v), Some(i)) => {
+                                v.get(i as usize).and_then(|v| v.rename.get(&field))
+                            }
+                            _ => None,
+                        };
+                        Some(InputKey::Field(
+                            fields.intern(rename.map_or(field.as_str(), String::as_str)),
+                        ))
+                    }
+                    CorrelationSource::Correlation(k) => {
+                        let field = c.group_field(name, reference)?;
+                        groups[k as usize]
+                            .iter()
+                            .position(|g| *g == field)
+                            .map(InputKey::Group)
+                    }
+                }
+            };
+            input.group = c.group_by.iter().map(|g| key(g)).collect();
+            input.values = c.fields.iter().map(|g| key(g)).collect();
+        }
+        c.inputs = inputs;
     }
 }
 
@@ -354,6 +413,39 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    #[test]
+    fn correlations_in_a_cycle_are_errors_and_a_chain_resolves_with_mapped_keys() {
+        let c = |title: &str, name: &str, refs: &str| {
+            format!("title: {title}\nname: {name}\ncorrelation:\n  type: event_count\n  rules: [{refs}]\n  group-by: [User]\n  timespan: 1h\n  condition: {{gte: 3}}\n")
+        };
+        let text_of = [c("A", "a", "b"), c("B", "b", "a")].join("---\n");
+        let set = load_texts(&[text("a.yml", RULE), text("c.yml", &text_of)]);
+        assert!(set.correlations.is_empty());
+        let reasons: Vec<String> = set.report.errors.iter().map(|e| e.reason.clone()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "correlation refers to itself through other correlations",
+                "correlation refers to itself through other correlations"
+            ]
+        );
+        // A chain: the outer correlation's input is the inner one, its group-by found at
+        // the inner one's group-by position; the inner one emits nothing of its own.
+        let text_of = [c("Inner", "inner", "r1"), c("Outer", "outer", "inner")].join("---\n");
+        let set = load_texts(&[text("a.yml", RULE), text("c.yml", &text_of)]);
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        let outer = &set.correlations[1];
+        assert_eq!(
+            outer.inputs[0].source,
+            crate::correlation::CorrelationSource::Correlation(0)
+        );
+        assert_eq!(
+            outer.inputs[0].group,
+            [Some(crate::correlation::InputKey::Group(0))]
+        );
+        assert!(!set.correlations[0].emits && set.correlations[1].emits);
     }
 
     #[test]

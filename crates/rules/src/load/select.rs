@@ -5,7 +5,7 @@
 
 use super::{LoadOptions, Loaded};
 use crate::config::Config;
-use crate::correlation::{self, Correlation};
+use crate::correlation::{self, Correlation, CorrelationInput, CorrelationSource};
 use crate::fields::FxHashMap;
 use crate::meta::RuleMeta;
 use crate::report::{Disabled, LoadError, LoadReport};
@@ -224,9 +224,11 @@ fn keep_enabled(
     kept
 }
 
-/// The correlations the verdict lets run whose rules are all enabled, each tied to the
-/// ids of its rules; a rule that feeds a correlation without `generate` stops emitting
-/// its own rows. A correlation naming a missing rule is an error, not a loaded document.
+/// The correlations the verdict lets run whose references all resolve (to enabled
+/// rules, or to other such correlations: chains), each tied to its inputs; a rule or
+/// correlation that feeds a correlation without `generate` stops emitting its own
+/// rows. A correlation naming a missing rule, or in a reference cycle, is an error, not
+/// a loaded document.
 fn resolve_correlations(
     correlations: Vec<Correlation>,
     rules: &[Rule],
@@ -235,53 +237,201 @@ fn resolve_correlations(
     disabled: &mut BTreeMap<Disabled, usize>,
     report: &mut LoadReport,
 ) -> Vec<Correlation> {
-    let mut kept = Vec::new();
-    for mut c in correlations {
-        if let Some(d) = verdict.of(&c.meta) {
-            *disabled.entry(d).or_default() += 1;
-            continue;
+    let mut candidates = Vec::new();
+    for c in correlations {
+        match verdict.of(&c.meta) {
+            Some(d) => *disabled.entry(d).or_default() += 1,
+            None => candidates.push(c),
         }
-        let missing = resolve_refs(&mut c, rules);
-        if !missing.is_empty() {
+    }
+    // Drop, until none is left to drop, the correlations with a reference that names
+    // nothing kept; then those in a cycle.
+    let mut kept: Vec<bool> = vec![true; candidates.len()];
+    let mut why: Vec<Option<String>> = vec![None; candidates.len()];
+    loop {
+        let mut changed = false;
+        for i in 0..candidates.len() {
+            if !kept[i] {
+                continue;
+            }
+            let missing = missing_refs(&candidates[i], i, rules, &candidates, &kept);
+            if !missing.is_empty() {
+                kept[i] = false;
+                why[i] = Some(format!(
+                    "correlation refers to rules not loaded or not enabled: {}",
+                    missing.join(", ")
+                ));
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for i in in_cycles(&candidates, rules, &kept) {
+        kept[i] = false;
+        why[i] = Some("correlation refers to itself through other correlations".into());
+    }
+    // Drop again what referred to a correlation in a cycle.
+    loop {
+        let mut changed = false;
+        for i in 0..candidates.len() {
+            if kept[i] && !missing_refs(&candidates[i], i, rules, &candidates, &kept).is_empty() {
+                kept[i] = false;
+                why[i] = Some("correlation refers to a correlation that is not loaded".into());
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // New indices of the kept correlations.
+    let mut new_index = vec![u32::MAX; candidates.len()];
+    let mut n = 0u32;
+    for (i, k) in kept.iter().enumerate() {
+        if *k {
+            new_index[i] = n;
+            n += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for (i, c) in candidates.iter().enumerate() {
+        if !kept[i] {
             report.loaded -= 1;
             report.errors.push(LoadError {
                 file: c.meta.path.to_string(),
                 document: c.document,
                 title: Some(c.meta.title.to_string()),
-                reason: format!(
-                    "correlation refers to rules not loaded or not enabled: {}",
-                    missing.join(", ")
-                ),
+                reason: why[i].take().unwrap_or_default(),
             });
             continue;
         }
-        if !c.generate {
-            for &i in &c.rules {
-                emits[i as usize] = false;
+        let mut c = c.clone();
+        c.inputs = inputs(&c, i, rules, &candidates, &kept, &new_index);
+        out.push(c);
+    }
+    // Sources that only feed a correlation without `generate` emit nothing themselves.
+    let mut silenced = Vec::new();
+    for c in &out {
+        if c.generate {
+            continue;
+        }
+        for input in &c.inputs {
+            match input.source {
+                CorrelationSource::Rule(r) => emits[r as usize] = false,
+                CorrelationSource::Correlation(k) => silenced.push(k as usize),
             }
         }
-        kept.push(c);
     }
-    kept
+    for k in silenced {
+        out[k].emits = false;
+    }
+    out
 }
 
-/// Adds to `c.rules` the ids of the rules each of its references names (by id or
-/// name); returns the references that name no rule.
-fn resolve_refs(c: &mut Correlation, rules: &[Rule]) -> Vec<String> {
-    let mut missing = Vec::new();
-    for r in &c.rule_refs {
-        let found: Vec<u32> = rules
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.meta.id == r.as_str() || x.meta.name.as_deref() == Some(r.as_str()))
-            .map(|(i, _)| i as u32)
-            .collect();
-        if found.is_empty() {
-            missing.push(r.clone());
+/// Whether reference `r` names correlation `c` (by id or name).
+fn names(r: &str, meta: &RuleMeta) -> bool {
+    meta.id == r || meta.name.as_deref() == Some(r)
+}
+
+/// The references of `c` (candidate `me`) that name no rule and no kept correlation.
+fn missing_refs(
+    c: &Correlation,
+    me: usize,
+    rules: &[Rule],
+    candidates: &[Correlation],
+    kept: &[bool],
+) -> Vec<String> {
+    c.rule_refs
+        .iter()
+        .filter(|r| {
+            !rules.iter().any(|x| names(r, &x.meta))
+                && !candidates
+                    .iter()
+                    .enumerate()
+                    .any(|(k, x)| k != me && kept[k] && names(r, &x.meta))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The kept candidates that reach themselves through correlation references.
+fn in_cycles(candidates: &[Correlation], rules: &[Rule], kept: &[bool]) -> Vec<usize> {
+    let refs: Vec<Vec<usize>> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            c.rule_refs
+                .iter()
+                .filter(|r| !rules.iter().any(|x| names(r, &x.meta)))
+                .flat_map(|r| {
+                    candidates
+                        .iter()
+                        .enumerate()
+                        .filter(move |(k, x)| *k != i && kept[*k] && names(r, &x.meta))
+                        .map(|(k, _)| k)
+                })
+                .collect()
+        })
+        .collect();
+    (0..candidates.len())
+        .filter(|&i| kept[i])
+        .filter(|&i| {
+            let mut seen = vec![false; candidates.len()];
+            let mut stack = refs[i].clone();
+            while let Some(k) = stack.pop() {
+                if k == i {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[k], true) {
+                    stack.extend(&refs[k]);
+                }
+            }
+            false
+        })
+        .collect()
+}
+
+/// The inputs of `c` (candidate `me`): every rule (variant) each reference names, or
+/// else the correlation it names. Rules win over correlations of the same name, as a
+/// reference names a rule first in the specification's examples.
+fn inputs(
+    c: &Correlation,
+    me: usize,
+    rules: &[Rule],
+    candidates: &[Correlation],
+    kept: &[bool],
+    new_index: &[u32],
+) -> Vec<CorrelationInput> {
+    let mut out = Vec::new();
+    for (ri, r) in c.rule_refs.iter().enumerate() {
+        let before = out.len();
+        for (i, x) in rules.iter().enumerate() {
+            if names(r, &x.meta) {
+                out.push(CorrelationInput {
+                    source: CorrelationSource::Rule(i as u32),
+                    reference: ri as u16,
+                    group: Vec::new(),
+                    values: Vec::new(),
+                });
+            }
         }
-        c.rules.extend(found);
+        if out.len() > before {
+            continue;
+        }
+        if let Some(k) =
+            (0..candidates.len()).find(|&k| k != me && kept[k] && names(r, &candidates[k].meta))
+        {
+            out.push(CorrelationInput {
+                source: CorrelationSource::Correlation(new_index[k]),
+                reference: ri as u16,
+                group: Vec::new(),
+                values: Vec::new(),
+            });
+        }
     }
-    missing
+    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,85 @@
+//! What a file holds, told by its first bytes, never by its name: EVTX (`ElfFile\0`),
+//! JSON (`{` or `[`) or event XML (`<`), so one folder can hold them side by side.
+
+use crate::error::{ErrorKind, InputError, Position};
+use std::io::Read;
+use std::path::Path;
+
+/// An input file's format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A Windows event log file.
+    Evtx,
+    /// JSON, JSON Lines or a JSON array of events, in any shape [`crate::Flattener::fill_event`] reads.
+    Json,
+    /// Windows Event XML (`<Events><Event>…`).
+    Xml,
+}
+
+/// Bytes looked at: enough to pass a byte-order mark and leading blank lines.
+const HEAD: usize = 4096;
+
+/// Tells `path`'s format from its first bytes. An empty file (or one of blanks) is JSON
+/// with no events unless it is named `.evtx`, whose reader then says what is wrong.
+pub fn sniff(path: &Path) -> Result<Format, InputError> {
+    let mut head = Vec::with_capacity(HEAD);
+    let read = std::fs::File::open(path).and_then(|f| f.take(HEAD as u64).read_to_end(&mut head));
+    if let Err(e) = read {
+        return Err(InputError::new(
+            path,
+            Position::None,
+            ErrorKind::CannotOpen(e),
+        ));
+    }
+    Ok(match format_of(&head) {
+        Some(f) => f,
+        None if head.iter().all(u8::is_ascii_whitespace) => {
+            let evtx = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("evtx"));
+            if evtx {
+                Format::Evtx
+            } else {
+                Format::Json
+            }
+        }
+        None => {
+            return Err(InputError::new(
+                path,
+                Position::None,
+                ErrorKind::UnknownFormat,
+            ))
+        }
+    })
+}
+
+/// The format of a file starting with `head`, if known.
+pub fn format_of(head: &[u8]) -> Option<Format> {
+    if head.starts_with(b"ElfFile\0") {
+        return Some(Format::Evtx);
+    }
+    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    match text.iter().find(|b| !b.is_ascii_whitespace())? {
+        b'{' | b'[' => Some(Format::Json),
+        b'<' => Some(Format::Xml),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_first_bytes() {
+        assert_eq!(format_of(b"ElfFile\0\0\0"), Some(Format::Evtx));
+        assert_eq!(format_of(b"\xEF\xBB\xBF\r\n {\"a\":1}"), Some(Format::Json));
+        assert_eq!(format_of(b"[{}]"), Some(Format::Json));
+        assert_eq!(
+            format_of(b"<?xml version=\"1.0\"?><Events>"),
+            Some(Format::Xml)
+        );
+        assert_eq!(format_of(b"\x00\x05\x16\x07Mac OS X"), None);
+        assert_eq!(format_of(b"ElfChnk\0"), None);
+    }
+}

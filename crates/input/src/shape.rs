@@ -268,6 +268,13 @@ impl Flattener {
                 "ExecutionProcessID" => self.put(PROCESS_ID, v, table, view),
                 "ExecutionThreadID" | "ThreadID" => self.put(THREAD_ID, v, table, view),
                 "UserID" => self.put(USER_ID, v, table, view),
+                "Level" | "Task" | "Keywords" | "Version" => {
+                    let path = format!("Event.System.{k}");
+                    self.put(&path, v, table, view);
+                }
+                // NXLog writes the opcode's name in `Opcode` and its number here.
+                "OpcodeValue" => self.put("Event.System.Opcode", v, table, view),
+                "Opcode" if v.is_number() => self.put("Event.System.Opcode", v, table, view),
                 "TimeCreated" | "EventTime" | "@timestamp" | "EventReceivedTime" => {}
                 _ if v.is_null() => {}
                 _ => self.data(k, v, table, view),
@@ -392,7 +399,7 @@ mod tests {
 
     #[test]
     fn nxlog_rows_get_system_fields_and_a_utc_time_from_the_local_one() {
-        let row = r#"{"EventID":10,"Channel":"Microsoft-Windows-Sysmon/Operational","SourceName":"Microsoft-Windows-Sysmon","Hostname":"WS5","host":"wec","RecordNumber":1929240,"EventTime":"2020-09-20 02:57:14","EventReceivedTime":"2020-09-20 02:57:17","@timestamp":"2020-09-20T06:57:17.371Z","GrantedAccess":"0x1000","tags":["x"],"Nothing":null}"#;
+        let row = r#"{"EventID":10,"Channel":"Microsoft-Windows-Sysmon/Operational","SourceName":"Microsoft-Windows-Sysmon","Hostname":"WS5","host":"wec","RecordNumber":1929240,"EventTime":"2020-09-20 02:57:14","EventReceivedTime":"2020-09-20 02:57:17","@timestamp":"2020-09-20T06:57:17.371Z","GrantedAccess":"0x1000","tags":["x"],"Nothing":null,"Level":"3","Opcode":"Info","OpcodeValue":0}"#;
         let l = fill(row).unwrap();
         assert_eq!(
             get(&l, CHANNEL_PATH),
@@ -407,6 +414,9 @@ mod tests {
         assert_eq!(get(&l, "Event.EventData.host"), Some("wec"));
         assert_eq!(get(&l, "Event.EventData.tags"), Some("x"));
         assert_eq!(get(&l, "Event.EventData.Nothing"), None);
+        assert_eq!(get(&l, "Event.System.Level"), Some("3"));
+        assert_eq!(get(&l, "Event.System.Opcode"), Some("0"));
+        assert_eq!(get(&l, "Event.EventData.Opcode"), Some("Info"));
     }
 
     #[test]

@@ -116,7 +116,7 @@ fn a_run_with_no_input_file_or_no_rule_fails_without_writing() {
         assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
         assert!(
             text(&run.stderr).contains(
-                "error: no input file to scan: no .evtx file in the folders and files given"
+                "error: no input file to scan: no .evtx, .json, .jsonl or .xml file in the folders and files given"
             ),
             "{}",
             text(&run.stderr)

@@ -223,6 +223,10 @@ impl Flattener {
                 "Computer" => self.put(COMPUTER, v, table, view),
                 "EventSourceName" | "Source" => self.put(PROVIDER, v, table, view),
                 "EventRecordId" => self.put(RECORD_ID, v, table, view),
+                "Level" | "Task" | "Keywords" | "Version" | "Opcode" => {
+                    let path = format!("Event.System.{k}");
+                    self.put(&path, v, table, view);
+                }
                 "TimeGenerated" => {
                     let t = time_of(v);
                     self.time(t, table, view);

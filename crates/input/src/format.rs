@@ -19,8 +19,9 @@ pub enum Format {
 /// Bytes looked at: enough to pass a byte-order mark and leading blank lines.
 const HEAD: usize = 4096;
 
-/// Tells `path`'s format from its first bytes. An empty file (or one of blanks) is JSON
-/// with no events unless it is named `.evtx`, whose reader then says what is wrong.
+/// Tells `path`'s format from its first bytes. A file named `.evtx` whose first bytes are
+/// none of these is read as EVTX (whose reader says what is wrong with it); another
+/// empty file (or one of blanks) is JSON with no events.
 pub fn sniff(path: &Path) -> Result<Format, InputError> {
     let mut head = Vec::with_capacity(HEAD);
     let read = std::fs::File::open(path).and_then(|f| f.take(HEAD as u64).read_to_end(&mut head));
@@ -31,18 +32,13 @@ pub fn sniff(path: &Path) -> Result<Format, InputError> {
             ErrorKind::CannotOpen(e),
         ));
     }
+    let evtx = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("evtx"));
     Ok(match format_of(&head) {
         Some(f) => f,
-        None if head.iter().all(u8::is_ascii_whitespace) => {
-            let evtx = path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("evtx"));
-            if evtx {
-                Format::Evtx
-            } else {
-                Format::Json
-            }
-        }
+        None if evtx => Format::Evtx,
+        None if head.iter().all(u8::is_ascii_whitespace) => Format::Json,
         None => {
             return Err(InputError::new(
                 path,

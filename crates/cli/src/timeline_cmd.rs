@@ -101,7 +101,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
                 eprintln!("input error: {}", safe(&line));
             }
             return Err(
-                "no input file to scan: no .evtx, .json, .jsonl or .xml file in the folders and files given"
+                "no input file to scan: no .evtx, .json, .jsonl, .xml or .gz file in the folders and files given"
                     .to_string(),
             );
         }

@@ -116,7 +116,7 @@ fn a_run_with_no_input_file_or_no_rule_fails_without_writing() {
         assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
         assert!(
             text(&run.stderr).contains(
-                "error: no input file to scan: no .evtx, .json, .jsonl or .xml file in the folders and files given"
+                "error: no input file to scan: no .evtx, .json, .jsonl, .xml or .gz file in the folders and files given"
             ),
             "{}",
             text(&run.stderr)
@@ -124,7 +124,7 @@ fn a_run_with_no_input_file_or_no_rule_fails_without_writing() {
         assert!(!out_csv.exists(), "{cmd}: no output for an empty run");
         let run = scanner_utc(&[cmd, "-J", "-d", empty.to_str().unwrap(), "-o", out]);
         assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
-        assert!(text(&run.stderr).contains("no .evtx, .json, .jsonl or .xml file"));
+        assert!(text(&run.stderr).contains("no .evtx, .json, .jsonl, .xml or .gz file"));
         let run = scanner_utc(&[
             cmd,
             "-f",

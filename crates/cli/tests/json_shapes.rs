@@ -254,7 +254,9 @@ fn to_azure(e: &Value) -> Value {
 /// The detections of a run, each (time, rule id, computer, channel, event id, record
 /// id or `-` when `ids` is false, details), counted.
 fn detections(files: &[&Path], ids: bool) -> BTreeMap<Vec<String>, usize> {
-    let out_dir = scratch("shapes-out");
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out_dir = scratch(&format!("shapes-out-{n}"));
     let csv_path = out_dir.join("out.csv");
     let mut args = vec!["csv-timeline", "-o", csv_path.to_str().unwrap(), "-C", "-q"];
     for f in files {
@@ -427,5 +429,64 @@ fn events_in_no_known_shape_are_reported_by_file_and_line_and_counted() {
     // The events in a known shape are still scanned.
     let rows = csv::Reader::from_path(&csv_path).unwrap().records().count();
     assert_eq!(rows, detections(&[&src], true).values().sum::<usize>());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(bytes).unwrap();
+    z.finish().unwrap()
+}
+
+#[test]
+fn gzip_files_are_read_as_streams_and_a_truncated_one_keeps_what_came_before() {
+    let dir = scratch("gzip");
+    let src = root().join("testdata/evtx/security.evtx");
+    let events = evtx_records(&src);
+    let want = detections(&[&src], true);
+    let flat: String = events.iter().map(|e| format!("{}\n", to_flat(e))).collect();
+    let jsonl = dir.join("rows.jsonl.gz");
+    std::fs::write(&jsonl, gzip(flat.as_bytes())).unwrap();
+    assert_eq!(detections(&[&jsonl], true), want, "JSON Lines in gzip");
+    let body: String = events.iter().map(to_xml).collect();
+    let xml = dir.join("events.xml.gz");
+    std::fs::write(&xml, gzip(format!("<Events>{body}</Events>").as_bytes())).unwrap();
+    assert_eq!(detections(&[&xml], true), want, "XML in gzip");
+
+    // A gzip EVTX is named, not misread; a cut stream is an error after what it held.
+    let evtx_gz = dir.join("log.evtx.gz");
+    std::fs::write(&evtx_gz, gzip(&std::fs::read(&src).unwrap())).unwrap();
+    let many: String = (0..2000).map(|_| flat.clone()).collect();
+    let whole = gzip(many.as_bytes());
+    let cut = dir.join("cut.jsonl.gz");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    for (file, why) in [
+        (&evtx_gz, "gzip-compressed EVTX; not read"),
+        (&cut, "line "),
+    ] {
+        let out = scanner_utc(&[
+            "csv-timeline",
+            "-f",
+            file.to_str().unwrap(),
+            "-o",
+            "-",
+            "-q",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(INPUT_ERRORS),
+            "{}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("{}: {why}", file.display())), "{err}");
+        if file == &cut {
+            assert!(
+                text(&out.stdout).lines().count() > 100,
+                "rows before the cut kept"
+            );
+        }
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -15,8 +15,8 @@ pub struct InputFile {
     pub size: u64,
 }
 
-/// Which files are input. A folder search takes `.evtx`, `.json`, `.jsonl` and `.xml`
-/// files whichever the kind (each is read by what its first bytes show, see
+/// Which files are input. A folder search takes `.evtx`, `.json`, `.jsonl`, `.xml` and
+/// `.gz` files whichever the kind (each is read by what its first bytes show, see
 /// [`crate::sniff`]); the kind says only whether `--target-file-ext` adds extensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKind {
@@ -27,7 +27,7 @@ pub enum InputKind {
 }
 
 /// The extensions a folder search takes for every kind.
-const EXTENSIONS: &[&str] = &["evtx", "json", "jsonl", "xml"];
+const EXTENSIONS: &[&str] = &["evtx", "json", "jsonl", "xml", "gz"];
 
 /// The extensions a folder search takes: the kind's, plus (for EVTX) those of
 /// `--target-file-ext`.

@@ -113,6 +113,8 @@ pub enum ErrorKind {
     InvalidXml(String),
     /// A file that is neither EVTX, JSON nor XML (by its first bytes).
     UnknownFormat,
+    /// A gzip file holding EVTX, which is read by random access, not as a stream.
+    CompressedEvtx,
     /// A record with a detection but no `TimeCreated/@SystemTime`: its rows are timed
     /// at the Unix epoch.
     MissingTime,
@@ -301,6 +303,9 @@ impl ErrorKind {
             ErrorKind::InvalidXml(d) => write!(f, "invalid event XML: {d}"),
             ErrorKind::UnknownFormat => {
                 f.write_str("neither EVTX, JSON nor event XML (by its first bytes); not read")
+            }
+            ErrorKind::CompressedEvtx => {
+                f.write_str("gzip-compressed EVTX; not read (decompress it first)")
             }
             ErrorKind::MissingTime => write!(
                 f,

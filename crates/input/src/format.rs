@@ -1,9 +1,24 @@
 //! What a file holds, told by its first bytes, never by its name: EVTX (`ElfFile\0`),
-//! JSON (`{` or `[`) or event XML (`<`), so one folder can hold them side by side.
+//! JSON (`{` or `[`) or event XML (`<`), so one folder can hold them side by side; a
+//! gzip file (`1f 8b`) is told by its first decompressed bytes and read as a stream.
 
 use crate::error::{ErrorKind, InputError, Position};
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+
+const GZIP: &[u8] = b"\x1f\x8b";
+
+/// Opens `path` for reading as a stream, decompressing it when it is gzip (several
+/// concatenated members included). A truncated or damaged gzip stream fails the read
+/// where the damage starts, after the data before it was handed over.
+pub(crate) fn open_stream(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
+    let mut file = BufReader::new(std::fs::File::open(path)?);
+    if file.fill_buf()?.starts_with(GZIP) {
+        let gz = flate2::bufread::MultiGzDecoder::new(file);
+        return Ok(Box::new(BufReader::new(gz)));
+    }
+    Ok(Box::new(file))
+}
 
 /// An input file's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +46,25 @@ pub fn sniff(path: &Path) -> Result<Format, InputError> {
             Position::None,
             ErrorKind::CannotOpen(e),
         ));
+    }
+    if head.starts_with(GZIP) {
+        head.clear();
+        // A stream damaged this early is reported by its reader; tell what came through.
+        let _ = open_stream(path).and_then(|r| r.take(HEAD as u64).read_to_end(&mut head));
+        return match format_of(&head) {
+            Some(Format::Evtx) => Err(InputError::new(
+                path,
+                Position::None,
+                ErrorKind::CompressedEvtx,
+            )),
+            Some(f) => Ok(f),
+            None if head.iter().all(u8::is_ascii_whitespace) => Ok(Format::Json),
+            None => Err(InputError::new(
+                path,
+                Position::None,
+                ErrorKind::UnknownFormat,
+            )),
+        };
     }
     let evtx = path
         .extension()

@@ -2,7 +2,7 @@
 //! event handed to a callback as it is parsed (an array is streamed, never collected).
 
 use crate::error::{ErrorKind, InputError, Position};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 /// The longest JSON line read (64 MiB): a longer one is reported and skipped.
@@ -34,14 +34,13 @@ where
     F: Fn(&mut S, &serde_json::Value, Position),
     E: Fn(InputError),
 {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
+    let mut reader = match crate::format::open_stream(path) {
+        Ok(r) => r,
         Err(e) => {
             err(InputError::new(path, Position::None, ErrorKind::Io(e)));
             return 0;
         }
     };
-    let mut reader = BufReader::new(file);
     let first = match reader.fill_buf() {
         Ok(b) => b.iter().copied().find(|c| !c.is_ascii_whitespace()),
         Err(e) => {

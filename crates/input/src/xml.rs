@@ -45,7 +45,7 @@ where
     F: Fn(&mut S, &RecordView, Position),
     E: Fn(InputError),
 {
-    let file = match std::fs::File::open(path) {
+    let file = match crate::format::open_stream(path) {
         Ok(f) => f,
         Err(e) => {
             err(InputError::new(path, Position::None, ErrorKind::Io(e)));
@@ -56,7 +56,7 @@ where
     let seen = std::cell::Cell::new(0u64);
     let mut n = 0u64;
     walk_xml(
-        std::io::BufReader::new(file),
+        file,
         true,
         table,
         &mut view,

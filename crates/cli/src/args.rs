@@ -224,7 +224,9 @@ pub struct TimelineArgs {
     /// A log file; repeatable.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX.
+    /// Accepted for Hayabusa's command lines: every file is read by its content (EVTX,
+    /// JSON/JSONL in the evtx_dump, NXLog, Winlogbeat, Velociraptor, Azure or Splunk
+    /// shape, or event XML), and folders give .evtx, .json, .jsonl and .xml files alike.
     #[arg(short = 'J', long = "JSON-input", alias = "json-input")]
     pub json: bool,
     /// Rule options.
@@ -502,7 +504,9 @@ pub struct MetricsArgs {
     /// A log file; repeatable.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX.
+    /// Accepted for Hayabusa's command lines: every file is read by its content (EVTX,
+    /// JSON/JSONL in the evtx_dump, NXLog, Winlogbeat, Velociraptor, Azure or Splunk
+    /// shape, or event XML), and folders give .evtx, .json, .jsonl and .xml files alike.
     #[arg(short = 'J', long = "JSON-input", alias = "json-input")]
     pub json: bool,
     /// Also count records carved from slack space and damaged chunks.

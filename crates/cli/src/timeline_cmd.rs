@@ -100,13 +100,10 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
                 let line = format!("{}: {}", run.file().display(), run.message());
                 eprintln!("input error: {}", safe(&line));
             }
-            return Err(format!(
-                "no input file to scan: no {} file in the folders and files given",
-                match config::input_kind(a) {
-                    InputKind::Evtx => ".evtx",
-                    InputKind::Json => ".json or .jsonl",
-                }
-            ));
+            return Err(
+                "no input file to scan: no .evtx, .json, .jsonl, .xml or .gz file in the folders and files given"
+                    .to_string(),
+            );
         }
         if !a.quiet {
             eprintln!(

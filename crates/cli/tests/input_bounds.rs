@@ -116,7 +116,7 @@ fn a_run_with_no_input_file_or_no_rule_fails_without_writing() {
         assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
         assert!(
             text(&run.stderr).contains(
-                "error: no input file to scan: no .evtx file in the folders and files given"
+                "error: no input file to scan: no .evtx, .json, .jsonl, .xml or .gz file in the folders and files given"
             ),
             "{}",
             text(&run.stderr)
@@ -124,7 +124,7 @@ fn a_run_with_no_input_file_or_no_rule_fails_without_writing() {
         assert!(!out_csv.exists(), "{cmd}: no output for an empty run");
         let run = scanner_utc(&[cmd, "-J", "-d", empty.to_str().unwrap(), "-o", out]);
         assert_eq!(run.status.code(), Some(FATAL), "{}", text(&run.stderr));
-        assert!(text(&run.stderr).contains("no .json or .jsonl file"));
+        assert!(text(&run.stderr).contains("no .evtx, .json, .jsonl, .xml or .gz file"));
         let run = scanner_utc(&[
             cmd,
             "-f",
@@ -329,9 +329,9 @@ fn a_detection_without_a_readable_time_is_kept_and_reported_per_record() {
     assert_eq!(
         input_error_lines(&run.stderr),
         [
-            format!("input error: {path}: events 2\u{2013}304: no TimeCreated SystemTime; {epoch} (301 errors)"),
-            format!("input error: {path}: event 3: unreadable TimeCreated SystemTime \"garbage\"; {epoch}"),
-            format!("input error: {path}: event 4: unreadable TimeCreated SystemTime \"2024-13-45T99:00:00Z\"; {epoch}"),
+            format!("input error: {path}: lines 2\u{2013}304: no TimeCreated SystemTime; {epoch} (301 errors)"),
+            format!("input error: {path}: line 3: unreadable TimeCreated SystemTime \"garbage\"; {epoch}"),
+            format!("input error: {path}: line 4: unreadable TimeCreated SystemTime \"2024-13-45T99:00:00Z\"; {epoch}"),
         ]
     );
     // EVTX: a record written without TimeCreated is named by its record id.

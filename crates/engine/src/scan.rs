@@ -12,7 +12,7 @@ use crate::sort::RowStore;
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
-use scanner_input::{InputError, InputFile, InputKind, Position};
+use scanner_input::{Format, InputError, InputFile, Position};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -20,8 +20,6 @@ use std::time::{Duration, Instant};
 /// How to scan.
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
-    /// EVTX or JSON input.
-    pub kind: InputKind,
     /// Counters to bump as files are done, for a progress display.
     pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
     /// Also scan records carved from slack space and damaged chunks (EVTX only).
@@ -149,8 +147,19 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         let f = &files[fi as usize];
         // A panic while reading one file (a bug, in the parser or here) is reported
         // and ends that file only.
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match opts.kind {
-            InputKind::Evtx => {
+        // Each file is read by what its first bytes show, whatever its name or `-J`.
+        let format = match scanner_input::sniff(&f.path) {
+            Ok(format) => format,
+            Err(e) => {
+                report(e);
+                if let Some(p) = &opts.progress {
+                    p.file_done(f.size, 0);
+                }
+                return;
+            }
+        };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
+            Format::Evtx => {
                 let n = scanner_input::read_evtx(
                     &f.path,
                     f.size,
@@ -182,25 +191,36 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 recovered.fetch_add(n.recovered, Ordering::Relaxed);
                 n.records
             }
-            InputKind::Json => {
-                let mut w = (Worker::new(&sink, &store, det), 0u64);
+            Format::Json => {
+                let mut w = Worker::new(&sink, &store, det);
                 scanner_input::read_json(
                     &f.path,
                     &mut w,
-                    |(w, event), v| {
-                        // The event's number in the file, for the errors that name it.
-                        *event += 1;
-                        match w.flat.fill_value(v, table, &mut w.view) {
-                            Ok(()) => {
-                                det.detect(&w.view, fi, None, &mut w.found);
-                                if let Some(b) = w.found.bad_time.take() {
-                                    let at = Position::Event(*event);
-                                    report(InputError::bad_time(&f.path, at, b.value.as_deref()));
-                                }
-                                w.tested();
+                    |w, v, at| match w.flat.fill_event(v, table, &mut w.view) {
+                        Ok(()) => {
+                            det.detect(&w.view, fi, None, &mut w.found);
+                            if let Some(b) = w.found.bad_time.take() {
+                                report(InputError::bad_time(&f.path, at, b.value.as_deref()));
                             }
-                            Err(e) => report(InputError::unreadable_event(&f.path, e)),
+                            w.tested();
                         }
+                        Err(kind) => report(InputError::new(&f.path, at, kind)),
+                    },
+                    report,
+                )
+            }
+            Format::Xml => {
+                let mut w = Worker::new(&sink, &store, det);
+                scanner_input::read_xml(
+                    &f.path,
+                    table,
+                    &mut w,
+                    |w, view, at| {
+                        det.detect(view, fi, None, &mut w.found);
+                        if let Some(b) = w.found.bad_time.take() {
+                            report(InputError::bad_time(&f.path, at, b.value.as_deref()));
+                        }
+                        w.tested();
                     },
                     report,
                 )

@@ -133,14 +133,15 @@ impl Scanner {
     }
 
     /// Scans files; the rows come as a stream in timeline order, held in memory only up
-    /// to the bound of [`ScannerBuilder::sort_memory`].
-    pub fn scan_sorted(&self, files: &[InputFile], kind: InputKind) -> ScanResult<SortedRows> {
+    /// to the bound of [`ScannerBuilder::sort_memory`]. Each file is read as what its
+    /// first bytes show (EVTX, JSON in any known shape, event XML), whatever `_kind`
+    /// (how the files were found) says.
+    pub fn scan_sorted(&self, files: &[InputFile], _kind: InputKind) -> ScanResult<SortedRows> {
         let det = Detector::new(&self.set, &self.prepared, &self.options.detect);
         crate::scan::scan(
             &det,
             files,
             crate::scan::ScanOptions {
-                kind,
                 progress: self.options.progress.clone(),
                 recover_records: self.options.recover_records,
                 sort_memory: self.options.sort_memory,

@@ -15,14 +15,19 @@ pub struct InputFile {
     pub size: u64,
 }
 
-/// Which files are input.
+/// Which files are input. A folder search takes `.evtx`, `.json`, `.jsonl`, `.xml` and
+/// `.gz` files whichever the kind (each is read by what its first bytes show, see
+/// [`crate::sniff`]); the kind says only whether `--target-file-ext` adds extensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKind {
-    /// `.evtx`
+    /// Hayabusa's default: EVTX, plus the extensions of `--target-file-ext`.
     Evtx,
-    /// `.json` and `.jsonl` holding events in the evtx crate's JSON shape.
+    /// Hayabusa's `-J`: JSON event files (the other formats are taken too).
     Json,
 }
+
+/// The extensions a folder search takes for every kind.
+const EXTENSIONS: &[&str] = &["evtx", "json", "jsonl", "xml", "gz"];
 
 /// The extensions a folder search takes: the kind's, plus (for EVTX) those of
 /// `--target-file-ext`.
@@ -37,18 +42,12 @@ impl Accept<'_> {
         let Some(ext) = p.extension().and_then(|e| e.to_str()) else {
             return false;
         };
-        match self.kind {
-            InputKind::Evtx => {
-                ext.eq_ignore_ascii_case("evtx")
-                    || self.extra.iter().any(|x| {
-                        let x = x.strip_prefix('.').unwrap_or(x);
-                        ext.eq_ignore_ascii_case(x)
-                    })
-            }
-            InputKind::Json => {
-                ext.eq_ignore_ascii_case("json") || ext.eq_ignore_ascii_case("jsonl")
-            }
-        }
+        EXTENSIONS.iter().any(|x| ext.eq_ignore_ascii_case(x))
+            || (self.kind == InputKind::Evtx
+                && self.extra.iter().any(|x| {
+                    let x = x.strip_prefix('.').unwrap_or(x);
+                    ext.eq_ignore_ascii_case(x)
+                }))
     }
 }
 
@@ -277,13 +276,19 @@ mod tests {
             let rel = |f: &InputFile| f.path.strip_prefix(&s.0).unwrap().display().to_string();
             got.iter().map(rel).collect::<Vec<_>>()
         };
-        assert_eq!(names(&[], InputKind::Evtx), ["a.evtx"]);
+        assert_eq!(names(&[], InputKind::Evtx), ["a.evtx", "e.json"]);
         let extra = ["evtx_data".to_string(), ".log".to_string()];
         assert_eq!(
             names(&extra, InputKind::Evtx),
-            ["a.evtx", "b.evtx_data", "d.log", "sub/c.EVTX_DATA"]
+            [
+                "a.evtx",
+                "b.evtx_data",
+                "d.log",
+                "e.json",
+                "sub/c.EVTX_DATA"
+            ]
         );
-        assert_eq!(names(&extra, InputKind::Json), ["e.json"]);
+        assert_eq!(names(&extra, InputKind::Json), ["a.evtx", "e.json"]);
     }
 
     fn found(s: &Scratch, dirs: &[PathBuf], files: &[PathBuf], kind: InputKind) -> Vec<String> {
@@ -298,7 +303,7 @@ mod tests {
     }
 
     #[test]
-    fn folders_are_searched_recursively_by_extension_ignoring_case() {
+    fn folders_are_searched_recursively_by_extension_ignoring_case_every_format_side_by_side() {
         let s = Scratch::new("recursive");
         s.file("a.evtx", 3);
         s.file("B.EVTX", 5);
@@ -309,22 +314,26 @@ mod tests {
         s.file("e.evtx.bak", 1);
         s.file("x.json", 1);
         s.file("sub/y.JSONL", 1);
+        s.file("z.Xml", 1);
         let dirs = [s.0.clone()];
+        let all = [
+            "B.EVTX",
+            "a.evtx",
+            "folder.evtx/d.evtx",
+            "sub/deeper/c.Evtx",
+            "sub/y.JSONL",
+            "x.json",
+            "z.Xml",
+        ];
         assert_eq!(
             found(&s, &dirs, &[], InputKind::Evtx),
-            [
-                "B.EVTX",
-                "a.evtx",
-                "folder.evtx/d.evtx",
-                "sub/deeper/c.Evtx"
-            ],
+            all,
             "sorted by path; a folder named .evtx is searched, not listed"
         );
         let (files, _) = discover(&dirs, &[], InputKind::Evtx);
         let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
-        assert_eq!(sizes, [5, 3, 1, 7]);
-        let json = found(&s, &dirs, &[], InputKind::Json);
-        assert_eq!(json, ["sub/y.JSONL", "x.json"]);
+        assert_eq!(sizes, [5, 3, 1, 7, 1, 1, 1]);
+        assert_eq!(found(&s, &dirs, &[], InputKind::Json), all);
     }
 
     #[test]

@@ -102,6 +102,19 @@ pub enum ErrorKind {
     UnreadableEvent(String),
     /// Reading the file stopped on a panic (a bug).
     Internal(String),
+    /// A JSON event in none of the shapes read (evtx_dump, flat rows, Winlogbeat,
+    /// Velociraptor, Azure, Splunk): what it holds instead.
+    UnknownShape(String),
+    /// An event without a `Channel`: no rule can be picked for it.
+    NoChannel,
+    /// An event without an `EventID`: no rule can be picked for it.
+    NoEventId,
+    /// Event XML (a file, or a JSON value holding it) that does not parse.
+    InvalidXml(String),
+    /// A file that is neither EVTX, JSON nor XML (by its first bytes).
+    UnknownFormat,
+    /// A gzip file holding EVTX, which is read by random access, not as a stream.
+    CompressedEvtx,
     /// A record with a detection but no `TimeCreated/@SystemTime`: its rows are timed
     /// at the Unix epoch.
     MissingTime,
@@ -282,6 +295,18 @@ impl ErrorKind {
             ErrorKind::UnreadableRendering(d) => write!(f, "unreadable JSON rendering: {d}"),
             ErrorKind::UnreadableEvent(d) => write!(f, "event: {d}"),
             ErrorKind::Internal(d) => write!(f, "reading stopped by an internal error: {d}"),
+            ErrorKind::UnknownShape(d) => {
+                write!(f, "not a Windows event in any known shape ({d}); skipped")
+            }
+            ErrorKind::NoChannel => f.write_str("event without a Channel; skipped"),
+            ErrorKind::NoEventId => f.write_str("event without an EventID; skipped"),
+            ErrorKind::InvalidXml(d) => write!(f, "invalid event XML: {d}"),
+            ErrorKind::UnknownFormat => {
+                f.write_str("neither EVTX, JSON nor event XML (by its first bytes); not read")
+            }
+            ErrorKind::CompressedEvtx => {
+                f.write_str("gzip-compressed EVTX; not read (decompress it first)")
+            }
             ErrorKind::MissingTime => write!(
                 f,
                 "no TimeCreated SystemTime; its detections are timed {EPOCH}"

@@ -10,8 +10,8 @@ use std::fmt::{self, Write as _};
 /// Per-thread buffers for flattening.
 #[derive(Debug, Default)]
 pub struct Flattener {
-    path: String,
-    num: String,
+    pub(crate) path: String,
+    pub(crate) num: String,
 }
 
 /// Adds leaf `value` at `path` to `view`, unless it is a namespace declaration.
@@ -177,6 +177,27 @@ impl Flattener {
         };
         node.deserialize(&mut de)?;
         de.end()
+    }
+
+    /// Adds `value` (a leaf, or a tree whose leaves get paths below it) at `prefix`,
+    /// without clearing `view`: how the non-EVTX shapes place each of their fields.
+    pub(crate) fn push_tree(
+        &mut self,
+        prefix: &str,
+        value: &serde_json::Value,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) {
+        self.path.clear();
+        self.path.push_str(prefix);
+        let node = Node {
+            view,
+            table,
+            path: &mut self.path,
+            num: &mut self.num,
+        };
+        // A `Value` always deserializes: the visitor fails on nothing.
+        let _ = node.deserialize(value);
     }
 
     /// Fills `view` from an already parsed JSON value (JSON input files).

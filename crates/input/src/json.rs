@@ -2,25 +2,45 @@
 //! event handed to a callback as it is parsed (an array is streamed, never collected).
 
 use crate::error::{ErrorKind, InputError, Position};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, Read};
 use std::path::Path;
 
+/// The longest JSON line read (64 MiB): a longer one is reported and skipped.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// Consumes the rest of a line (past its newline) without keeping it.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if let Some(i) = buf.iter().position(|&b| b == b'\n') {
+            reader.consume(i + 1);
+            return Ok(());
+        }
+        let n = buf.len();
+        reader.consume(n);
+    }
+}
+
 /// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.
-/// Hands each event to `f` and returns how many there were; problems go to `err`, and a
-/// line that does not parse ends only that line.
+/// Hands each event to `f` with where it is (its line, or its number in an array) and
+/// returns how many there were; problems go to `err`, and a line that does not parse
+/// (invalid JSON or UTF-8, nested too deep, longer than [`MAX_LINE`]) ends only that
+/// line.
 pub fn read_json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
 where
-    F: Fn(&mut S, &serde_json::Value),
+    F: Fn(&mut S, &serde_json::Value, Position),
     E: Fn(InputError),
 {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
+    let mut reader = match crate::format::open_stream(path) {
+        Ok(r) => r,
         Err(e) => {
             err(InputError::new(path, Position::None, ErrorKind::Io(e)));
             return 0;
         }
     };
-    let mut reader = BufReader::new(file);
     let first = match reader.fill_buf() {
         Ok(b) => b.iter().copied().find(|c| !c.is_ascii_whitespace()),
         Err(e) => {
@@ -32,7 +52,9 @@ where
     if first == Some(b'[') {
         // One array: stream its elements without collecting them.
         struct Each<'a, S, F>(&'a mut S, &'a F, &'a mut u64);
-        impl<'de, S, F: Fn(&mut S, &serde_json::Value)> serde::de::Visitor<'de> for Each<'_, S, F> {
+        impl<'de, S, F: Fn(&mut S, &serde_json::Value, Position)> serde::de::Visitor<'de>
+            for Each<'_, S, F>
+        {
             type Value = ();
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an array of events")
@@ -40,7 +62,7 @@ where
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
                 while let Some(v) = seq.next_element::<serde_json::Value>()? {
                     *self.2 += 1;
-                    (self.1)(self.0, &v);
+                    (self.1)(self.0, &v, Position::Event(*self.2));
                 }
                 Ok(())
             }
@@ -52,11 +74,14 @@ where
         }
         return n;
     }
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut lineno = 0;
     loop {
         line.clear();
-        match reader.read_line(&mut line) {
+        let got = (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line);
+        match got {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
@@ -69,7 +94,31 @@ where
             }
         }
         lineno += 1;
-        let t = line.trim();
+        if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
+            // A line past the bound: skipped to its end without holding it.
+            let kind = ErrorKind::InvalidJson(format!(
+                "a line longer than {} MiB; skipped",
+                MAX_LINE >> 20
+            ));
+            err(InputError::new(path, Position::Line(lineno), kind));
+            if let Err(e) = skip_line(&mut reader) {
+                err(InputError::new(
+                    path,
+                    Position::Line(lineno),
+                    ErrorKind::Io(e),
+                ));
+                break;
+            }
+            continue;
+        }
+        let t = match std::str::from_utf8(&line) {
+            Ok(t) => t.trim(),
+            Err(e) => {
+                let kind = ErrorKind::InvalidJson(format!("not UTF-8 ({e})"));
+                err(InputError::new(path, Position::Line(lineno), kind));
+                continue;
+            }
+        };
         if t.is_empty() {
             continue;
         }
@@ -78,7 +127,7 @@ where
             match v {
                 Ok(v) => {
                     n += 1;
-                    f(state, &v);
+                    f(state, &v, Position::Line(lineno));
                 }
                 Err(e) => {
                     let kind = ErrorKind::InvalidJson(e.to_string());
@@ -104,7 +153,7 @@ mod tests {
         let n = read_json(
             &path,
             &mut got,
-            |got, v| got.push(v["n"].as_u64().expect("n")),
+            |got, v, _| got.push(v["n"].as_u64().expect("n")),
             |e| errors.borrow_mut().push(e),
         );
         std::fs::remove_file(&path).ok();

@@ -52,10 +52,13 @@ mod error;
 mod error_run;
 mod evtx;
 mod flatten;
+mod format;
 mod json;
 mod record;
+mod shape;
 mod timestamp;
 mod walk;
+mod xml;
 
 pub use channel::split_by_channel;
 pub use discover::{discover, discover_with_extensions, InputFile, InputKind};
@@ -66,7 +69,9 @@ pub use evtx::{
     TypedState,
 };
 pub use flatten::Flattener;
-pub use json::read_json;
+pub use format::{format_of, sniff, Format};
+pub use json::{read_json, MAX_LINE};
 pub use record::{FieldValues, RecordView};
 pub use timestamp::{missing_timestamp, parse_timestamp};
 pub use walk::{walk, Tally, WalkSettings, Walked};
+pub use xml::{read_xml, MAX_DEPTH};

@@ -5,8 +5,8 @@
 //! them in the order of the files.
 
 use crate::{
-    panic_message, read_evtx, read_json, EvtxRead, Flattener, InputError, InputFile, InputKind,
-    RecordView,
+    panic_message, read_evtx, read_json, EvtxRead, Flattener, Format, InputError, InputFile,
+    InputKind, RecordView,
 };
 use scanner_rules::FieldTable;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,7 +31,8 @@ pub trait Tally: Default + Send {
 pub struct WalkSettings<'a> {
     /// The paths the tallies read, interned by the caller; the view links only these.
     pub fields: &'a FieldTable,
-    /// EVTX or JSON.
+    /// The kind the files were found as; each file is read by the format its first bytes
+    /// show ([`crate::sniff`]).
     pub kind: InputKind,
     /// Recover records from slack space (EVTX only); a recovered record that cannot be
     /// rendered is skipped silently, as the scan does.
@@ -138,8 +139,16 @@ pub fn walk<T: Tally>(
             tally: T::default(),
             slot,
         };
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match how.kind {
-            InputKind::Evtx => {
+        let format = match crate::sniff(&f.path) {
+            Ok(format) => format,
+            Err(e) => {
+                report(e);
+                done(f.size, 0);
+                return;
+            }
+        };
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
+            Format::Evtx => {
                 let read = EvtxRead {
                     recover: how.recover,
                     typed: true,
@@ -162,15 +171,25 @@ pub fn walk<T: Tally>(
                 );
                 n.records + n.recovered
             }
-            InputKind::Json => {
+            Format::Json => {
                 let mut w = new_worker();
                 read_json(
                     &f.path,
                     &mut w,
-                    |w, v| match w.flat.fill_value(v, table, &mut w.view) {
+                    |w, v, at| match w.flat.fill_event(v, table, &mut w.view) {
                         Ok(()) => w.tally.add(&w.view, cx),
-                        Err(e) => report(InputError::unreadable_event(&f.path, e)),
+                        Err(kind) => report(InputError::new(&f.path, at, kind)),
                     },
+                    report,
+                )
+            }
+            Format::Xml => {
+                let mut w = new_worker();
+                crate::read_xml(
+                    &f.path,
+                    table,
+                    &mut w,
+                    |w, view, _| w.tally.add(view, cx),
                     report,
                 )
             }
@@ -217,7 +236,9 @@ mod tests {
     fn json_files_give_one_tally_each_in_file_order_and_errors_name_the_file() {
         let dir = std::env::temp_dir().join(format!("scanner-walk-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let event = |id: u32| format!(r#"{{"Event":{{"System":{{"EventID":{id}}}}}}}"#);
+        let event = |id: u32| {
+            format!(r#"{{"Event":{{"System":{{"Channel":"Security","EventID":{id}}}}}}}"#)
+        };
         let a = dir.join("a.json");
         let b = dir.join("b.json");
         let bad = dir.join("c.json");

@@ -113,6 +113,8 @@ pub enum ErrorKind {
     InvalidXml(String),
     /// A file that is neither EVTX, JSON nor XML (by its first bytes).
     UnknownFormat,
+    /// An XML file that parses but holds no `<Event>` element: not Windows event XML.
+    NoXmlEvent,
     /// A gzip file holding EVTX, which is read by random access, not as a stream.
     CompressedEvtx,
     /// A record with a detection but no `TimeCreated/@SystemTime`: its rows are timed
@@ -303,6 +305,9 @@ impl ErrorKind {
             ErrorKind::InvalidXml(d) => write!(f, "invalid event XML: {d}"),
             ErrorKind::UnknownFormat => {
                 f.write_str("neither EVTX, JSON nor event XML (by its first bytes); not read")
+            }
+            ErrorKind::NoXmlEvent => {
+                f.write_str("XML without any <Event> element: not Windows event XML; nothing read")
             }
             ErrorKind::CompressedEvtx => {
                 f.write_str("gzip-compressed EVTX; not read (decompress it first)")

@@ -54,6 +54,7 @@ where
     };
     let mut view = RecordView::default();
     let seen = std::cell::Cell::new(0u64);
+    let failed = std::cell::Cell::new(false);
     let mut n = 0u64;
     walk_xml(
         file,
@@ -73,6 +74,7 @@ where
             }
         },
         |e| {
+            failed.set(true);
             let kind = ErrorKind::InvalidXml(e.to_string());
             err(InputError::new(
                 path,
@@ -81,6 +83,10 @@ where
             ));
         },
     );
+    if seen.get() == 0 && !failed.get() {
+        // Well-formed XML with no event at all: not a silent empty scan.
+        err(InputError::new(path, Position::None, ErrorKind::NoXmlEvent));
+    }
     n
 }
 

@@ -6,6 +6,7 @@
 
 use crate::detect::correlate;
 use crate::detect::{Detector, Matches};
+use crate::pwsh_fields::{self, PwshScratch};
 use crate::row::DetectInfo;
 use crate::sort::merge::SortedRows;
 use crate::sort::RowStore;
@@ -29,6 +30,9 @@ pub struct ScanOptions {
     /// About how many bytes of rows to hold in memory for sorting; past it, sorted runs
     /// are spilled to temporary files. `None`: no bound.
     pub sort_memory: Option<usize>,
+    /// Splits classic PowerShell's `key=value` Data element into fields
+    /// ([`crate::pwsh_fields`]).
+    pub pwsh_fields: bool,
 }
 
 /// Counts for the summary.
@@ -67,6 +71,7 @@ pub struct ScanResult<R = Vec<DetectInfo>> {
 struct Worker<'s> {
     flat: Flattener,
     view: RecordView,
+    pwsh: PwshScratch,
     found: Matches,
     /// Rows of `found` already counted in `bytes`.
     counted: usize,
@@ -80,6 +85,7 @@ impl<'s> Worker<'s> {
         Worker {
             flat: Flattener::default(),
             view: RecordView::default(),
+            pwsh: PwshScratch::default(),
             found: det.matches(),
             counted: 0,
             bytes: 0,
@@ -161,6 +167,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     || Worker::new(&sink, &store, det),
                     |w, rec| match rec.content.fill(&mut w.flat, table, &mut w.view) {
                         Ok(()) => {
+                            if opts.pwsh_fields {
+                                pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
+                            }
                             w.found.recovered = rec.recovered;
                             det.detect(&w.view, fi, rec.record_id, &mut w.found);
                             if let Some(b) = w.found.bad_time.take() {
@@ -192,6 +201,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                         *event += 1;
                         match w.flat.fill_value(v, table, &mut w.view) {
                             Ok(()) => {
+                                if opts.pwsh_fields {
+                                    pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
+                                }
                                 det.detect(&w.view, fi, None, &mut w.found);
                                 if let Some(b) = w.found.bad_time.take() {
                                     let at = Position::Event(*event);

@@ -98,17 +98,23 @@ impl DetailsTemplate {
             match p {
                 Part::Lit(s) => shown.text.push_str(s),
                 Part::Field(f, name) => {
-                    let mut vals = view.values(*f).map(|v| v.raw);
+                    let mut vals = view.shown_values(*f).map(|v| v.raw);
                     match (vals.next(), vals.next()) {
                         (None, _) => shown.text.push_str(MISSING),
                         (Some(v), None) => shown.push_value(name, v, map),
                         (Some(a), Some(b)) => {
-                            let all: Vec<String> = [a, b]
-                                .into_iter()
-                                .chain(vals)
-                                .map(|v| detail_value(name, v, map, &mut shown.legacy).into_owned())
-                                .collect();
-                            shown.push_shown(&all.join(" "))
+                            // Several values (unnamed `Data` elements): compact JSON
+                            // array text, as Hayabusa prints an array.
+                            let mut all = String::from("[");
+                            for (i, v) in [a, b].into_iter().chain(vals).enumerate() {
+                                if i > 0 {
+                                    all.push(',');
+                                }
+                                let v = detail_value(name, v, map, &mut shown.legacy);
+                                all.push_str(&serde_json::Value::from(&*v).to_string());
+                            }
+                            all.push(']');
+                            shown.push_shown(&all)
                         }
                     }
                 }
@@ -475,6 +481,27 @@ mod tests {
         let (out, shown) = render(&tpl, &v, data, &RecordMap::default());
         assert_eq!(out, "User: bob smith ¦ Ip: n/a ¦ D2: y ¦ D9: n/a ¦ 100%");
         assert_eq!(shown, vec!["bob smith", "y"]);
+    }
+
+    #[test]
+    fn several_data_values_show_as_a_compact_json_array() {
+        let mut t = FieldTable::new();
+        let tpl = DetailsTemplate::compile("Data: %Data%", &mut t);
+        let data = t.intern("Data");
+        let v = view(
+            &t,
+            r#"{"Event":{"System":{"EventID":1},"EventData":{"Data":["a  b","say \"hi\"","c:\\x","two\n\tlines"]}}}"#,
+        );
+        let (out, _) = render(&tpl, &v, data, &RecordMap::default());
+        assert_eq!(out, r#"Data: ["a b","say \"hi\"","c:\\x","two\n\tlines"]"#);
+        let one = view(
+            &t,
+            r#"{"Event":{"System":{"EventID":1},"EventData":{"Data":["only"]}}}"#,
+        );
+        assert_eq!(
+            render(&tpl, &one, data, &RecordMap::default()).0,
+            "Data: only"
+        );
     }
 
     #[test]

@@ -111,7 +111,7 @@ impl DetailsTemplate {
                                     all.push(',');
                                 }
                                 let v = detail_value(name, v, map, &mut shown.legacy);
-                                all.push_str(&serde_json::Value::from(&*v).to_string());
+                                push_json_string(&v, &mut all);
                             }
                             all.push(']');
                             shown.push_shown(&all)
@@ -130,6 +130,28 @@ impl DetailsTemplate {
             out.push('-');
         }
     }
+}
+
+/// Appends `v` as a JSON string literal (quoted, escaped as serde_json writes it).
+fn push_json_string(v: &str, out: &mut String) {
+    use std::fmt::Write;
+    out.push('"');
+    for c in v.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c < ' ' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// The text a Details template rendered before its whitespace was collapsed, and the

@@ -127,17 +127,10 @@ impl<'de> Visitor<'de> for Node<'_> {
         *self.num = n;
         Ok(())
     }
-    /// The evtx crate renders an empty element (`<BackupPath />`) as `null`: rules see
-    /// the field present with an empty value (Sigma's `''`), not absent (`null`), while
-    /// Details and field lists leave it out, as Hayabusa does. An empty container
-    /// (`<EventData></EventData>`) is no field at all.
-    fn visit_unit<E>(self) -> Result<(), E> {
-        if !matches!(
-            self.path.as_str(),
-            "Event" | "Event.System" | "Event.EventData" | "Event.UserData"
-        ) {
-            self.view.push_empty_element(self.table, self.path);
-        }
+    /// The evtx crate renders an empty element (`<BackupPath />`) as `null`: the field is
+    /// present with an empty value (Sigma's `''`), not absent (`null`).
+    fn visit_unit<E>(mut self) -> Result<(), E> {
+        self.leaf("");
         Ok(())
     }
     fn visit_none<E>(self) -> Result<(), E> {

@@ -383,8 +383,8 @@ pub struct HayabusaFlags {
     /// previous row's in that column.
     #[arg(short = 'R', long = "remove-duplicate-data")]
     pub remove_duplicate_data: bool,
-    /// Accepted for Hayabusa's command lines: scanner does not split classic
-    /// PowerShell's Data into fields, so there is nothing to turn off.
+    /// Do not split classic PowerShell events' (400, 403, 600, 800) `key=value` Data
+    /// element into fields (`HostApplication`, `HostName`, …).
     #[arg(long = "no-pwsh-field-extraction")]
     pub no_pwsh_field_extraction: bool,
     /// Refused with a clear error: GeoIP lookup (MaxMind databases) is not built in.

@@ -79,6 +79,7 @@ pub fn scanner(
     b.extra_field_info(profile.has_extra())
         .all_field_info(profile.has_all_fields())
         .field_data_mapping(!a.no_field_data_mapping)
+        .pwsh_field_extraction(!a.hayabusa.no_pwsh_field_extraction)
         .record_filter(filter)
         .prefilter(!a.no_prefilter)
         .rule_stats(a.rule_stats.is_some())

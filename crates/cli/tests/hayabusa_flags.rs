@@ -185,14 +185,44 @@ fn remove_duplicate_data_writes_dup_for_a_value_repeated_from_the_row_before() {
 }
 
 #[test]
-fn no_pwsh_field_extraction_is_accepted_and_changes_nothing() {
-    let base = ["csv-timeline", "-f", LOG, "-q", "-N"];
-    let with: Vec<&str> = base
+fn classic_powershell_fields_are_split_unless_turned_off() {
+    let d = scratch("pwsh_fields");
+    let rule = "title: Classic PowerShell host
+id: 00000000-0000-0000-0000-00000000c400
+level: low
+status: test
+details: 'Host: %HostApplication% ¦ Engine: %EngineVersion%'
+logsource: {product: windows, service: powershell-classic}
+detection:
+    sel: {Channel: Windows PowerShell, EventID: 400, HostApplication|contains: '-nop'}
+    condition: sel
+";
+    std::fs::write(d.join("r.yml"), rule).unwrap();
+    let event = r#"{"Event":{"System":{"Provider_attributes":{"Name":"PowerShell"},"EventID":400,"Channel":"Windows PowerShell","Computer":"WS01","EventRecordID":7,"TimeCreated_attributes":{"SystemTime":"2024-01-02T03:04:05Z"}},"EventData":{"Data":["Available","None","\tNewEngineState=Available\n\tHostName=ConsoleHost\n\tEngineVersion=5.1\n\tHostApplication=powershell.exe -nop -w hidden"]}}}"#;
+    std::fs::write(d.join("e.json"), format!("{event}\n")).unwrap();
+    let (r, e) = (d.join("r.yml"), d.join("e.json"));
+    let base = [
+        "csv-timeline",
+        "-f",
+        e.to_str().unwrap(),
+        "-J",
+        "-r",
+        r.to_str().unwrap(),
+        "-q",
+        "-U",
+    ];
+    let on = ok(&base);
+    assert!(
+        on.contains("Host: powershell.exe -nop -w hidden ¦ Engine: 5.1"),
+        "{on}"
+    );
+    let off: Vec<&str> = base
         .iter()
         .copied()
         .chain(["--no-pwsh-field-extraction"])
         .collect();
-    assert_eq!(ok(&with), ok(&base));
+    assert!(!ok(&off).contains("Classic PowerShell host"));
+    std::fs::remove_dir_all(d).unwrap();
 }
 
 #[test]

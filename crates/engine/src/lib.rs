@@ -32,6 +32,7 @@
 
 mod detect;
 mod progress;
+mod pwsh_fields;
 mod render;
 mod row;
 mod scan;

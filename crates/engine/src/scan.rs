@@ -6,6 +6,7 @@
 
 use crate::detect::correlate;
 use crate::detect::{Detector, Matches};
+use crate::pwsh_fields::{self, PwshScratch};
 use crate::row::DetectInfo;
 use crate::sort::merge::SortedRows;
 use crate::sort::RowStore;
@@ -27,6 +28,9 @@ pub struct ScanOptions {
     /// About how many bytes of rows to hold in memory for sorting; past it, sorted runs
     /// are spilled to temporary files. `None`: no bound.
     pub sort_memory: Option<usize>,
+    /// Splits classic PowerShell's `key=value` Data element into fields
+    /// ([`crate::pwsh_fields`]).
+    pub pwsh_fields: bool,
 }
 
 /// Counts for the summary.
@@ -65,6 +69,7 @@ pub struct ScanResult<R = Vec<DetectInfo>> {
 struct Worker<'s> {
     flat: Flattener,
     view: RecordView,
+    pwsh: PwshScratch,
     found: Matches,
     /// Rows of `found` already counted in `bytes`.
     counted: usize,
@@ -78,6 +83,7 @@ impl<'s> Worker<'s> {
         Worker {
             flat: Flattener::default(),
             view: RecordView::default(),
+            pwsh: PwshScratch::default(),
             found: det.matches(),
             counted: 0,
             bytes: 0,
@@ -170,6 +176,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     || Worker::new(&sink, &store, det),
                     |w, rec| match rec.content.fill(&mut w.flat, table, &mut w.view) {
                         Ok(()) => {
+                            if opts.pwsh_fields {
+                                pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
+                            }
                             w.found.recovered = rec.recovered;
                             det.detect(&w.view, fi, rec.record_id, &mut w.found);
                             if let Some(b) = w.found.bad_time.take() {
@@ -198,6 +207,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     &mut w,
                     |w, v, at| match w.flat.fill_event(v, table, &mut w.view) {
                         Ok(()) => {
+                            if opts.pwsh_fields {
+                                pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
+                            }
                             det.detect(&w.view, fi, None, &mut w.found);
                             if let Some(b) = w.found.bad_time.take() {
                                 report(InputError::bad_time(&f.path, at, b.value.as_deref()));

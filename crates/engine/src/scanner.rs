@@ -19,6 +19,7 @@ pub struct ScannerBuilder {
     progress: Option<Arc<Progress>>,
     recover_records: bool,
     sort_memory: Option<usize>,
+    no_pwsh_fields: bool,
 }
 
 impl ScannerBuilder {
@@ -78,6 +79,13 @@ impl ScannerBuilder {
     /// flatten are dropped without an error.
     pub fn recover_records(&mut self, on: bool) -> &mut Self {
         self.recover_records = on;
+        self
+    }
+
+    /// Splits classic PowerShell events' `key=value` Data element into fields
+    /// (`HostApplication`, `HostName`, …) as Hayabusa does; on by default.
+    pub fn pwsh_field_extraction(&mut self, on: bool) -> &mut Self {
+        self.no_pwsh_fields = !on;
         self
     }
 
@@ -145,6 +153,7 @@ impl Scanner {
                 progress: self.options.progress.clone(),
                 recover_records: self.options.recover_records,
                 sort_memory: self.options.sort_memory,
+                pwsh_fields: !self.options.no_pwsh_fields,
             },
         )
     }

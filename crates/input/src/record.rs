@@ -17,6 +17,9 @@ struct Leaf {
     next: u32,
     /// A second entry for a value that also fills another field: not listed as a leaf.
     alias: bool,
+    /// An element with no content (`<Param2></Param2>`): matched as an empty value,
+    /// but not listed as a leaf nor shown (Hayabusa treats it as absent there).
+    empty: bool,
 }
 
 /// A reusable view of one record.
@@ -68,6 +71,12 @@ impl RecordView {
         self.paths_id = id;
     }
 
+    /// Forgets the id of [`Self::set_paths_id`]: leaves were added that are not those
+    /// of the sequence it stands for.
+    pub fn forget_paths_id(&mut self) {
+        self.paths_id = 0;
+    }
+
     /// The id given by [`Self::set_paths_id`] since the view was cleared, if any.
     pub fn paths_id(&self) -> Option<u64> {
         (self.paths_id != 0).then_some(self.paths_id)
@@ -105,6 +114,7 @@ impl RecordView {
             lower: span(&self.lower, l0),
             next: NONE,
             alias: false,
+            empty: false,
         };
         self.leaves.push(leaf);
         if let Some(f) = exact {
@@ -117,6 +127,31 @@ impl RecordView {
             });
             self.link(f, self.leaves.len() - 1);
         }
+    }
+
+    /// Adds an element with no content at `path`: rules see an empty value (Sigma's
+    /// `''`), while [`Self::leaves`] and [`Self::shown_values`] leave it out.
+    pub fn push_empty_element(&mut self, table: &FieldTable, path: &str) {
+        let before = self.leaves.len();
+        self.push(table, path, "");
+        for l in &mut self.leaves[before..] {
+            l.empty = true;
+        }
+    }
+
+    /// The values of a field as shown in Details: elements with no content left out.
+    pub fn shown_values(&self, field: FieldId) -> impl Iterator<Item = Value<'_>> {
+        let mut at = self.first.get(field as usize).copied().unwrap_or(NONE);
+        std::iter::from_fn(move || {
+            while at != NONE {
+                let l = &self.leaves[at as usize];
+                at = l.next;
+                if !l.empty {
+                    return Some(self.value(l));
+                }
+            }
+            None
+        })
     }
 
     fn link(&mut self, f: FieldId, idx: usize) {
@@ -152,19 +187,22 @@ impl RecordView {
 
     /// Every leaf as (path, value), in record order.
     pub fn leaves(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.leaves.iter().filter(|l| !l.alias).map(|l| {
-            (
-                &self.paths[l.path.0 as usize..l.path.1 as usize],
-                &self.raw[l.raw.0 as usize..l.raw.1 as usize],
-            )
-        })
+        self.leaves
+            .iter()
+            .filter(|l| !l.alias && !l.empty)
+            .map(|l| {
+                (
+                    &self.paths[l.path.0 as usize..l.path.1 as usize],
+                    &self.raw[l.raw.0 as usize..l.raw.1 as usize],
+                )
+            })
     }
 
     /// Every leaf's value, lowercased, in record order (as [`Self::leaves`] lists them).
     pub fn values_lower(&self) -> impl Iterator<Item = &str> {
         self.leaves
             .iter()
-            .filter(|l| !l.alias)
+            .filter(|l| !l.alias && !l.empty)
             .map(|l| &self.lower[l.lower.0 as usize..l.lower.1 as usize])
     }
 
@@ -177,7 +215,7 @@ impl RecordView {
 
     /// Number of leaves.
     pub fn len(&self) -> usize {
-        self.leaves.iter().filter(|l| !l.alias).count()
+        self.leaves.iter().filter(|l| !l.alias && !l.empty).count()
     }
 
     /// Whether the record has no leaves.
@@ -259,5 +297,19 @@ mod tests {
         v.clear(t.len());
         assert!(!v.has(data));
         assert!(v.is_empty());
+    }
+
+    #[test]
+    fn an_element_without_content_matches_empty_but_is_not_listed_or_shown() {
+        let mut t = FieldTable::new();
+        let p2 = t.intern("Param2");
+        let mut v = RecordView::default();
+        v.clear(t.len());
+        v.push(&t, "Event.EventData.Param1", "x");
+        v.push_empty_element(&t, "Event.EventData.Param2");
+        assert_eq!(v.values(p2).map(|x| x.raw).collect::<Vec<_>>(), [""]);
+        assert_eq!(v.shown_values(p2).count(), 0);
+        assert_eq!(v.leaves().count(), 1);
+        assert_eq!(v.len(), 1);
     }
 }

@@ -42,7 +42,30 @@ const SYSTEM_NAMES: &[(&str, &str)] = &[
         "TimeCreated",
         "Event.System.TimeCreated_attributes.SystemTime",
     ),
+    (
+        "TimeCreated_SystemTime",
+        "Event.System.TimeCreated_attributes.SystemTime",
+    ),
+    (
+        "Provider_EventSourceName",
+        "Event.System.Provider_attributes.EventSourceName",
+    ),
+    (
+        "Correlation_ActivityID",
+        "Event.System.Correlation_attributes.ActivityID",
+    ),
+    (
+        "Correlation_RelatedActivityID",
+        "Event.System.Correlation_attributes.RelatedActivityID",
+    ),
+    (
+        "EventID_Qualifiers",
+        "Event.System.EventID_attributes.Qualifiers",
+    ),
 ];
+
+/// Longest `EventData` name with spaces that is looked up without them.
+const MAX_SPACED_NAME: usize = 64;
 
 /// A small, fast, non-cryptographic hasher for short keys (field paths, channel names).
 #[derive(Default, Clone, Copy)]
@@ -181,10 +204,31 @@ impl FieldTable {
 
     /// The ids of the fields a record leaf at `path` fills: the field interned for the
     /// exact path, and for `Event.UserData.<X>.<name>` also the field
-    /// `Event.EventData.<name>` (rules name UserData fields by their plain name).
+    /// `Event.EventData.<name>` (rules name UserData fields by their plain name), for
+    /// `Event.EventData.<name with spaces>` also the field named without them (Windows
+    /// Defender writes `Threat Name`, Sigma rules read `ThreatName`).
     #[inline]
     pub fn lookup_leaf(&self, path: &str) -> (Option<FieldId>, Option<FieldId>) {
         let exact = self.by_path.get(path).copied();
+        if let Some(name) = path.strip_prefix("Event.EventData.") {
+            if name.contains(' ') && name.len() <= MAX_SPACED_NAME {
+                let mut buf = [0u8; MAX_SPACED_NAME];
+                let mut n = 0;
+                for &b in name.as_bytes().iter().filter(|&&b| b != b' ') {
+                    buf[n] = b;
+                    n += 1;
+                }
+                // Removing ASCII spaces keeps UTF-8 valid.
+                let joined = std::str::from_utf8(&buf[..n]).unwrap_or("");
+                let by_name = self
+                    .data_names
+                    .get(joined)
+                    .copied()
+                    .filter(|&j| Some(j) != exact);
+                return (exact, by_name);
+            }
+            return (exact, None);
+        }
         if path.starts_with("Event.UserData.") {
             let name = &path[path.rfind('.').map_or(0, |i| i + 1)..];
             let by_name = self
@@ -255,5 +299,26 @@ mod tests {
             (Some(exact), Some(s))
         );
         assert_eq!(t.lookup_leaf("Event.EventData.Other"), (None, None));
+    }
+
+    #[test]
+    fn system_attributes_and_names_with_spaces() {
+        let mut t = FieldTable::new();
+        let time = t.intern("TimeCreated_SystemTime");
+        assert_eq!(
+            t.path(time),
+            "Event.System.TimeCreated_attributes.SystemTime"
+        );
+        let threat = t.intern("ThreatName");
+        assert_eq!(
+            t.lookup_leaf("Event.EventData.Threat Name"),
+            (None, Some(threat))
+        );
+        assert_eq!(t.lookup_leaf("Event.EventData.Source Name"), (None, None));
+        let spaced = t.intern("Event.EventData.Threat Name");
+        assert_eq!(
+            t.lookup_leaf("Event.EventData.Threat Name"),
+            (Some(spaced), Some(threat))
+        );
     }
 }

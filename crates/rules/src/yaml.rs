@@ -198,19 +198,67 @@ pub fn document(text: &str) -> Result<Value, RuleError> {
     v.map_err(|e| budget.error(e))
 }
 
-/// The documents of `text`, in order, sharing one budget; after an error the
-/// iterator ends (the parser cannot resynchronise).
+/// The documents of `text`, in order, sharing one budget. Each document is parsed on
+/// its own (the text is cut at its `---` lines), so an error in one is reported for it
+/// alone and the documents after it are still read.
 pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, RuleError>> + '_ {
     let mut budget = Budget::for_text(text);
-    let mut failed = false;
-    serde_yaml::Deserializer::from_str(text).map_while(move |de| {
-        if failed {
-            return None;
-        }
-        let v = Bounded(&mut budget).deserialize(de);
-        failed = v.is_err();
-        Some(v.map_err(|e| budget.error(e)))
+    segments(text).map(move |(line, seg)| {
+        let v = Bounded(&mut budget).deserialize(serde_yaml::Deserializer::from_str(seg));
+        v.map_err(|e| {
+            if budget.spent || line == 0 {
+                return budget.error(e);
+            }
+            // Parse again behind as many blank lines as precede the document, so the
+            // error names the line of the file (errors are rare: no cost otherwise).
+            let padded = format!("{}{seg}", "\n".repeat(line));
+            match serde_yaml::from_str::<serde::de::IgnoredAny>(&padded) {
+                Err(at_line) => budget.error(at_line),
+                Ok(_) => budget.error(e),
+            }
+        })
     })
+}
+
+/// Whether `line` is a document start marker (`---` alone or followed by a blank).
+fn is_start_marker(line: &str) -> bool {
+    line.strip_prefix("---")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
+}
+
+/// The documents of `text` as (index of their first line, text): cut before each
+/// `---` line (a marker at the start of a line ends a document wherever it stands). What
+/// precedes the first marker is a document of its own unless it holds only blank lines,
+/// comments and directives (then it belongs to the next one). A prelude alone (a text
+/// of comments) is one empty document.
+fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut starts = vec![(0usize, 0usize)];
+    let mut offset = 0;
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        if n > 0 && is_start_marker(line) {
+            starts.push((n, offset));
+        }
+        offset += line.len();
+    }
+    let head_is_prelude = |head: &str| {
+        head.lines().all(|l| {
+            let l = l.trim_start();
+            l.is_empty() || l.starts_with('#') || l.starts_with('%')
+        })
+    };
+    if starts.len() > 1 && head_is_prelude(&text[..starts[1].1]) {
+        starts.remove(1);
+    }
+    let ends: Vec<usize> = starts
+        .iter()
+        .skip(1)
+        .map(|s| s.1)
+        .chain([text.len()])
+        .collect();
+    starts
+        .into_iter()
+        .zip(ends)
+        .map(move |((line, start), end)| (line, &text[start..end]))
 }
 
 /// A plain `Value::deserialize`, for tests comparing the two.
@@ -259,7 +307,11 @@ mod tests {
             docs.next().unwrap().unwrap_err().kind(),
             ErrorKind::Yaml(_)
         ));
-        assert!(docs.next().is_none(), "nothing after an invalid document");
+        assert!(
+            docs.next().unwrap().is_ok(),
+            "the document after an invalid one"
+        );
+        assert!(docs.next().is_none());
     }
 
     #[test]
@@ -299,6 +351,21 @@ mod tests {
         );
         let text = [one.as_str(); 6].join("---\n");
         let results: Vec<bool> = documents(&text).map(|r| r.is_ok()).collect();
-        assert_eq!(results, [true, true, true, false]);
+        assert_eq!(results, [true, true, true, false, false, false]);
+    }
+
+    #[test]
+    fn an_invalid_document_does_not_end_the_text() {
+        let text = "# c\n---\na: 1\n---\nb: [\n---\nc: 3\n--- # four\nd: 4\n";
+        let docs: Vec<_> = documents(text).collect();
+        assert_eq!(docs.len(), 4, "{docs:?}");
+        assert_eq!(docs[0].as_ref().unwrap()["a"], Value::from(1));
+        let e = docs[1].as_ref().unwrap_err().to_string();
+        assert!(e.contains("line 6"), "{e}");
+        assert_eq!(docs[2].as_ref().unwrap()["c"], Value::from(3));
+        assert_eq!(docs[3].as_ref().unwrap()["d"], Value::from(4));
+        let plain: Vec<_> = documents("a: 1\n---\nb: 2\n").collect();
+        assert_eq!(plain.len(), 2);
+        assert!(documents("# only\n").all(|d| d.unwrap().is_null()));
     }
 }

@@ -98,17 +98,23 @@ impl DetailsTemplate {
             match p {
                 Part::Lit(s) => shown.text.push_str(s),
                 Part::Field(f, name) => {
-                    let mut vals = view.values(*f).map(|v| v.raw);
+                    let mut vals = view.shown_values(*f).map(|v| v.raw);
                     match (vals.next(), vals.next()) {
                         (None, _) => shown.text.push_str(MISSING),
                         (Some(v), None) => shown.push_value(name, v, map),
                         (Some(a), Some(b)) => {
-                            let all: Vec<String> = [a, b]
-                                .into_iter()
-                                .chain(vals)
-                                .map(|v| detail_value(name, v, map, &mut shown.legacy).into_owned())
-                                .collect();
-                            shown.push_shown(&all.join(" "))
+                            // Several values (unnamed `Data` elements): compact JSON
+                            // array text, as Hayabusa prints an array.
+                            let mut all = String::from("[");
+                            for (i, v) in [a, b].into_iter().chain(vals).enumerate() {
+                                if i > 0 {
+                                    all.push(',');
+                                }
+                                let v = detail_value(name, v, map, &mut shown.legacy);
+                                push_json_string(&v, &mut all);
+                            }
+                            all.push(']');
+                            shown.push_shown(&all)
                         }
                     }
                 }
@@ -124,6 +130,28 @@ impl DetailsTemplate {
             out.push('-');
         }
     }
+}
+
+/// Appends `v` as a JSON string literal (quoted, escaped as serde_json writes it).
+fn push_json_string(v: &str, out: &mut String) {
+    use std::fmt::Write;
+    out.push('"');
+    for c in v.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c < ' ' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// The text a Details template rendered before its whitespace was collapsed, and the
@@ -475,6 +503,27 @@ mod tests {
         let (out, shown) = render(&tpl, &v, data, &RecordMap::default());
         assert_eq!(out, "User: bob smith ¦ Ip: n/a ¦ D2: y ¦ D9: n/a ¦ 100%");
         assert_eq!(shown, vec!["bob smith", "y"]);
+    }
+
+    #[test]
+    fn several_data_values_show_as_a_compact_json_array() {
+        let mut t = FieldTable::new();
+        let tpl = DetailsTemplate::compile("Data: %Data%", &mut t);
+        let data = t.intern("Data");
+        let v = view(
+            &t,
+            r#"{"Event":{"System":{"EventID":1},"EventData":{"Data":["a  b","say \"hi\"","c:\\x","two\n\tlines"]}}}"#,
+        );
+        let (out, _) = render(&tpl, &v, data, &RecordMap::default());
+        assert_eq!(out, r#"Data: ["a b","say \"hi\"","c:\\x","two\n\tlines"]"#);
+        let one = view(
+            &t,
+            r#"{"Event":{"System":{"EventID":1},"EventData":{"Data":["only"]}}}"#,
+        );
+        assert_eq!(
+            render(&tpl, &one, data, &RecordMap::default()).0,
+            "Data: only"
+        );
     }
 
     #[test]

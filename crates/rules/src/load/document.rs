@@ -112,8 +112,8 @@ fn flow_depth(text: &str) -> usize {
     max
 }
 
-/// The documents of one rule file, in order; the first invalid YAML document ends the
-/// file (the parser cannot resynchronise).
+/// The documents of one rule file, in order; an invalid YAML document is reported on
+/// its own and the documents after it are still loaded.
 pub(super) fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
     let mut out = Vec::new();
     let error = |document: usize, reason: String| {
@@ -410,10 +410,11 @@ mod tests {
     }
 
     #[test]
-    fn invalid_yaml_ends_the_file() {
+    fn invalid_yaml_is_reported_for_its_document_alone() {
         let d = docs(&format!("{RULE}---\na: [\n---\n{RULE}"));
-        assert_eq!(d.len(), 2);
+        assert_eq!(d.len(), 3);
         assert!(error(&d[1]).starts_with("f.yml (document 2): invalid YAML: "));
+        assert!(matches!(d[2], Doc::Rule(..)));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::cidr::Cidr;
 use super::encode::{self, Utf16};
 use super::pattern::{self, Piece, Shape};
 use super::regex_cache::RegexCache;
-use super::{Check, Cmp, FieldTest, RefKind, StrKind, Target, ValueTest};
+use super::{Check, Cmp, FieldTest, RefKind, StrKind, Target, TimePart, ValueTest};
 use crate::error::{Context, ErrorKind, RuleError};
 use crate::event::lowercase;
 use crate::fields::FieldId;
@@ -52,6 +52,7 @@ struct Mods {
     cased: bool,
     expand: bool,
     neq: bool,
+    time: Option<TimePart>,
 }
 
 fn parse_mods(names: &[&str]) -> Result<Mods, RuleError> {
@@ -86,6 +87,12 @@ fn parse_mods(names: &[&str]) -> Result<Mods, RuleError> {
             "cased" => m.cased = true,
             "expand" => m.expand = true,
             "neq" => m.neq = true,
+            "minute" | "hour" | "day" | "week" | "month" | "year" => {
+                if m.time.is_some() {
+                    return Err(ErrorKind::Modifiers("only one time modifier per field").into());
+                }
+                m.time = TimePart::from_modifier(n)
+            }
             "" => return Err(ErrorKind::EmptyModifier.into()),
             other => return Err(ErrorKind::UnknownModifier(other.to_string()).into()),
         }
@@ -110,6 +117,27 @@ fn parse_mods(names: &[&str]) -> Result<Mods, RuleError> {
     if m.base64 && m.base64offset {
         return Err(ErrorKind::Modifiers("base64 and base64offset exclude each other").into());
     }
+    let others = m.contains
+        || m.startswith
+        || m.endswith
+        || m.all
+        || m.re
+        || m.windash
+        || m.cidr
+        || m.base64
+        || m.base64offset
+        || m.utf16.is_some()
+        || m.fieldref
+        || m.exists
+        || m.cmp.is_some()
+        || m.cased
+        || m.expand;
+    if m.time.is_some() && others {
+        return Err(ErrorKind::Modifiers(
+            "time modifiers (minute, hour, day, week, month, year) combine only with neq",
+        )
+        .into());
+    }
     Ok(m)
 }
 
@@ -133,26 +161,49 @@ fn value_list(v: &Yaml) -> Result<Vec<Option<String>>, RuleError> {
     }
 }
 
+/// The values of an `expand` value: each `%name%` replaced by each of the placeholder's
+/// values. `\\%` is a literal `%` (not a placeholder's edge); `\\\\` is kept as written
+/// (an escaped backslash for the wildcard parser), so `\\\\%` still opens a placeholder.
 fn expand_placeholders(value: &str, ctx: &dyn CompileContext) -> Result<Vec<String>, RuleError> {
     let mut out = vec![String::new()];
-    let mut rest = value;
-    while let Some(start) = rest.find('%') {
-        let Some(len) = rest[start + 1..].find('%') else {
-            break;
-        };
-        let name = &rest[start + 1..start + 1 + len];
-        let values = ctx
-            .placeholder(name)
-            .ok_or_else(|| ErrorKind::NoPlaceholderValues(name.to_string()))?;
-        let prefix = &rest[..start];
-        out = out
-            .iter()
-            .flat_map(|o| values.iter().map(move |v| format!("{o}{prefix}{v}")))
-            .collect();
-        rest = &rest[start + len + 2..];
+    let mut literal = String::new();
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.clone().next() {
+                Some('%') => {
+                    chars.next();
+                    literal.push('%');
+                }
+                Some('\\') => {
+                    chars.next();
+                    literal.push_str("\\\\");
+                }
+                _ => literal.push('\\'),
+            },
+            '%' => {
+                let rest = chars.as_str();
+                let Some(len) = rest.find('%') else {
+                    literal.push('%');
+                    continue;
+                };
+                let name = &rest[..len];
+                let values = ctx
+                    .placeholder(name)
+                    .ok_or_else(|| ErrorKind::NoPlaceholderValues(name.to_string()))?;
+                let prefix = std::mem::take(&mut literal);
+                let prefix = prefix.as_str();
+                out = out
+                    .iter()
+                    .flat_map(|o| values.iter().map(move |v| format!("{o}{prefix}{v}")))
+                    .collect();
+                chars = rest[len + 1..].chars();
+            }
+            c => literal.push(c),
+        }
     }
     for o in &mut out {
-        o.push_str(rest);
+        o.push_str(&literal);
     }
     Ok(out)
 }
@@ -214,6 +265,14 @@ fn value_tests(
     };
     let mut out = Vec::new();
     for value in expanded {
+        if let Some(part) = m.time {
+            let n = value
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| ErrorKind::NotANumber(value.clone()))?;
+            out.push(ValueTest::Time(part, n));
+            continue;
+        }
         if m.re {
             let src = if m.re_flags.is_empty() {
                 value
@@ -542,6 +601,7 @@ mod tests {
             ValueTest::Regex(r) => format!("regex {}", r.re.as_str()),
             ValueTest::Cidr(_) => "cidr".into(),
             ValueTest::Num(op, n) => format!("{op:?} {n}"),
+            ValueTest::Time(part, n) => format!("{part:?} {n}"),
         }
     }
 
@@ -602,6 +662,43 @@ mod tests {
         assert!(
             matches!(entry("A|all|contains", "[x, y]").unwrap().check, Check::All(g) if g.len() == 2)
         );
+    }
+
+    #[test]
+    fn expand_keeps_an_escaped_percent_literal() {
+        let kinds =
+            |yaml: &str| -> Vec<String> { tests("A|expand", yaml).iter().map(kind).collect() };
+        assert_eq!(kinds("'%admins%'"), ["exact root", "exact admin"]);
+        assert_eq!(
+            kinds("'50\\% of %admins%'"),
+            ["exact 50% of root", "exact 50% of admin"]
+        );
+        assert_eq!(kinds("'\\%admins\\%'"), ["exact %admins%"]);
+        assert_eq!(kinds("'\\%admins%'"), ["exact %admins%"]);
+        // An escaped backslash stays one for the wildcard parser; the % after it opens.
+        assert_eq!(
+            kinds("'x\\\\%admins%'"),
+            ["exact x\\root", "exact x\\admin"]
+        );
+    }
+
+    #[test]
+    fn time_modifiers_compare_one_part_of_a_date() {
+        assert_eq!(kind(&tests("TimeCreated|hour", "3")[0]), "Hour 3");
+        assert_eq!(kind(&tests("T|week", "'12'")[0]), "Week 12");
+        let t = tests("T|month", "[1, 12]");
+        let v = |s: &'static str| crate::Value { raw: s, lower: s };
+        assert!(t.iter().any(|t| t.is_match(v("2024-12-01T00:00:00Z"))));
+        assert!(!t.iter().any(|t| t.is_match(v("2024-06-01T00:00:00Z"))));
+        assert!(!t.iter().any(|t| t.is_match(v("not a date"))));
+        let e = |key: &str, yaml: &str| entry(key, yaml).unwrap_err();
+        assert_eq!(
+            e("T|hour", "three"),
+            "field 'T|hour': 'three' is not a number"
+        );
+        assert!(e("T|hour|contains", "3").contains("combine only with neq"));
+        assert!(e("T|hour|day", "3").contains("only one time modifier"));
+        assert!(entry("T|hour|neq", "3").unwrap().negate);
     }
 
     #[test]

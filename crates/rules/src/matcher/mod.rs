@@ -13,10 +13,12 @@ mod compile;
 mod encode;
 mod pattern;
 mod regex_cache;
+mod time_part;
 
 pub use affix::AffixSet;
 pub(crate) use compile::{compile_entry, merge_needles, CompileContext};
 pub use regex_cache::{RegexCache, REGEX_BUDGET, REGEX_SIZE_LIMIT};
+pub use time_part::TimePart;
 
 use crate::event::{Event, Value};
 use crate::fields::FieldId;
@@ -71,6 +73,9 @@ pub enum ValueTest {
     Cidr(Cidr),
     /// `gt`/`gte`/`lt`/`lte`.
     Num(Cmp, f64),
+    /// `minute`/`hour`/`day`/`week`/`month`/`year`: that part of the value read as a
+    /// date (UTC) equals the number.
+    Time(TimePart, i64),
 }
 
 /// Numeric comparisons.
@@ -124,6 +129,7 @@ impl ValueTest {
                 },
                 Err(_) => false,
             },
+            ValueTest::Time(part, n) => part.of(v.raw) == Some(*n),
         }
     }
 

@@ -45,7 +45,7 @@ fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
             .collect(),
         // The literals the regex's syntax tree requires (`regex_cache::required_literals`).
         ValueTest::Regex(re) => re.required.clone()?,
-        ValueTest::Cidr(_) | ValueTest::Num(..) => return None,
+        ValueTest::Cidr(_) | ValueTest::Num(..) | ValueTest::Time(..) => return None,
     };
     // An empty needle occurs everywhere: no requirement.
     if n.iter().any(|x| x.is_empty()) {

@@ -548,3 +548,71 @@ fn set_default_profile_is_used_by_the_timeline_without_p() {
     }
     std::fs::remove_dir_all(config).unwrap();
 }
+
+// ---- elements with no content (issue 17)
+
+#[test]
+fn elements_with_no_content_show_na_and_are_left_out_of_the_field_lists() {
+    let d = scratch("no-content");
+    let event = |id: u32, data: &str| {
+        format!(
+            r#"<Event xmlns="http://schemas.microsoft.com/win/2004/08/events/event"><System><Provider Name="P"/><EventID>{id}</EventID><Level>0</Level><TimeCreated SystemTime="2024-01-01T00:00:01.000Z"/><EventRecordID>{id}</EventRecordID><Channel>Security</Channel><Computer>WS1</Computer></System>{data}</Event>"#
+        )
+    };
+    let log = write_evtx(
+        &d,
+        "empty.evtx",
+        &[
+            event(
+                9001,
+                "<EventData><Param1>one</Param1><Param2></Param2><Param3>three</Param3></EventData>",
+            ),
+            event(9002, "<EventData></EventData>"),
+        ],
+    );
+    let rules = d.join("rules");
+    // Rules still see an element with no content as an empty value.
+    write(
+        &rules.join("r.yml"),
+        "title: Empty P2\nid: 0b0a3a39-3d0e-4a2b-9b51-6b1d2a4f3c01\nstatus: test\nlevel: high\nlogsource:\n  product: windows\n  service: security\ndetection:\n  s:\n    EventID: 9001\n    Param2: ''\n  condition: s\ndetails: 'A: %Param1% ¦ B: %Param2% ¦ C: %Param3%'\n",
+    );
+    write(
+        &rules.join("all.yml"),
+        "title: Any\nid: 0b0a3a39-3d0e-4a2b-9b51-6b1d2a4f3c02\nstatus: test\nlevel: high\nlogsource:\n  product: windows\n  service: security\ndetection:\n  s:\n    EventID: 9002\n  condition: s\n",
+    );
+    let rows = |profile: &str| {
+        let out = d.join(format!("{profile}.csv"));
+        ok_in(
+            &empty_config(),
+            &[
+                "csv-timeline",
+                "-f",
+                &log,
+                "-r",
+                rules.to_str().unwrap(),
+                "-p",
+                profile,
+                "-U",
+                "-q",
+                "-C",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        );
+        std::fs::read_to_string(out).unwrap()
+    };
+    let verbose = rows("verbose");
+    assert!(
+        verbose.contains(r#""A: one ¦ B: n/a ¦ C: three","-""#),
+        "{verbose}"
+    );
+    let all = rows("all-field-info");
+    assert!(all.contains(r#""Param1: one ¦ Param3: three""#), "{all}");
+    // An empty container is no field: nothing to list.
+    assert!(all.contains(r#",9002,"-","#), "{all}");
+    assert!(
+        !all.contains("Param2") && !all.contains("EventData:"),
+        "{all}"
+    );
+    std::fs::remove_dir_all(d).unwrap();
+}

@@ -21,6 +21,22 @@ pub(crate) fn leaf(view: &mut RecordView, table: &FieldTable, path: &str, value:
     }
 }
 
+/// Adds an element with no content at `path` to `view` (see
+/// [`RecordView::push_empty_element`]), unless it is a container or a namespace.
+pub(crate) fn empty_element(view: &mut RecordView, table: &FieldTable, path: &str) {
+    if !is_container(path) && !is_namespace(path) {
+        view.push_empty_element(table, path);
+    }
+}
+
+/// Whether `path` is the event or one of its containers: an empty one is no field.
+pub(crate) fn is_container(path: &str) -> bool {
+    matches!(
+        path,
+        "Event" | "Event.System" | "Event.EventData" | "Event.UserData"
+    )
+}
+
 /// Whether a leaf at `path` is a namespace declaration: not event data.
 pub(crate) fn is_namespace(path: &str) -> bool {
     path.ends_with("xmlns")
@@ -46,6 +62,9 @@ struct Node<'a> {
     table: &'a FieldTable,
     path: &'a mut String,
     num: &'a mut String,
+    /// `null` is an element with no content (a record stored without a template), not
+    /// an empty value.
+    null_is_no_content: bool,
 }
 
 struct Key<'a>(&'a mut String);
@@ -79,6 +98,7 @@ impl Node<'_> {
             table: self.table,
             path: self.path,
             num: self.num,
+            null_is_no_content: self.null_is_no_content,
         }
     }
 }
@@ -127,10 +147,18 @@ impl<'de> Visitor<'de> for Node<'_> {
         *self.num = n;
         Ok(())
     }
-    /// The evtx crate renders an empty element (`<BackupPath />`) as `null`: the field is
-    /// present with an empty value (Sigma's `''`), not absent (`null`).
+    /// The evtx crate renders as `null` both an element with no content and one whose
+    /// value is empty (`<BackupPath>%4</BackupPath>` with an empty string), which
+    /// Hayabusa's version of it tells apart (absent, and `""`). Rules see either as an
+    /// empty value (Sigma's `''`). Only in a record stored without a template is it
+    /// known to be the former: there Details and the field lists leave it out;
+    /// elsewhere it is listed as an empty value. A container is no field at all.
     fn visit_unit<E>(mut self) -> Result<(), E> {
-        self.leaf("");
+        if self.null_is_no_content {
+            empty_element(self.view, self.table, self.path);
+        } else if !is_container(self.path) {
+            self.leaf("");
+        }
         Ok(())
     }
     fn visit_none<E>(self) -> Result<(), E> {
@@ -166,6 +194,18 @@ impl Flattener {
         table: &FieldTable,
         view: &mut RecordView,
     ) -> Result<(), serde_json::Error> {
+        self.fill_rendered(json, false, table, view)
+    }
+
+    /// [`Self::fill`] for the JSON rendering of an EVTX record; `plain` when the record
+    /// is stored without a template, so that its `null`s are elements with no content.
+    pub(crate) fn fill_rendered(
+        &mut self,
+        json: &str,
+        plain: bool,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) -> Result<(), serde_json::Error> {
         view.clear(table.len());
         self.path.clear();
         let mut de = serde_json::Deserializer::from_str(json);
@@ -174,6 +214,7 @@ impl Flattener {
             table,
             path: &mut self.path,
             num: &mut self.num,
+            null_is_no_content: plain,
         };
         node.deserialize(&mut de)?;
         de.end()
@@ -195,6 +236,7 @@ impl Flattener {
             table,
             path: &mut self.path,
             num: &mut self.num,
+            null_is_no_content: false,
         };
         // A `Value` always deserializes: the visitor fails on nothing.
         let _ = node.deserialize(value);
@@ -214,6 +256,7 @@ impl Flattener {
             table,
             path: &mut self.path,
             num: &mut self.num,
+            null_is_no_content: false,
         };
         node.deserialize(value)
     }

@@ -92,7 +92,22 @@ impl RecordView {
         &mut self,
         path: &str,
         value: &str,
+        ids: (Option<FieldId>, Option<FieldId>),
+    ) {
+        self.push_leaf(path, value, ids, false);
+    }
+
+    /// [`Self::push_empty_element`] with the ids `table.lookup_leaf(path)` gave.
+    pub fn push_empty_linked(&mut self, path: &str, ids: (Option<FieldId>, Option<FieldId>)) {
+        self.push_leaf(path, "", ids, true);
+    }
+
+    fn push_leaf(
+        &mut self,
+        path: &str,
+        value: &str,
         (exact, by_name): (Option<FieldId>, Option<FieldId>),
+        empty: bool,
     ) {
         // Most values start and end with printable ASCII: nothing to trim.
         let edge = |b: Option<&u8>| b.is_some_and(|&c| (0x21..0x7f).contains(&c));
@@ -114,7 +129,7 @@ impl RecordView {
             lower: span(&self.lower, l0),
             next: NONE,
             alias: false,
-            empty: false,
+            empty,
         };
         self.leaves.push(leaf);
         if let Some(f) = exact {
@@ -132,11 +147,7 @@ impl RecordView {
     /// Adds an element with no content at `path`: rules see an empty value (Sigma's
     /// `''`), while [`Self::leaves`] and [`Self::shown_values`] leave it out.
     pub fn push_empty_element(&mut self, table: &FieldTable, path: &str) {
-        let before = self.leaves.len();
-        self.push(table, path, "");
-        for l in &mut self.leaves[before..] {
-            l.empty = true;
-        }
+        self.push_empty_linked(path, table.lookup_leaf(path));
     }
 
     /// The values of a field as shown in Details: elements with no content left out.
@@ -196,6 +207,15 @@ impl RecordView {
                     &self.raw[l.raw.0 as usize..l.raw.1 as usize],
                 )
             })
+    }
+
+    /// The paths of the elements with no content ([`Self::push_empty_element`]), in
+    /// record order: matched as empty values, but not among [`Self::leaves`].
+    pub fn empty_elements(&self) -> impl Iterator<Item = &str> {
+        self.leaves
+            .iter()
+            .filter(|l| !l.alias && l.empty)
+            .map(|l| &self.paths[l.path.0 as usize..l.path.1 as usize])
     }
 
     /// Every leaf's value, lowercased, in record order (as [`Self::leaves`] lists them).
@@ -311,5 +331,6 @@ mod tests {
         assert_eq!(v.shown_values(p2).count(), 0);
         assert_eq!(v.leaves().count(), 1);
         assert_eq!(v.len(), 1);
+        assert!(v.empty_elements().eq(["Event.EventData.Param2"]));
     }
 }

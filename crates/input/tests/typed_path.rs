@@ -37,6 +37,22 @@ fn linked(v: &RecordView, f: FieldId) -> Vec<(&str, &str)> {
     v.values(f).map(|x| (x.raw, x.lower)).collect()
 }
 
+/// Whether the typed view has the leaves of the view flattened from the JSON rendering,
+/// which writes `null` for an element with no content as for an empty value and so
+/// lists it as an empty value: the typed path finds those elements with no content
+/// among its empty values.
+fn same_leaves(typed: &RecordView, json: &RecordView) -> bool {
+    let empty: Vec<&str> = typed.empty_elements().collect();
+    let listed = json
+        .leaves()
+        .filter(|(p, v)| !(v.is_empty() && empty.contains(p)));
+    json.empty_elements().next().is_none()
+        && typed.leaves().eq(listed)
+        && empty
+            .iter()
+            .all(|e| json.leaves().any(|(p, v)| p == *e && v.is_empty()))
+}
+
 /// Like [`compare`], and every field of `table` must hold the same values both ways.
 fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tally {
     let settings = Arc::new(scanner_input::settings());
@@ -62,15 +78,19 @@ fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tal
             t.typed += 1;
             state.fill(table, &mut typed);
             let fields = 0..table.len() as FieldId;
-            if !typed.leaves().eq(json.leaves())
+            if !same_leaves(&typed, &json)
                 || fields
                     .clone()
                     .any(|f| linked(&typed, f) != linked(&json, f))
             {
                 let a: Vec<_> = typed.leaves().collect();
                 let b: Vec<_> = json.leaves().collect();
+                let (ea, eb): (Vec<_>, Vec<_>) = (
+                    typed.empty_elements().collect(),
+                    json.empty_elements().collect(),
+                );
                 t.mismatches.push(format!(
-                    "record {id}: {rendered}\n typed {a:?}\n json  {b:?}"
+                    "record {id}: {rendered}\n typed {a:?} {ea:?}\n json  {b:?} {eb:?}"
                 ));
             }
         }
@@ -201,6 +221,21 @@ fn unusual_events() -> Vec<Event> {
                 .text(Value::U32(9)),
         ),
     ];
+    // Elements with no content: literal, and made empty by an empty value; an empty
+    // Data (an empty value, not one without content); an empty container.
+    events.push(event(
+        8,
+        Element::new("EventData")
+            .child(Element::new("Param1").text("x"))
+            .child(Element::new("Param2"))
+            .child(Element::new("Param3").text(""))
+            .child(Element::new("Data")),
+    ));
+    events.push(event(9, Element::new("EventData")));
+    events.push(event(
+        10,
+        Element::new("UserData").child(Element::new("Log").child(Element::new("Param2"))),
+    ));
     // An event without the usual shape: plain BinXML, no template.
     events.push(Event {
         root: Element::new("Other").child(Element::new("Thing").text("t")),
@@ -277,7 +312,8 @@ fn fields_link_alike_when_the_field_table_changes() {
     assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
 }
 
-/// Each record `read_evtx` hands over for `log`: its id and its leaves.
+/// Each record `read_evtx` hands over for `log`: its id and its leaves, then its
+/// elements with no content (`<path> (no content)`).
 fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec<String>) {
     let dir = std::env::temp_dir().join(format!("scanner-typed-walk-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
@@ -298,7 +334,11 @@ fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec
         |(flat, view), rec| {
             let id = rec.record_id.expect("an EVTX record id");
             rec.content.fill(flat, &table, view).expect("filled");
-            let leaves = view.leaves().map(|(p, v)| format!("{p}={v}")).collect();
+            let leaves = view
+                .leaves()
+                .map(|(p, v)| format!("{p}={v}"))
+                .chain(view.empty_elements().map(|p| format!("{p} (no content)")))
+                .collect();
             records.lock().unwrap().push((id, leaves));
         },
         |e| errors.lock().unwrap().push(e.to_string()),
@@ -324,5 +364,53 @@ fn chunks_of_typed_and_rendered_records_hand_every_record_once() {
     assert!(json_errors.is_empty(), "{json_errors:?}");
     assert_eq!(typed.len(), events.len());
     assert!(typed.iter().all(|r| !r.1.is_empty()));
-    assert_eq!(typed, json);
+    // The JSON rendering of a record stored with a template writes `null` alike for an
+    // element with no content and an empty value: both are listed as empty values.
+    let as_rendered = |r: &(u64, Vec<String>)| {
+        let mut leaves: Vec<String> =
+            r.1.iter()
+                .map(|l| match l.strip_suffix(" (no content)") {
+                    Some(p) => format!("{p}="),
+                    None => l.clone(),
+                })
+                .collect();
+        leaves.sort();
+        (r.0, leaves)
+    };
+    let typed_rendered: Vec<_> = typed.iter().map(as_rendered).collect();
+    let json_sorted: Vec<_> = json.iter().map(as_rendered).collect();
+    assert_eq!(typed_rendered, json_sorted);
+    assert!(json
+        .iter()
+        .flat_map(|r| &r.1)
+        .all(|l| !l.ends_with("(no content)")));
+    assert!(typed
+        .iter()
+        .flat_map(|r| &r.1)
+        .any(|l| l.ends_with("(no content)")));
+}
+
+#[test]
+fn a_record_stored_without_a_template_has_elements_with_no_content() {
+    // Without a template, the rendering's `null` can only be an element with no content.
+    let data = Element::new("EventData")
+        .child(Element::new("Param1").text("one"))
+        .child(Element::new("Param2"));
+    let mut out = Cursor::new(Vec::new());
+    let options = scanner_evtx_writer::WriterOptions {
+        templates: false,
+        ..Default::default()
+    };
+    scanner_evtx_writer::write_events_with(&[event(11, data)], &mut out, options).expect("written");
+    let log = out.into_inner();
+    for typed in [true, false] {
+        let (records, errors) = read_through_source(&log, typed);
+        assert!(errors.is_empty(), "{errors:?}");
+        let leaves = &records[0].1;
+        assert!(leaves.contains(&"Event.EventData.Param1=one".to_string()));
+        assert!(
+            leaves.ends_with(&["Event.EventData.Param2 (no content)".to_string()]),
+            "{leaves:?}"
+        );
+    }
 }

@@ -165,9 +165,14 @@ where
     F: FnMut(RawRecord<'_>),
 {
     let (id, recovered) = (r.event_record_id, r.recovered);
+    let plain = is_plain(&r);
     match r.into_json() {
         Ok(j) => f(RawRecord {
-            content: Content::Json(&j.data),
+            content: if plain {
+                Content::PlainJson(&j.data)
+            } else {
+                Content::Json(&j.data)
+            },
             record_id: Some(id),
             recovered,
         }),
@@ -178,6 +183,17 @@ where
             ErrorKind::UnreadableRecord(chain(&e)),
         )),
     }
+}
+
+/// Whether `r` is stored without a template: its BinXML (after a fragment header) does
+/// not start with a template instance.
+fn is_plain(r: &EvtxRecord<'_>) -> bool {
+    let at = r.binxml_offset as usize;
+    let end = at.saturating_add(r.binxml_size as usize);
+    !matches!(
+        r.chunk.data.get(at..end),
+        Some([0x0f, _, _, _, 0x0c, ..] | [0x0c, ..]) | None
+    )
 }
 
 /// Hands the record at `s` to `f` as typed values, if the typed path covers it.

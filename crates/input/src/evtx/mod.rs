@@ -47,6 +47,9 @@ pub struct RawRecord<'a> {
 pub enum Content<'a> {
     /// JSON of the event (`{"Event":{…}}`).
     Json(&'a str),
+    /// JSON of an EVTX record stored without a template (plain BinXML): its `null`s are
+    /// elements with no content.
+    PlainJson(&'a str),
     /// The record's template and typed values, prepared by [`TypedState::prepare`].
     Typed(&'a mut TypedState),
 }
@@ -62,6 +65,7 @@ impl Content<'_> {
     ) -> Result<(), serde_json::Error> {
         match self {
             Content::Json(json) => flat.fill(json, table, view),
+            Content::PlainJson(json) => flat.fill_rendered(json, true, table, view),
             Content::Typed(typed) => {
                 typed.fill(table, view);
                 Ok(())
@@ -72,7 +76,7 @@ impl Content<'_> {
     /// The JSON text, when the record was rendered.
     pub fn json(&self) -> Option<&str> {
         match self {
-            Content::Json(json) => Some(json),
+            Content::Json(json) | Content::PlainJson(json) => Some(json),
             Content::Typed(_) => None,
         }
     }

@@ -46,7 +46,7 @@ impl Emit<'_> {
         let name = self.r.elems[0].name;
         self.separate_attrs(0, name, 0);
         let base = self.key(name, 0, "");
-        self.value(0, false);
+        self.value(0, false, false);
         self.path.truncate(base);
     }
 
@@ -78,8 +78,9 @@ impl Emit<'_> {
         base
     }
 
-    /// One leaf: the text of `nodes`.
-    fn leaf_of(&mut self, nodes: impl Iterator<Item = Kind> + Clone) {
+    /// One leaf: the text of `nodes`, or an element with no content (`empty`: see
+    /// [`RecordView::push_empty_element`]).
+    fn leaf_of(&mut self, nodes: impl Iterator<Item = Kind> + Clone, empty: bool) {
         self.leaf.clear();
         self.r.concat(nodes.clone(), self.leaf);
         let i = self.leaf_no;
@@ -102,9 +103,13 @@ impl Emit<'_> {
             }
         };
         if let Some(ids) = ids {
-            self.view.push_linked(self.path, self.leaf, ids);
+            if empty {
+                self.view.push_empty_linked(self.path, ids);
+            } else {
+                self.view.push_linked(self.path, self.leaf, ids);
+            }
             if let Some(rec) = &mut self.recorder {
-                rec.leaf(self.r, self.path, ids, nodes);
+                rec.leaf(self.r, self.path, ids, nodes, empty);
             }
         }
     }
@@ -123,7 +128,7 @@ impl Emit<'_> {
                 continue;
             }
             let b = self.key(a.name, 0, "");
-            self.leaf_of(r.range(a.nodes));
+            self.leaf_of(r.range(a.nodes), false);
             self.path.truncate(b);
         }
         self.path.truncate(base);
@@ -131,12 +136,17 @@ impl Emit<'_> {
     }
 
     /// An element's value without its attributes: its text, or an object of its children.
-    fn value(&mut self, e: u32, container: bool) {
+    /// An element other than `Data` (`data`) with no content at all, not even an empty
+    /// value, is one with no content (Hayabusa's `null`; see
+    /// [`RecordView::push_empty_element`]), or no field at all for a container.
+    fn value(&mut self, e: u32, container: bool, data: bool) {
         let r = self.r;
-        if !r.elems[e as usize].has_elem {
-            self.leaf_of(r.children(e));
-        } else {
+        if r.elems[e as usize].has_elem {
             self.body(e, container);
+        } else if data || r.children(e).next().is_some() {
+            self.leaf_of(r.children(e), false);
+        } else if !flatten::is_container(self.path) {
+            self.leaf_of(r.children(e), true);
         }
     }
 
@@ -160,7 +170,7 @@ impl Emit<'_> {
         let r = self.r;
         let text_nodes = r.children(e).filter(|k| !matches!(k, Kind::Elem(_)));
         if r.has_text(text_nodes.clone()) {
-            self.leaf_of(text_nodes);
+            self.leaf_of(text_nodes, false);
         }
         let named = in_container && self.named_data(e);
         let mut positional_done = false;
@@ -196,7 +206,7 @@ impl Emit<'_> {
         let base = r.has_text(r.range(nodes)).then(|| self.text_key(&key));
         *self.leaf = key;
         if let Some(base) = base {
-            self.value(c, false);
+            self.value(c, false, true);
             self.path.truncate(base);
         }
     }
@@ -208,7 +218,7 @@ impl Emit<'_> {
         for k in r.children(e) {
             if let Kind::Elem(c) = k {
                 if self.is_data(c) {
-                    self.value(c, false);
+                    self.value(c, false, true);
                 }
             }
         }
@@ -226,7 +236,7 @@ impl Emit<'_> {
         if has_value || !wrote_attrs {
             let container = self.names.kind(name) == NameKind::Container;
             let base = self.key(name, suffix, "");
-            self.value(c, container);
+            self.value(c, container, false);
             self.path.truncate(base);
         }
     }
@@ -274,11 +284,45 @@ mod tests {
         Flattener::default()
             .fill(&json, &table, &mut flat)
             .expect("flattened");
+        // The JSON rendering writes `null` alike for an element with no content and
+        // an empty value: flattening lists both as empty values.
+        let empty: Vec<&str> = typed.empty_elements().collect();
         assert!(
-            typed.leaves().eq(flat.leaves()),
+            typed.leaves().eq(flat
+                .leaves()
+                .filter(|(p, v)| !(v.is_empty() && empty.contains(p)))),
             "as flattening writes them"
         );
-        typed.leaves().map(|(p, v)| format!("{p}={v}")).collect()
+        for e in &empty {
+            assert!(flat.leaves().any(|(p, v)| p == *e && v.is_empty()), "{e}");
+        }
+        let empty = typed.empty_elements().map(|p| format!("{p} (no content)"));
+        typed
+            .leaves()
+            .map(|(p, v)| format!("{p}={v}"))
+            .chain(empty)
+            .collect()
+    }
+
+    #[test]
+    fn elements_with_no_content_are_kept_apart_and_an_empty_container_is_no_field() {
+        let data = Element::new("EventData")
+            .child(Element::new("Param1").text("x"))
+            .child(Element::new("Param2"))
+            .child(Element::new("Param3").text(""))
+            .child(named("Blank", ""));
+        assert_eq!(
+            leaves(data)[3..],
+            [
+                "Event.EventData.Param1=x",
+                "Event.EventData.Blank=",
+                "Event.EventData.Param2 (no content)",
+                "Event.EventData.Param3 (no content)",
+            ]
+        );
+        assert_eq!(leaves(Element::new("EventData")).len(), 3);
+        let data = Element::new("UserData").child(Element::new("Log").child(Element::new("P")));
+        assert_eq!(leaves(data)[3..], ["Event.UserData.Log.P (no content)"]);
     }
 
     #[test]

@@ -65,6 +65,8 @@ struct PlanLeaf {
     path: Box<str>,
     ids: (Option<FieldId>, Option<FieldId>),
     parts: Box<[Part]>,
+    /// An element with no content (`RecordView::push_empty_element`).
+    empty: bool,
 }
 
 /// The leaves of one template and shape.
@@ -93,6 +95,10 @@ impl Plan {
     /// several parts.
     pub(super) fn fill(&self, r: &Resolved, scratch: &mut String, view: &mut crate::RecordView) {
         for leaf in &self.leaves {
+            if leaf.empty {
+                view.push_empty_linked(&leaf.path, leaf.ids);
+                continue;
+            }
             match &*leaf.parts {
                 [Part::Value(v)] => view.push_linked(&leaf.path, value_text(r, *v), leaf.ids),
                 parts => {
@@ -198,6 +204,7 @@ impl Recorder {
         path: &str,
         ids: (Option<FieldId>, Option<FieldId>),
         nodes: impl Iterator<Item = Kind>,
+        empty: bool,
     ) {
         if !self.ok {
             return;
@@ -219,6 +226,7 @@ impl Recorder {
             path: path.into(),
             ids,
             parts: parts.into(),
+            empty,
         });
     }
 

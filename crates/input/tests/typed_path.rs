@@ -221,8 +221,8 @@ fn unusual_events() -> Vec<Event> {
                 .text(Value::U32(9)),
         ),
     ];
-    // Elements with no content: literal, and made empty by an empty value; an empty
-    // Data (an empty value, not one without content); an empty container.
+    // An element with no content, and one whose value is empty (still an empty value);
+    // an empty Data (an empty value, not one without content); an empty container.
     events.push(event(
         8,
         Element::new("EventData")

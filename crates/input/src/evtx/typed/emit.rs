@@ -136,14 +136,15 @@ impl Emit<'_> {
     }
 
     /// An element's value without its attributes: its text, or an object of its children.
-    /// An element other than `Data` (`data`) with no content at all, not even an empty
-    /// value, is one with no content (Hayabusa's `null`; see
-    /// [`RecordView::push_empty_element`]), or no field at all for a container.
+    /// An element other than `Data` (`data`) that its template gives no content at all,
+    /// not even a substitution with an empty value, is one with no content (Hayabusa's
+    /// `null`; see [`RecordView::push_empty_element`]), or no field at all for a container.
     fn value(&mut self, e: u32, container: bool, data: bool) {
         let r = self.r;
-        if r.elems[e as usize].has_elem {
+        let re = r.elems[e as usize];
+        if re.has_elem {
             self.body(e, container);
-        } else if data || r.children(e).next().is_some() {
+        } else if data || !re.no_content {
             self.leaf_of(r.children(e), false);
         } else if !flatten::is_container(self.path) {
             self.leaf_of(r.children(e), true);
@@ -311,13 +312,16 @@ mod tests {
             .child(Element::new("Param2"))
             .child(Element::new("Param3").text(""))
             .child(named("Blank", ""));
+        // Param3 is a substitution whose value is empty: an empty value (Hayabusa's
+        // crate renders it `""`, as System 104's `BackupPath`), not an element with no
+        // content like Param2, although the crate here renders both `null`.
         assert_eq!(
             leaves(data)[3..],
             [
                 "Event.EventData.Param1=x",
+                "Event.EventData.Param3=",
                 "Event.EventData.Blank=",
                 "Event.EventData.Param2 (no content)",
-                "Event.EventData.Param3 (no content)",
             ]
         );
         assert_eq!(leaves(Element::new("EventData")).len(), 3);

@@ -67,6 +67,9 @@ pub(super) struct RElem {
     pub(super) attrs: (u32, u32),
     pub(super) first: u32,
     pub(super) has_elem: bool,
+    /// The template gives the element no content node at all, not even a substitution
+    /// (one whose value is empty is still content to Hayabusa's crate).
+    pub(super) no_content: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -244,6 +247,7 @@ impl Resolved {
             attrs: (a0, self.attrs.len() as u32),
             first: NONE,
             has_elem: false,
+            no_content: t.nodes(te.children).is_empty(),
         });
         let mut last = NONE;
         for &node in t.nodes(te.children) {

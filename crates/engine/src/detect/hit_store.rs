@@ -9,6 +9,7 @@ use crate::detect::correlate::CorrelationHit;
 use crate::sort::spill_dir::SpillDir;
 use compact_str::CompactString;
 use jiff::Timestamp;
+use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -192,7 +193,7 @@ impl HitStore {
         }
         let mut hits = batch.hits;
         let rank = self.rank;
-        hits.sort_unstable_by(|a, b| cmp(&rank, a, b));
+        hits.par_sort_unstable_by(|a, b| cmp(&rank, a, b));
         let mut runs = spilled.runs;
         if let Some(dir) = spilled.dir {
             while runs.len() > FAN_IN {
@@ -402,8 +403,11 @@ impl SortedHits {
             heads: BinaryHeap::new(),
             failed: None,
         };
-        for i in 0..=s.readers.len() {
-            s.refill(i);
+        // Without runs, the hits in memory are the stream as they are.
+        if !s.readers.is_empty() {
+            for i in 0..=s.readers.len() {
+                s.refill(i);
+            }
         }
         Ok(s)
     }
@@ -435,19 +439,26 @@ impl Iterator for SortedHits {
     type Item = io::Result<CorrelationHit>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(e) = self.failed.take() {
-            self.heads.clear();
-            self.readers.clear();
-            return Some(Err(e));
+        if self.readers.is_empty() {
+            return self.memory.next().map(Ok);
         }
-        let Head { hit, source, .. } = self.heads.pop()?;
-        self.refill(source);
-        if let Some(e) = self.failed.take() {
-            self.heads.clear();
-            self.readers.clear();
-            return Some(Err(e));
+        let hit = match self.heads.pop() {
+            Some(Head { hit, source, .. }) => {
+                self.refill(source);
+                Some(Ok(hit))
+            }
+            None => None,
+        };
+        match self.failed.take() {
+            // The stream ends at its first error (the runs go with their readers).
+            Some(e) => {
+                self.heads.clear();
+                self.readers.clear();
+                self.memory = Vec::new().into_iter();
+                Some(Err(e))
+            }
+            None => hit,
         }
-        Some(Ok(hit))
     }
 }
 

@@ -120,11 +120,12 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     let rows = std::mem::take(&mut result.rows);
     if debug {
         eprintln!(
-            "sort: {} detections; {} sorted runs spilled to {} (sort memory {} MiB)",
+            "sort: {} detections; {} sorted runs spilled to {} (sort memory {} MiB); {} runs of correlation events",
             rows.len(),
             rows.spilled_runs(),
             safe(&std::env::temp_dir().display().to_string()),
-            sort_bytes >> 20
+            sort_bytes >> 20,
+            rows.spilled_correlation_runs()
         );
     }
     let chart = |slices| rows.time_range().map(|(f, l)| Histogram::new(f, l, slices));

@@ -211,3 +211,120 @@ fn a_bad_bound_is_refused() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// Correlations over a generated log: an event count of one user's logons on one
+/// computer (only feeding a chained count of its bursts), a value count of the users
+/// starting processes on one computer, and a temporal pair of both.
+const CORRELATIONS: &str = "title: Logon
+id: 5f0d6a4e-0c1b-4f7e-9a59-6a1d2b9b0a01
+name: gen_logon
+status: test
+logsource: {product: windows, service: security}
+detection: {sel: {EventID: 4624}, condition: sel}
+level: low
+---
+title: Process created
+id: 5f0d6a4e-0c1b-4f7e-9a59-6a1d2b9b0a02
+name: gen_process
+status: test
+logsource: {product: windows, service: security}
+detection: {sel: {EventID: 4688}, condition: sel}
+level: low
+---
+title: Many logons of one user on one computer
+id: 5f0d6a4e-0c1b-4f7e-9a59-6a1d2b9b0a03
+name: gen_many_logons
+status: test
+correlation: {type: event_count, rules: gen_logon, group-by: [Computer, TargetUserName], timespan: 10m, condition: {gte: 3}}
+level: medium
+---
+title: Processes by many users on one computer
+id: 5f0d6a4e-0c1b-4f7e-9a59-6a1d2b9b0a04
+status: test
+correlation: {type: value_count, rules: gen_process, group-by: [Computer], timespan: 5m, condition: {gte: 2, field: SubjectUserName}}
+level: medium
+---
+title: Logon and process on one computer
+id: 5f0d6a4e-0c1b-4f7e-9a59-6a1d2b9b0a05
+status: test
+correlation: {type: temporal, rules: [gen_logon, gen_process], group-by: [Computer], timespan: 2m}
+level: medium
+---
+title: Repeated logon bursts
+id: 5f0d6a4e-0c1b-4f7e-9a59-6a1d2b9b0a06
+status: test
+correlation: {type: event_count, rules: gen_many_logons, group-by: [Computer, TargetUserName], timespan: 1d, condition: {gte: 2}}
+level: high
+";
+
+/// The runs of correlation events the run spilled (`--debug`).
+fn correlation_runs(stderr: &[u8]) -> usize {
+    let t = text(stderr);
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("sort: "))
+        .unwrap_or_else(|| panic!("no spill report in:\n{t}"));
+    line.rsplit("; ")
+        .next()
+        .and_then(|s| s.strip_suffix(" runs of correlation events"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("bad spill report: {line}"))
+}
+
+#[test]
+fn spilled_correlation_events_give_the_in_memory_timeline() {
+    let dir = scratch("corr-spill");
+    let tmp = scratch("corr-spill-tmp");
+    let evtx = dir.join("gen.evtx");
+    let o = scanner(&[
+        "evtx",
+        "generate",
+        "--records",
+        "3000",
+        "--seed",
+        "7",
+        "-o",
+        evtx.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let rules = dir.join("correlations.yml");
+    std::fs::write(&rules, CORRELATIONS).unwrap();
+    let run = |memory: &str| {
+        let out = dir.join(format!("t-{memory}.csv"));
+        let args = [
+            "csv-timeline",
+            "-a",
+            "-f",
+            evtx.to_str().unwrap(),
+            "-r",
+            rules.to_str().unwrap(),
+            "-U",
+            "-K",
+            "-C",
+            "--debug",
+            "--sort-memory",
+            memory,
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        let o = scanner_in(&tmp, &args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(names_in(&tmp), Vec::<String>::new(), "temporary files left");
+        (std::fs::read(&out).unwrap(), correlation_runs(&o.stderr))
+    };
+    let (csv, runs) = run("512");
+    assert_eq!(runs, 0, "the default bound holds the events in memory");
+    let t = text(&csv);
+    for title in [
+        "Processes by many users on one computer",
+        "Logon and process on one computer",
+        "Repeated logon bursts",
+    ] {
+        assert!(t.contains(title), "{title} fires:\n{t}");
+    }
+    let (spilled, runs) = run("0");
+    assert!(runs > 1, "{runs} runs of correlation events");
+    assert!(csv == spilled, "timelines differ");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&tmp);
+}

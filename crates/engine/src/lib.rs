@@ -16,6 +16,8 @@
 //! record. And detections are held only up to a memory bound
 //! ([`ScannerBuilder::sort_memory`]): past it they are sorted in runs spilled to
 //! temporary files and merged back as the timeline is written, one row at a time.
+//! Correlation hits are bounded the same way (a quarter of the bound), and merged back
+//! by correlation and group, so that correlations are evaluated one group at a time.
 //!
 //! ```no_run
 //! use scanner_engine::ScannerBuilder;

@@ -5,6 +5,7 @@
 //! correlations are evaluated, and the timeline comes out sorted by time.
 
 use crate::detect::correlate;
+use crate::detect::hit_store::{self, HitStore};
 use crate::detect::{Detector, Matches};
 use crate::pwsh_fields::{self, PwshScratch};
 use crate::row::DetectInfo;
@@ -64,8 +65,8 @@ pub struct ScanResult<R = Vec<DetectInfo>> {
 
 /// Per-worker buffers, reused for every record. Rows are handed to the store whenever
 /// the worker holds [`RowStore::worker_batch`] bytes of them, and when it is done;
-/// correlation hits and statistics go to the shared sink when it is done (once per
-/// file or chunk run, not per record).
+/// correlation hits likewise to their [`HitStore`]; statistics go to the shared sink
+/// when it is done (once per file or chunk run, not per record).
 struct Worker<'s> {
     flat: Flattener,
     view: RecordView,
@@ -74,12 +75,21 @@ struct Worker<'s> {
     /// Rows of `found` already counted in `bytes`.
     counted: usize,
     bytes: usize,
+    /// Hits of `found` already counted in `hit_bytes`.
+    hits_counted: usize,
+    hit_bytes: usize,
     sink: &'s Mutex<Matches>,
     store: &'s RowStore,
+    hits: &'s HitStore,
 }
 
 impl<'s> Worker<'s> {
-    fn new(sink: &'s Mutex<Matches>, store: &'s RowStore, det: &Detector<'_>) -> Self {
+    fn new(
+        sink: &'s Mutex<Matches>,
+        store: &'s RowStore,
+        hits: &'s HitStore,
+        det: &Detector<'_>,
+    ) -> Self {
         Worker {
             flat: Flattener::default(),
             view: RecordView::default(),
@@ -87,14 +97,28 @@ impl<'s> Worker<'s> {
             found: det.matches(),
             counted: 0,
             bytes: 0,
+            hits_counted: 0,
+            hit_bytes: 0,
             sink,
             store,
+            hits,
         }
     }
 
     /// After a record: hands the rows over once they hold enough bytes.
     #[inline]
     fn tested(&mut self) {
+        let hits = &self.found.hits;
+        if hits.len() != self.hits_counted {
+            self.hit_bytes += hits[self.hits_counted..]
+                .iter()
+                .map(hit_store::approx_bytes)
+                .sum::<usize>();
+            self.hits_counted = hits.len();
+            if self.hit_bytes >= self.hits.worker_batch() {
+                self.hand_over_hits();
+            }
+        }
         let rows = &self.found.rows;
         if rows.len() == self.counted {
             return;
@@ -114,17 +138,23 @@ impl<'s> Worker<'s> {
         self.counted = 0;
         self.bytes = 0;
     }
+
+    fn hand_over_hits(&mut self) {
+        self.hits.push(&mut self.found.hits, self.hit_bytes);
+        self.hits_counted = 0;
+        self.hit_bytes = 0;
+    }
 }
 
 impl Drop for Worker<'_> {
     fn drop(&mut self) {
         self.tested();
         self.hand_over();
-        if self.found.hits.is_empty() && self.found.stats.is_none() {
+        self.hand_over_hits();
+        if self.found.stats.is_none() {
             return;
         }
         let mut s = self.sink.lock().unwrap_or_else(|e| e.into_inner());
-        s.hits.append(&mut self.found.hits);
         if let Some(mine) = self.found.stats.take() {
             match &mut s.stats {
                 Some(all) => all.merge(&mine),
@@ -139,6 +169,13 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let start = Instant::now();
     let sink = Mutex::new(Matches::default());
     let store = RowStore::new(opts.sort_memory, std::env::temp_dir());
+    // Correlation hits spill past a quarter of the bound (a batch being gathered and
+    // one being written stay within half of it; the rows' store has the other half).
+    let hits = HitStore::new(
+        opts.sort_memory.map(|m| m / 4),
+        std::env::temp_dir(),
+        correlate::ranks(det.rules()),
+    );
     let errors = Mutex::new(Vec::new());
     let records = AtomicU64::new(0);
     let table = det.rules().fields();
@@ -173,7 +210,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                         recover: opts.recover_records,
                         typed: true,
                     },
-                    || Worker::new(&sink, &store, det),
+                    || Worker::new(&sink, &store, &hits, det),
                     |w, rec| match rec.content.fill(&mut w.flat, table, &mut w.view) {
                         Ok(()) => {
                             if opts.pwsh_fields {
@@ -201,7 +238,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 n.records
             }
             Format::Json => {
-                let mut w = Worker::new(&sink, &store, det);
+                let mut w = Worker::new(&sink, &store, &hits, det);
                 scanner_input::read_json(
                     &f.path,
                     &mut w,
@@ -222,7 +259,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 )
             }
             Format::Xml => {
-                let mut w = Worker::new(&sink, &store, det);
+                let mut w = Worker::new(&sink, &store, &hits, det);
                 scanner_input::read_xml(
                     &f.path,
                     table,
@@ -256,10 +293,18 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
 
     let found = sink.into_inner().unwrap_or_else(|e| e.into_inner());
     let name = |i: u32| files[i as usize].path.display().to_string();
-    let mut correlated = correlate::evaluate(det.rules(), found.hits, &name);
-    let bytes = correlated.iter().map(DetectInfo::approx_bytes).sum();
-    store.push(&mut correlated, bytes);
-    let rows = store.finish();
+    let hit_runs = hits.runs();
+    let correlated = hits
+        .finish()
+        .and_then(|hits| correlate::evaluate_sorted(det.rules(), hits, &name));
+    match correlated {
+        Ok(mut correlated) => {
+            let bytes = correlated.iter().map(DetectInfo::approx_bytes).sum();
+            store.push(&mut correlated, bytes);
+        }
+        Err(e) => store.fail(e),
+    }
+    let rows = store.finish().correlation_runs(hit_runs);
     let mut errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
     // In the order of their text, as the summary and `-N` list them.
     errors.sort_by_cached_key(ToString::to_string);

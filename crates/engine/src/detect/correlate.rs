@@ -249,44 +249,111 @@ fn order(set: &RuleSet) -> Vec<usize> {
     out
 }
 
-/// Evaluates every correlation over `hits`; returns the rows.
+/// Each correlation's place in the order correlations are evaluated (each after the
+/// correlations it refers to), by correlation index.
+pub fn ranks(set: &RuleSet) -> Vec<u32> {
+    let mut rank = vec![u32::MAX; set.correlations().len()];
+    for (place, ci) in order(set).into_iter().enumerate() {
+        rank[ci] = place as u32;
+    }
+    rank
+}
+
+/// Evaluates every correlation over `hits`, held in memory; returns the rows.
+#[cfg(test)]
 pub fn evaluate(
     set: &RuleSet,
     mut hits: Vec<CorrelationHit>,
     file_name: &dyn Fn(u32) -> String,
 ) -> Vec<DetectInfo> {
+    let rank = ranks(set);
+    hits.sort_unstable_by(|a, b| crate::detect::hit_store::cmp(&rank, a, b));
+    // Hits in memory cannot fail to be read.
+    evaluate_sorted(set, hits.into_iter().map(Ok), file_name).unwrap_or_default()
+}
+
+/// Evaluates every correlation over `hits`, given in the order of
+/// [`crate::detect::hit_store::cmp`] (by correlation in evaluation order, then group,
+/// then time); returns the rows, or the first error of `hits`. Hits are taken one
+/// group at a time (a window never spans groups), except for a correlation fed by
+/// another's windows, whose hits are taken together with those windows.
+pub fn evaluate_sorted(
+    set: &RuleSet,
+    hits: impl Iterator<Item = std::io::Result<CorrelationHit>>,
+    file_name: &dyn Fn(u32) -> String,
+) -> std::io::Result<Vec<DetectInfo>> {
     let cs = set.correlations();
-    // Sorted in place by correlation (not moved into per-correlation lists, which
-    // would hold every hit twice at the peak).
-    hits.sort_unstable_by_key(|h| h.correlation);
+    let mut hits = hits.peekable();
     // Events of chained correlations (the windows of the correlations they refer to).
     let mut chained: Vec<Vec<CorrelationHit>> = (0..cs.len()).map(|_| Vec::new()).collect();
     let mut chained_files: Vec<Box<str>> = Vec::new();
     let mut rows = Vec::new();
+    let mut group = Vec::new();
     for ci in order(set) {
         let c = &cs[ci];
-        let from = hits.partition_point(|h| (h.correlation as usize) < ci);
-        let to = hits.partition_point(|h| (h.correlation as usize) <= ci);
         let inner = std::mem::take(&mut chained[ci]);
-        for f in windows(c, hits[from..to].iter().chain(&inner)) {
-            let row = row(ci as u32, c, &f, &|i| {
-                if i & CHAINED != 0 {
-                    chained_files
-                        .get((i & !CHAINED) as usize)
-                        .map_or_else(String::new, ToString::to_string)
-                } else {
-                    file_name(i)
+        // With windows of other correlations among its events, all of the
+        // correlation's hits are taken at once (the windows are in no group order).
+        let whole = !inner.is_empty();
+        loop {
+            take_group(&mut hits, ci, whole, &mut group)?;
+            if group.is_empty() && !whole {
+                break;
+            }
+            for f in windows(c, group.iter().chain(&inner)) {
+                let row = row(ci as u32, c, &f, &|i| {
+                    if i & CHAINED != 0 {
+                        chained_files
+                            .get((i & !CHAINED) as usize)
+                            .map_or_else(String::new, ToString::to_string)
+                    } else {
+                        file_name(i)
+                    }
+                });
+                chain(set, ci, &f, &row, &mut chained, &mut chained_files);
+                if c.emits {
+                    rows.push(row);
                 }
-            });
-            chain(set, ci, &f, &row, &mut chained, &mut chained_files);
-            if c.emits {
-                rows.push(row);
+            }
+            if whole {
+                break;
             }
         }
     }
-    rows
+    Ok(rows)
 }
 
+/// Replaces `out` with the next hits of correlation `ci` at the head of `hits`: those
+/// of one group, or all of them (`whole`).
+fn take_group<I>(
+    hits: &mut std::iter::Peekable<I>,
+    ci: usize,
+    whole: bool,
+    out: &mut Vec<CorrelationHit>,
+) -> std::io::Result<()>
+where
+    I: Iterator<Item = std::io::Result<CorrelationHit>>,
+{
+    out.clear();
+    loop {
+        let next = match hits.peek() {
+            Some(Ok(h)) => {
+                h.correlation as usize == ci
+                    && (whole || out.first().is_none_or(|f| f.group == h.group))
+            }
+            Some(Err(_)) => true,
+            None => false,
+        };
+        if !next {
+            return Ok(());
+        }
+        match hits.next() {
+            Some(Ok(h)) => out.push(h),
+            Some(Err(e)) => return Err(e),
+            None => return Ok(()),
+        }
+    }
+}
 /// Feeds a fired window of correlation `ci` to the correlations that refer to it.
 fn chain(
     set: &RuleSet,

@@ -4,6 +4,7 @@
 
 pub(crate) mod correlate;
 pub(crate) mod filter;
+pub(crate) mod hit_store;
 pub(crate) mod stats;
 
 use crate::detect::correlate::CorrelationHit;

@@ -54,6 +54,7 @@ pub struct SortedRows {
     len: u64,
     range: Option<(Timestamp, Timestamp)>,
     spilled: usize,
+    correlation_runs: usize,
 }
 
 impl SortedRows {
@@ -77,6 +78,12 @@ impl SortedRows {
     /// they were merged into longer ones first).
     pub(crate) fn spilled(mut self, runs: usize) -> Self {
         self.spilled = runs;
+        self
+    }
+
+    /// Notes that `runs` runs of correlation events were spilled during the scan.
+    pub(crate) fn correlation_runs(mut self, runs: usize) -> Self {
+        self.correlation_runs = runs;
         self
     }
 
@@ -109,6 +116,12 @@ impl SortedRows {
     /// sorted in memory).
     pub fn spilled_runs(&self) -> usize {
         self.spilled
+    }
+
+    /// How many sorted runs of correlation events were spilled to disk during the scan
+    /// (0: they were held in memory).
+    pub fn spilled_correlation_runs(&self) -> usize {
+        self.correlation_runs
     }
 
     /// Every row, in order, in one vector.

@@ -139,6 +139,12 @@ impl RowStore {
         }
     }
 
+    /// Makes the scan's result the error `e` (a failure elsewhere that leaves the
+    /// rows incomplete), unless it failed already.
+    pub(crate) fn fail(&self, e: io::Error) {
+        lock(&self.spilled).error.get_or_insert(e);
+    }
+
     /// The runs' private folder, made on first use.
     fn spill_dir(&self) -> io::Result<Arc<SpillDir>> {
         let mut s = lock(&self.spilled);

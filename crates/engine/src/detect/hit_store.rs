@@ -7,6 +7,8 @@
 
 use crate::detect::correlate::CorrelationHit;
 use crate::sort::spill_dir::SpillDir;
+use crate::sort::{lock, FAN_IN, WORKER_BATCH};
+use crate::sort::{READ_BUFFER, WRITE_BUFFER};
 use compact_str::CompactString;
 use jiff::Timestamp;
 use rayon::slice::ParallelSliceMut;
@@ -16,14 +18,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering as Atomic};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// The most runs read at once; past it, runs are first merged into longer ones.
-const FAN_IN: usize = 64;
-/// The most a worker gathers before handing its hits over.
-const WORKER_BATCH: usize = 1 << 20;
-const WRITE_BUFFER: usize = 256 * 1024;
-const READ_BUFFER: usize = 64 * 1024;
+use std::sync::{Arc, Mutex};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -95,10 +90,6 @@ pub struct HitStore {
     spilled: Mutex<Spilled>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl HitStore {
     /// A store spilling a batch once it holds more than `spill_at` bytes (`None`:
     /// never), to a private folder made in `parent`; `rank` is each correlation's
@@ -162,21 +153,11 @@ impl HitStore {
     }
 
     fn spill_dir(&self) -> io::Result<Arc<SpillDir>> {
-        let mut s = lock(&self.spilled);
-        if let Some(d) = &s.dir {
-            return Ok(Arc::clone(d));
-        }
-        let d = SpillDir::create(&self.parent).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot create a private folder for correlation events in {}: {e}",
-                    self.parent.display()
-                ),
-            )
-        })?;
-        s.dir = Some(Arc::clone(&d));
-        Ok(d)
+        SpillDir::get_or_create(
+            &mut lock(&self.spilled).dir,
+            &self.parent,
+            "correlation events",
+        )
     }
 
     /// How many runs were spilled so far.

@@ -11,6 +11,8 @@ mod run;
 pub(crate) mod spill_dir;
 pub(crate) mod temp_files;
 
+pub(crate) use run::{READ_BUFFER, WRITE_BUFFER};
+
 use crate::row::DetectInfo;
 use crate::sort::merge::SortedRows;
 use crate::sort::run::{RunFile, RunReader};
@@ -23,9 +25,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The most runs read at once; past it, runs are first merged into longer ones (which
 /// bounds open files and read buffers).
-const FAN_IN: usize = 64;
-/// The most a worker gathers before handing its rows over.
-const WORKER_BATCH: usize = 1 << 20;
+pub(crate) const FAN_IN: usize = 64;
+/// The most a worker gathers before handing its rows (or correlation hits) over.
+pub(crate) const WORKER_BATCH: usize = 1 << 20;
 
 #[derive(Default)]
 struct Batch {
@@ -56,7 +58,8 @@ pub struct RowStore {
     spilled: Mutex<Spilled>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// The lock's value, also after a panic elsewhere while it was held.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -147,21 +150,11 @@ impl RowStore {
 
     /// The runs' private folder, made on first use.
     fn spill_dir(&self) -> io::Result<Arc<SpillDir>> {
-        let mut s = lock(&self.spilled);
-        if let Some(d) = &s.dir {
-            return Ok(Arc::clone(d));
-        }
-        let d = SpillDir::create(&self.parent).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot create a private folder for sorted detections in {}: {e}",
-                    self.parent.display()
-                ),
-            )
-        })?;
-        s.dir = Some(Arc::clone(&d));
-        Ok(d)
+        SpillDir::get_or_create(
+            &mut lock(&self.spilled).dir,
+            &self.parent,
+            "sorted detections",
+        )
     }
 
     /// Every row, in timeline order. A failed spill, or a failure to merge or open the

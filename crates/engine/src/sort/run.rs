@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Write buffer of a run being spilled.
-const WRITE_BUFFER: usize = 256 * 1024;
+pub(crate) const WRITE_BUFFER: usize = 256 * 1024;
 /// Read buffer of each run being merged.
-const READ_BUFFER: usize = 64 * 1024;
+pub(crate) const READ_BUFFER: usize = 64 * 1024;
 
 /// Numbers the runs of this process, for unique names.
 static NEXT: AtomicU64 = AtomicU64::new(0);

@@ -38,6 +38,29 @@ impl SpillDir {
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The folder held in `slot`, made in `parent` on first use (a store's runs share
+    /// one); an error names `parent` and what the folder was to hold.
+    pub(crate) fn get_or_create(
+        slot: &mut Option<Arc<SpillDir>>,
+        parent: &Path,
+        holds: &str,
+    ) -> io::Result<Arc<SpillDir>> {
+        if let Some(d) = slot {
+            return Ok(Arc::clone(d));
+        }
+        let d = SpillDir::create(parent).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create a private folder for {holds} in {}: {e}",
+                    parent.display()
+                ),
+            )
+        })?;
+        *slot = Some(Arc::clone(&d));
+        Ok(d)
+    }
 }
 
 impl Drop for SpillDir {

@@ -16,6 +16,7 @@ mod output;
 
 use crate::args::SearchArgs;
 use crate::exit;
+use crate::metrics::SystemFields;
 use crate::progress_bar::ProgressBar;
 use crate::terminal::safe;
 use aho_corasick::AhoCorasick;
@@ -26,7 +27,7 @@ use output::Hit;
 use regex::Regex;
 use scanner_engine::{AllFields, Progress};
 use scanner_input::{InputKind, RecordView, Tally, WalkSettings};
-use scanner_rules::{FieldId, FieldTable, CHANNEL, EVENT_ID};
+use scanner_rules::{FieldTable, CHANNEL, EVENT_ID};
 use std::fmt;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -179,26 +180,14 @@ fn keywords_in<'v>(
 /// The fields a found event is listed with.
 struct Fields {
     table: FieldTable,
-    computer: FieldId,
-    provider: FieldId,
-    time: FieldId,
-    record_id: FieldId,
+    system: SystemFields,
 }
 
 impl Fields {
     fn new() -> Fields {
         let mut table = FieldTable::new();
-        let computer = table.intern_path("Event.System.Computer");
-        let provider = table.intern_path("Event.System.Provider_attributes.Name");
-        let time = table.intern_path("Event.System.TimeCreated_attributes.SystemTime");
-        let record_id = table.intern_path("Event.System.EventRecordID");
-        Fields {
-            table,
-            computer,
-            provider,
-            time,
-            record_id,
-        }
+        let system = SystemFields::intern(&mut table);
+        Fields { table, system }
     }
 }
 
@@ -227,7 +216,7 @@ impl Tally for Found {
             return;
         }
         let time = view
-            .first(cx.fields.time)
+            .first(cx.fields.system.time)
             .and_then(scanner_input::parse_timestamp);
         if cx.range.0.is_some() || cx.range.1.is_some() {
             let Some(t) = time else {
@@ -240,20 +229,23 @@ impl Tally for Found {
         if !cx.matcher.is_match(view, &mut self.seen) {
             return;
         }
-        let provider = view.first(cx.fields.provider).unwrap_or("");
+        let provider = view.first(cx.fields.system.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("-");
         let pairs = cx.names.field_names(provider, event_id);
         let mut all = String::new();
         self.all_fields
             .render(view, |k, out| names::short_name(k, pairs, out), &mut all);
-        let record_id = view.first(cx.fields.record_id).unwrap_or("");
+        let record_id = view.first(cx.fields.system.record_id).unwrap_or("");
         self.hits.push(Hit {
             // Set once the walk is done (a tally does not know its file).
             file: 0,
             time,
             record_id: record_id.parse().unwrap_or(u64::MAX),
             record_id_text: if record_id.is_empty() { "-" } else { record_id }.into(),
-            computer: view.first(cx.fields.computer).unwrap_or("n/a").into(),
+            computer: view
+                .first(cx.fields.system.computer)
+                .unwrap_or("n/a")
+                .into(),
             channel: view.first(CHANNEL).unwrap_or("").into(),
             event_id: event_id.into(),
             all_fields: all.into(),

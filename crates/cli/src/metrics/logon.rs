@@ -11,7 +11,7 @@
 //! removed from values, as 3.9.0 does.
 
 use super::table::{Cell, Quote, Table};
-use super::{run_with, thousands, ComputerFilter, Run};
+use super::{run_with, thousands, ComputerFilter, Run, SystemFields};
 use crate::args::LogonSummaryArgs;
 use crate::terminal::safe;
 use jiff::Timestamp;
@@ -114,9 +114,7 @@ fn logon_type(t: &str) -> &str {
 /// The paths the summary reads.
 pub struct Fields {
     table: FieldTable,
-    computer: FieldId,
-    time: FieldId,
-    record_id: FieldId,
+    system: SystemFields,
     target_user: FieldId,
     target_domain: FieldId,
     subject_user: FieldId,
@@ -140,10 +138,8 @@ pub struct Fields {
 impl Fields {
     fn new() -> Fields {
         let mut t = FieldTable::new();
+        let system = SystemFields::intern(&mut t);
         let mut f = |p: &str| t.intern_path(p);
-        let computer = f("Event.System.Computer");
-        let time = f("Event.System.TimeCreated_attributes.SystemTime");
-        let record_id = f("Event.System.EventRecordID");
         let target_user = f("Event.EventData.TargetUserName");
         let target_domain = f("Event.EventData.TargetDomainName");
         let subject_user = f("Event.EventData.SubjectUserName");
@@ -164,9 +160,7 @@ impl Fields {
         let rcm_address = f("Event.UserData.EventXML.Param3");
         Fields {
             table: t,
-            computer,
-            time,
-            record_id,
+            system,
             target_user,
             target_domain,
             subject_user,
@@ -257,7 +251,9 @@ impl scanner_input::Tally for LogonTally {
     fn add(&mut self, r: &RecordView, cx: &Cx) {
         let f = &cx.fields;
         self.records += 1;
-        let time = r.first(f.time).and_then(scanner_input::parse_timestamp);
+        let time = r
+            .first(f.system.time)
+            .and_then(scanner_input::parse_timestamp);
         if let Some(t) = time {
             self.first = Some(self.first.map_or(t, |x| x.min(t)));
             self.last = Some(self.last.map_or(t, |x| x.max(t)));
@@ -268,7 +264,7 @@ impl scanner_input::Tally for LogonTally {
         let Some((label, kind, failed)) = classify(channel, eid) else {
             return;
         };
-        if !cx.computers.keeps(r.first(f.computer)) {
+        if !cx.computers.keeps(r.first(f.system.computer)) {
             return;
         }
         if cx.start.is_some_and(|s| time.is_none_or(|t| t < s))
@@ -311,7 +307,7 @@ impl scanner_input::Tally for LogonTally {
             [
                 user,
                 domain,
-                get(f.computer),
+                get(f.system.computer),
                 logon_type(&lt).to_string(),
                 get(f.subject_user),
                 get(f.subject_domain),
@@ -320,8 +316,8 @@ impl scanner_input::Tally for LogonTally {
             ],
         );
         if cx.dedupe {
-            let id = r.first(f.record_id).unwrap_or_default().to_string();
-            let t = r.first(f.time).unwrap_or_default().to_string();
+            let id = r.first(f.system.record_id).unwrap_or_default().to_string();
+            let t = r.first(f.system.time).unwrap_or_default().to_string();
             self.seen.push(((id, t), key, failed, time));
             return;
         }

@@ -39,13 +39,30 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The System paths every record-reading command lists an event with, interned in the
+/// command's own table.
+pub(crate) struct SystemFields {
+    pub(crate) computer: FieldId,
+    pub(crate) provider: FieldId,
+    pub(crate) time: FieldId,
+    pub(crate) record_id: FieldId,
+}
+
+impl SystemFields {
+    pub(crate) fn intern(table: &mut FieldTable) -> SystemFields {
+        SystemFields {
+            computer: table.intern_path("Event.System.Computer"),
+            provider: table.intern_path("Event.System.Provider_attributes.Name"),
+            time: table.intern_path("Event.System.TimeCreated_attributes.SystemTime"),
+            record_id: table.intern_path("Event.System.EventRecordID"),
+        }
+    }
+}
+
 /// The record fields the metrics read, interned in their own table.
 struct Fields {
     table: FieldTable,
-    computer: FieldId,
-    provider: FieldId,
-    time: FieldId,
-    record_id: FieldId,
+    system: SystemFields,
     data: FieldId,
     share_name: FieldId,
 }
@@ -53,18 +70,12 @@ struct Fields {
 impl Fields {
     fn new() -> Fields {
         let mut table = FieldTable::new();
-        let computer = table.intern_path("Event.System.Computer");
-        let provider = table.intern_path("Event.System.Provider_attributes.Name");
-        let time = table.intern_path("Event.System.TimeCreated_attributes.SystemTime");
-        let record_id = table.intern_path("Event.System.EventRecordID");
+        let system = SystemFields::intern(&mut table);
         let data = table.intern_path("Event.EventData.Data");
         let share_name = table.intern_path("Event.EventData.ShareName");
         Fields {
             table,
-            computer,
-            provider,
-            time,
-            record_id,
+            system,
             data,
             share_name,
         }
@@ -104,17 +115,17 @@ impl<'a> Rec<'a> {
 
     /// `Event.System.Computer`.
     pub fn computer(&self) -> Option<&'a str> {
-        self.first(self.fields.computer)
+        self.first(self.fields.system.computer)
     }
 
     /// The provider's name.
     pub fn provider(&self) -> Option<&'a str> {
-        self.first(self.fields.provider)
+        self.first(self.fields.system.provider)
     }
 
     /// `SystemTime`, as written.
     pub fn system_time(&self) -> Option<&'a str> {
-        self.first(self.fields.time)
+        self.first(self.fields.system.time)
     }
 
     /// `SystemTime`, parsed.
@@ -124,7 +135,7 @@ impl<'a> Rec<'a> {
 
     /// `EventRecordID`.
     pub fn record_id(&self) -> Option<&'a str> {
-        self.first(self.fields.record_id)
+        self.first(self.fields.system.record_id)
     }
 
     /// `Event.EventData.ShareName`.

@@ -15,7 +15,7 @@
 mod decode;
 
 use super::table::{Cell, Quote, Table};
-use super::{run_with, thousands, Run};
+use super::{run_with, thousands, Run, SystemFields};
 use crate::args::MetricsArgs;
 use decode::Decoded;
 use jiff::Timestamp;
@@ -53,9 +53,7 @@ enum Source {
 /// The paths read.
 pub struct Fields {
     table: FieldTable,
-    computer: FieldId,
-    time: FieldId,
-    record_id: FieldId,
+    system: SystemFields,
     command_line: FieldId,
     parent_command_line: FieldId,
     image_path: FieldId,
@@ -67,10 +65,8 @@ pub struct Fields {
 impl Fields {
     fn new() -> Fields {
         let mut t = FieldTable::new();
+        let system = SystemFields::intern(&mut t);
         let mut f = |p: &str| t.intern_path(p);
-        let computer = f("Event.System.Computer");
-        let time = f("Event.System.TimeCreated_attributes.SystemTime");
-        let record_id = f("Event.System.EventRecordID");
         let command_line = f("Event.EventData.CommandLine");
         let parent_command_line = f("Event.EventData.ParentCommandLine");
         let image_path = f("Event.EventData.ImagePath");
@@ -79,9 +75,7 @@ impl Fields {
         let data = f("Event.EventData.Data");
         Fields {
             table: t,
-            computer,
-            time,
-            record_id,
+            system,
             command_line,
             parent_command_line,
             image_path,
@@ -152,8 +146,10 @@ impl scanner_input::Tally for Base64Tally {
         let Some((event, sources)) = f.sources(channel, eid) else {
             return;
         };
-        let record_id = r.first(f.record_id).unwrap_or("-");
-        let time = r.first(f.time).and_then(scanner_input::parse_timestamp);
+        let record_id = r.first(f.system.record_id).unwrap_or("-");
+        let time = r
+            .first(f.system.time)
+            .and_then(scanner_input::parse_timestamp);
         for (i, source) in sources.iter().flatten().enumerate() {
             let value = match *source {
                 Source::Named(id) => r.first(id),
@@ -170,7 +166,7 @@ impl scanner_input::Tally for Base64Tally {
                 self.rows.push(Row {
                     order: (record_id.parse().unwrap_or(u64::MAX), i, j),
                     time,
-                    computer: r.first(f.computer).unwrap_or_default().to_string(),
+                    computer: r.first(f.system.computer).unwrap_or_default().to_string(),
                     record_id: record_id.to_string(),
                     token: found.token.to_string(),
                     decoded: found.decoded,

@@ -125,7 +125,7 @@ pub fn scanner(set: RuleSet) -> Scanner {
 
 /// Scans the corpus; returns (records, detections).
 pub fn scan(s: &Scanner, c: &Corpus) -> (u64, usize) {
-    let r = s.scan(&c.files, c.kind).expect("spilled rows read back");
+    let r = s.scan(&c.files).expect("spilled rows read back");
     (r.stats.records, black_box(r.rows.len()))
 }
 

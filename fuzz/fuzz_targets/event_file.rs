@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use scanner_engine::{Scanner, ScannerBuilder};
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -40,6 +40,6 @@ fuzz_target!(|data: &[u8]| {
         size: content.len() as u64,
     }];
     scanner()
-        .scan(&files, InputKind::Json)
+        .scan(&files)
         .expect("spilled rows read back");
 });

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_engine::{Scanner, ScannerBuilder};
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;
@@ -43,9 +43,9 @@ fuzz_target!(|data: &[u8]| {
         path: c.path.clone(),
         size: data.len() as u64,
     }];
-    let plain = c.plain.scan(&files, InputKind::Evtx)
+    let plain = c.plain.scan(&files)
             .expect("spilled rows read back");
-    let recovering = c.recovering.scan(&files, InputKind::Evtx)
+    let recovering = c.recovering.scan(&files)
             .expect("spilled rows read back");
     assert_eq!(plain.stats.records, recovering.stats.records);
 });

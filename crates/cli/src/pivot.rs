@@ -234,7 +234,6 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     });
     let how = WalkSettings {
         fields: &fields.table,
-        kind: crate::config::input_kind(t),
         recover: t.recover_records,
     };
     let cx = Context {

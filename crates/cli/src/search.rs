@@ -327,7 +327,6 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
     };
     let how = WalkSettings {
         fields: &cx.fields.table,
-        kind,
         recover: a.recover_records,
     };
     let done = |bytes: u64, records: u64| {

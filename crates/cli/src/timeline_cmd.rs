@@ -266,7 +266,7 @@ pub(crate) fn scan(
     let scanner = config::scanner(a, profile, filter, bar.is_some().then_some(progress))
         .sort_memory(Some(sort_bytes))
         .build(set);
-    let result = scanner.scan_sorted(files, config::input_kind(a));
+    let result = scanner.scan_sorted(files);
     if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
         p.finish(path, a.clobber)?;
     }

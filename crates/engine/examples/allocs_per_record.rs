@@ -6,7 +6,7 @@
 //! made during the scan is counted by a wrapping global allocator.
 
 use scanner_engine::ScannerBuilder;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,9 +62,7 @@ fn main() {
         ALLOCS.load(Ordering::Relaxed),
         BYTES.load(Ordering::Relaxed),
     );
-    let result = scanner
-        .scan(&files, InputKind::Evtx)
-        .expect("spilled rows read back");
+    let result = scanner.scan(&files).expect("spilled rows read back");
     let (a1, b1) = (
         ALLOCS.load(Ordering::Relaxed),
         BYTES.load(Ordering::Relaxed),

@@ -26,7 +26,7 @@
 //! let set = load(&[RuleSource::Builtin], &LoadOptions::default());
 //! let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
 //! let (files, _errors) = discover(&["logs".into()], &[], InputKind::Evtx);
-//! let result = scanner.scan(&files, InputKind::Evtx).expect("spilled rows read back");
+//! let result = scanner.scan(&files).expect("spilled rows read back");
 //! println!("{} detections", result.rows.len());
 //! ```
 

@@ -6,7 +6,7 @@ use crate::detect::{prepare, DetectOptions, Detector, Prepared};
 use crate::progress::Progress;
 use crate::scan::ScanResult;
 use crate::sort::merge::SortedRows;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::RuleSet;
 use std::sync::Arc;
 
@@ -130,8 +130,8 @@ impl Scanner {
     /// Scans files and collects every row in memory, in timeline order (see
     /// [`Self::scan_sorted`] for a stream). Fails only when rows spilled to disk past
     /// the sort bound cannot be read back; the error names the run's file.
-    pub fn scan(&self, files: &[InputFile], kind: InputKind) -> std::io::Result<ScanResult> {
-        let r = self.scan_sorted(files, kind);
+    pub fn scan(&self, files: &[InputFile]) -> std::io::Result<ScanResult> {
+        let r = self.scan_sorted(files);
         Ok(ScanResult {
             rows: r.rows.into_vec()?,
             stats: r.stats,
@@ -142,9 +142,9 @@ impl Scanner {
 
     /// Scans files; the rows come as a stream in timeline order, held in memory only up
     /// to the bound of [`ScannerBuilder::sort_memory`]. Each file is read as what its
-    /// first bytes show (EVTX, JSON in any known shape, event XML), whatever `_kind`
-    /// (how the files were found) says.
-    pub fn scan_sorted(&self, files: &[InputFile], _kind: InputKind) -> ScanResult<SortedRows> {
+    /// first bytes show (EVTX, JSON in any known shape, event XML, gzip of these),
+    /// whatever its name or how it was found.
+    pub fn scan_sorted(&self, files: &[InputFile]) -> ScanResult<SortedRows> {
         let det = Detector::new(&self.set, &self.prepared, &self.options.detect);
         crate::scan::scan(
             &det,

@@ -5,7 +5,7 @@
 
 use scanner_engine::Origin;
 use scanner_engine::Scanner;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -26,9 +26,7 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
         path: events.to_path_buf(),
         size,
     }];
-    let result = scanner
-        .scan(&files, InputKind::Json)
-        .expect("spilled rows read back");
+    let result = scanner.scan(&files).expect("spilled rows read back");
     problems.extend(result.errors.iter().map(ToString::to_string));
     let first_at = first_record_at(events);
     let mut got: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();

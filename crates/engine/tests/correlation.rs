@@ -4,7 +4,7 @@
 
 use scanner_engine::Origin;
 use scanner_engine::ScannerBuilder;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;
 
@@ -57,7 +57,7 @@ fn run(corr: &str, events: &[String]) -> (Vec<(String, String)>, Vec<String>) {
     let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(&ev).unwrap().len();
     let result = scanner
-        .scan(&[InputFile { path: ev, size }], InputKind::Json)
+        .scan(&[InputFile { path: ev, size }])
         .expect("spilled rows read back");
     let mut corr_rows = Vec::new();
     let mut record_rows = Vec::new();

@@ -4,7 +4,7 @@
 //! chunk, records 1 at 512, 2 at 3040, 3 at 4618, 1307 bytes long).
 
 use scanner_engine::{ScanResult, ScannerBuilder};
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
 
@@ -33,8 +33,7 @@ fn scan(path: &Path, recover: bool) -> ScanResult {
         path: path.to_path_buf(),
         size: std::fs::metadata(path).unwrap().len(),
     }];
-    s.scan(&files, InputKind::Evtx)
-        .expect("spilled rows read back")
+    s.scan(&files).expect("spilled rows read back")
 }
 
 fn record_ids(r: &ScanResult) -> Vec<u64> {

@@ -21,9 +21,7 @@ fn builtin_rules_find_exactly_the_planted_detections() {
     let (files, errors) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
     assert!(errors.is_empty(), "{errors:?}");
     assert!(!files.is_empty());
-    let result = scanner
-        .scan(&files, InputKind::Json)
-        .expect("spilled rows read back");
+    let result = scanner.scan(&files).expect("spilled rows read back");
     assert!(result.errors.is_empty(), "{:?}", result.errors);
     let got: BTreeSet<(u64, String)> = result
         .rows
@@ -64,16 +62,12 @@ fn rule_statistics_count_every_evaluation() {
     let set = load(&[RuleSource::Builtin], &LoadOptions::default());
     let scanner = Scanner::new(set);
     let (files, _) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Json);
-    let off = scanner
-        .scan(&files, InputKind::Json)
-        .expect("spilled rows read back");
+    let off = scanner.scan(&files).expect("spilled rows read back");
     assert!(off.rule_stats.is_none(), "statistics are off by default");
     let scanner = ScannerBuilder::new()
         .rule_stats(true)
         .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
-    let on = scanner
-        .scan(&files, InputKind::Json)
-        .expect("spilled rows read back");
+    let on = scanner.scan(&files).expect("spilled rows read back");
     assert_eq!(
         on.rows.len(),
         off.rows.len(),

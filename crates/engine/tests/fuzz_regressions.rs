@@ -4,7 +4,7 @@
 //! live records either way.
 
 use scanner_engine::ScannerBuilder;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::Path;
 use std::sync::mpsc;
@@ -29,15 +29,13 @@ fn evtx_scan_regressions() {
             let plain = ScannerBuilder::new()
                 .extra_field_info(true)
                 .build(rules())
-                .scan(&files, InputKind::Evtx)
+                .scan(&files)
                 .expect("spilled rows read back");
             let s = ScannerBuilder::new()
                 .extra_field_info(true)
                 .recover_records(true)
                 .build(rules());
-            let rec = s
-                .scan(&files, InputKind::Evtx)
-                .expect("spilled rows read back");
+            let rec = s.scan(&files).expect("spilled rows read back");
             let _ = tx.send((plain.stats.records, rec.stats.records));
         });
         match rx.recv_timeout(Duration::from_secs(60)) {
@@ -83,7 +81,7 @@ fn event_file_regressions() {
             let r = ScannerBuilder::new()
                 .all_field_info(true)
                 .build(load(&[RuleSource::Builtin], &LoadOptions::default()))
-                .scan(&files, InputKind::Json)
+                .scan(&files)
                 .expect("spilled rows read back");
             let _ = tx.send((r.stats.records, r.errors.len()));
         });

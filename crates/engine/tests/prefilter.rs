@@ -33,7 +33,7 @@ fn prefilter_keeps_every_detection() {
     );
     assert!(errors.is_empty());
     let keys = |s: &Scanner| -> BTreeSet<(u32, u64, u32)> {
-        s.scan(&files, InputKind::Json)
+        s.scan(&files)
             .expect("spilled rows read back")
             .rows
             .iter()

@@ -7,7 +7,7 @@
 //! `.ci/run` (`cargo test --release -p scanner-engine --test sigma_regression -- --ignored`).
 
 use scanner_engine::Scanner;
-use scanner_input::{InputFile, InputKind};
+use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
 
@@ -90,9 +90,7 @@ fn every_regression_case_fires_its_rule() {
             path: c.evtx.clone(),
             size,
         }];
-        let result = scanner
-            .scan(&files, InputKind::Evtx)
-            .expect("spilled rows read back");
+        let result = scanner.scan(&files).expect("spilled rows read back");
         let fired = result
             .rows
             .iter()

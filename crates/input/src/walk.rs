@@ -6,7 +6,7 @@
 
 use crate::{
     panic_message, read_evtx, read_json, EvtxRead, Flattener, Format, InputError, InputFile,
-    InputKind, RecordView,
+    RecordView,
 };
 use scanner_rules::FieldTable;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,15 +25,13 @@ pub trait Tally: Default + Send {
     fn merge(&mut self, other: Self);
 }
 
-/// How to walk: the fields the tallies read, the file format and whether to recover
-/// records from EVTX slack space (`-x`).
+/// How to walk: the fields the tallies read and whether to recover records from EVTX
+/// slack space (`-x`). Each file is read by the format its first bytes show
+/// ([`crate::sniff`]).
 #[derive(Clone, Copy)]
 pub struct WalkSettings<'a> {
     /// The paths the tallies read, interned by the caller; the view links only these.
     pub fields: &'a FieldTable,
-    /// The kind the files were found as; each file is read by the format its first bytes
-    /// show ([`crate::sniff`]).
-    pub kind: InputKind,
     /// Recover records from slack space (EVTX only); a recovered record that cannot be
     /// rendered is skipped silently, as the scan does.
     pub recover: bool,
@@ -110,7 +108,7 @@ impl<T: Tally> Drop for Worker<'_, T> {
 /// }
 /// let (files, _) = discover(&["logs".into()], &[], InputKind::Evtx);
 /// let table = FieldTable::new();
-/// let how = WalkSettings { fields: &table, kind: InputKind::Evtx, recover: false };
+/// let how = WalkSettings { fields: &table, recover: false };
 /// let walked = walk::<Count4624>(&files, how, &(), &|_, _| {});
 /// for (f, n) in files.iter().zip(walked.per_file()) {
 ///     println!("{}: {}", f.path.display(), n.0);
@@ -255,7 +253,6 @@ mod tests {
         let table = FieldTable::new();
         let how = WalkSettings {
             fields: &table,
-            kind: InputKind::Json,
             recover: false,
         };
         let finished = AtomicU64::new(0);

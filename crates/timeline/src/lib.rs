@@ -27,7 +27,7 @@
 //!     .extra_field_info(Profile::Standard.has_extra())
 //!     .build(set);
 //! let (files, _errors) = discover(&["logs".into()], &[], InputKind::Evtx);
-//! let result = scanner.scan_sorted(&files, InputKind::Evtx);
+//! let result = scanner.scan_sorted(&files);
 //! let layout = Layout::new(scanner.rules(), &files, TimeFormat::utc(), Profile::Standard);
 //! let mut out = std::io::stdout().lock();
 //! write_timeline(CsvEncoder::new(&layout), &mut out, result.rows, |_| {}).unwrap();

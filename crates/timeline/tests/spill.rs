@@ -55,7 +55,7 @@ fn spilled_rows_merge_in_order_and_errors_name_the_run() {
     files.extend(files.clone());
 
     let memory = scanner(None);
-    let rows = memory.scan_sorted(&files, InputKind::Json).rows;
+    let rows = memory.scan_sorted(&files).rows;
     assert_eq!(rows.spilled_runs(), 0);
     let n = rows.len();
     assert!(n > 100, "{n}");
@@ -63,7 +63,7 @@ fn spilled_rows_merge_in_order_and_errors_name_the_run() {
 
     // Every batch spilled: the same bytes, and no file left once read.
     let tiny = scanner(Some(0));
-    let rows = tiny.scan_sorted(&files, InputKind::Json).rows;
+    let rows = tiny.scan_sorted(&files).rows;
     assert!(rows.spilled_runs() > 10, "{}", rows.spilled_runs());
     assert_eq!(rows.len(), n);
     assert!(!files_in(&tmp).is_empty());
@@ -73,19 +73,15 @@ fn spilled_rows_merge_in_order_and_errors_name_the_run() {
     );
     assert_eq!(files_in(&tmp), Vec::<PathBuf>::new());
     // The collecting API gives the same rows.
-    let all = tiny
-        .scan(&files, InputKind::Json)
-        .expect("spilled rows read back");
+    let all = tiny.scan(&files).expect("spilled rows read back");
     assert!(all.errors.is_empty(), "{:?}", all.errors);
-    let again = memory
-        .scan(&files, InputKind::Json)
-        .expect("spilled rows read back");
+    let again = memory.scan(&files).expect("spilled rows read back");
     assert_eq!(format!("{:?}", all.rows), format!("{:?}", again.rows));
     assert_eq!(files_in(&tmp), Vec::<PathBuf>::new());
 
     // A run cut short on disk: the writers stop with an error naming it.
     for json in [false, true] {
-        let rows = tiny.scan_sorted(&files, InputKind::Json).rows;
+        let rows = tiny.scan_sorted(&files).rows;
         let victim = files_in(&tmp)
             .into_iter()
             .max_by_key(|p| std::fs::metadata(p).unwrap().len())

@@ -267,7 +267,6 @@ impl<'a> Run<'a> {
         });
         let how = WalkSettings {
             fields,
-            kind: input_kind(self.args),
             recover: self.args.recover_records,
         };
         let walked = walk::<T>(&self.files, how, cx, &|bytes, records| {

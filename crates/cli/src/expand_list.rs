@@ -10,7 +10,7 @@
 use crate::args::ExpandListArgs;
 use crate::exit;
 use crate::terminal::safe;
-use serde_yaml::Value;
+use yaml_serde::Value;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,7 @@ pub enum ExpandError {
     /// A folder or file could not be read.
     Read(PathBuf, std::io::Error),
     /// A file is not YAML.
-    Yaml(PathBuf, serde_yaml::Error),
+    Yaml(PathBuf, yaml_serde::Error),
     /// A file is larger than [`MAX_RULE_BYTES`].
     TooLarge(PathBuf, u64),
 }
@@ -107,7 +107,7 @@ fn placeholders(path: &Path, names: &mut BTreeSet<String>) -> Result<(), ExpandE
         return Err(ExpandError::TooLarge(path.to_path_buf(), size));
     }
     let text = std::fs::read_to_string(path).map_err(read)?;
-    let Some(doc) = serde_yaml::Deserializer::from_str(&text).next() else {
+    let Some(doc) = yaml_serde::Deserializer::from_str(&text).next() else {
         return Ok(());
     };
     let value = <Value as serde::Deserialize>::deserialize(doc)
@@ -119,7 +119,7 @@ fn placeholders(path: &Path, names: &mut BTreeSet<String>) -> Result<(), ExpandE
 }
 
 /// Keys holding `|expand` with a string value, in `map` and the maps inside it.
-fn walk(map: &serde_yaml::Mapping, names: &mut BTreeSet<String>) {
+fn walk(map: &yaml_serde::Mapping, names: &mut BTreeSet<String>) {
     for (k, v) in map {
         let Some(key) = k.as_str() else { continue };
         match v {

@@ -14,13 +14,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_yaml::Value;
+use yaml_serde::Value;
 use support::{command, root, scratch, text};
 
 fn artifact(name: &str) -> Value {
     let path = root().join("contrib/velociraptor").join(name);
     let body = std::fs::read_to_string(&path).expect("read the artifact");
-    serde_yaml::from_str(&body).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    yaml_serde::from_str(&body).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {

@@ -59,11 +59,11 @@ pub struct DataMapping {
     pub hex_to_decimal: Vec<String>,
 }
 
-fn yaml_text(v: &serde_yaml::Value) -> Option<String> {
+fn yaml_text(v: &yaml_serde::Value) -> Option<String> {
     match v {
-        serde_yaml::Value::String(s) => Some(s.clone()),
-        serde_yaml::Value::Number(n) => Some(n.to_string()),
-        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        yaml_serde::Value::String(s) => Some(s.clone()),
+        yaml_serde::Value::Number(n) => Some(n.to_string()),
+        yaml_serde::Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
 }
@@ -84,11 +84,11 @@ impl DataMapping {
                 };
                 let mut pairs = Vec::new();
                 // A list of one-entry maps (`- '%%1842': 'YES'`), or one plain map.
-                let entries: Vec<&serde_yaml::Mapping> = match list {
-                    serde_yaml::Value::Sequence(items) => {
+                let entries: Vec<&yaml_serde::Mapping> = match list {
+                    yaml_serde::Value::Sequence(items) => {
                         items.iter().filter_map(|i| i.as_mapping()).collect()
                     }
-                    serde_yaml::Value::Mapping(m) => vec![m],
+                    yaml_serde::Value::Mapping(m) => vec![m],
                     _ => Vec::new(),
                 };
                 for m in entries {
@@ -104,7 +104,7 @@ impl DataMapping {
             }
         }
         let hex_to_decimal = match doc.get("HexToDecimal") {
-            Some(serde_yaml::Value::Sequence(items)) => {
+            Some(yaml_serde::Value::Sequence(items)) => {
                 items.iter().filter_map(yaml_text).collect()
             }
             Some(v) => yaml_text(v).into_iter().collect(),

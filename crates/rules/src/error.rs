@@ -37,7 +37,7 @@ pub enum ErrorKind {
         key: String,
     },
     /// Invalid YAML.
-    Yaml(serde_yaml::Error),
+    Yaml(yaml_serde::Error),
     /// A file or folder could not be read.
     Io(std::io::Error),
     /// YAML whose aliases expand past the budget for its text (see `yaml`).

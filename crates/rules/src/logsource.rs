@@ -5,7 +5,7 @@
 use crate::error::{Context, ErrorKind::Malformed, RuleError};
 use crate::fields::FxHashMap;
 use crate::meta::LogSource;
-use serde_yaml::Value as Yaml;
+use yaml_serde::Value as Yaml;
 
 /// One set of events a log source stands for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use crate::error::{ErrorKind, RuleError};
 use compact_str::CompactString;
-use serde_yaml::{Mapping, Value as Yaml};
+use yaml_serde::{Mapping, Value as Yaml};
 
 /// Sigma levels, lowest first, and Hayabusa's `emergency` above them: no rule has it, a
 /// row gets it when its rule is `critical` and its computer is listed in

@@ -6,7 +6,7 @@ use crate::event::Event;
 use crate::fields::{CHANNEL, EVENT_ID};
 use crate::matcher::{self, Check, CompileContext, FieldTest, StrKind, Target, ValueTest};
 use crate::meta::RuleMeta;
-use serde_yaml::{Mapping, Value as Yaml};
+use yaml_serde::{Mapping, Value as Yaml};
 
 /// A selection: a map of entries (AND) or a list of selections (OR).
 #[derive(Debug, Clone)]

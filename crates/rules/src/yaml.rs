@@ -12,9 +12,9 @@
 
 use crate::error::{ErrorKind, RuleError};
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
-use serde_yaml::mapping::Entry;
-use serde_yaml::value::{Tag, TaggedValue};
-use serde_yaml::{Mapping, Value};
+use yaml_serde::mapping::Entry;
+use yaml_serde::value::{Tag, TaggedValue};
+use yaml_serde::{Mapping, Value};
 use std::fmt;
 
 /// Nodes a text may expand to beyond one per byte of it.
@@ -62,7 +62,7 @@ impl Budget {
     }
 
     /// The error to report for a failed parse: ours when the budget ran out.
-    fn error(&self, e: serde_yaml::Error) -> RuleError {
+    fn error(&self, e: yaml_serde::Error) -> RuleError {
         if self.spent {
             ErrorKind::YamlExpansion {
                 nodes: self.node_limit,
@@ -180,7 +180,7 @@ impl<'de> Visitor<'de> for Bounded<'_> {
     }
 }
 
-/// How a duplicate key is named, as `serde_yaml` names it.
+/// How a duplicate key is named, as `yaml_serde` names it.
 fn duplicate_key(k: &Value) -> String {
     match k {
         Value::Null => "with null key".into(),
@@ -191,10 +191,10 @@ fn duplicate_key(k: &Value) -> String {
     }
 }
 
-/// The one document of `text` (a text of several is an error, as in `serde_yaml`).
+/// The one document of `text` (a text of several is an error, as in `yaml_serde`).
 pub fn document(text: &str) -> Result<Value, RuleError> {
     let mut budget = Budget::for_text(text);
-    let v = Bounded(&mut budget).deserialize(serde_yaml::Deserializer::from_str(text));
+    let v = Bounded(&mut budget).deserialize(yaml_serde::Deserializer::from_str(text));
     v.map_err(|e| budget.error(e))
 }
 
@@ -204,7 +204,7 @@ pub fn document(text: &str) -> Result<Value, RuleError> {
 pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, RuleError>> + '_ {
     let mut budget = Budget::for_text(text);
     segments(text).map(move |(line, seg)| {
-        let v = Bounded(&mut budget).deserialize(serde_yaml::Deserializer::from_str(seg));
+        let v = Bounded(&mut budget).deserialize(yaml_serde::Deserializer::from_str(seg));
         v.map_err(|e| {
             if budget.spent || line == 0 {
                 return budget.error(e);
@@ -212,7 +212,7 @@ pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, RuleError>> +
             // Parse again behind as many blank lines as precede the document, so the
             // error names the line of the file (errors are rare: no cost otherwise).
             let padded = format!("{}{seg}", "\n".repeat(line));
-            match serde_yaml::from_str::<serde::de::IgnoredAny>(&padded) {
+            match yaml_serde::from_str::<serde::de::IgnoredAny>(&padded) {
                 Err(at_line) => budget.error(at_line),
                 Ok(_) => budget.error(e),
             }
@@ -265,7 +265,7 @@ fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
 #[cfg(test)]
 fn unbounded(text: &str) -> Vec<Value> {
     use serde::Deserialize;
-    serde_yaml::Deserializer::from_str(text)
+    yaml_serde::Deserializer::from_str(text)
         .map(|de| Value::deserialize(de).unwrap())
         .collect()
 }
@@ -285,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn values_are_those_serde_yaml_builds() {
+    fn values_are_those_yaml_serde_builds() {
         let text = "title: T\nn: 1\nneg: -2\nf: 1.5\nb: true\nz: ~\nlist: [a, 'b', {c: d}]\n\
                     tagged: !re 'x+'\nref: &r {k: v}\nagain: *r\n---\n- one\n---\n";
         let ours: Vec<Value> = documents(text).map(Result::unwrap).collect();
@@ -296,7 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn errors_keep_serde_yamls_text() {
+    fn errors_keep_yaml_serdes_text() {
         let e = document("a: 1\na: 2\n").unwrap_err().to_string();
         assert!(e.starts_with("duplicate entry with key \"a\""), "{e}");
         let e = document("a: 1\n---\nb: 2\n").unwrap_err().to_string();

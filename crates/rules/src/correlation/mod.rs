@@ -11,7 +11,7 @@ pub use count::{parse_timespan, CountOp};
 
 use crate::error::{ErrorKind, ErrorKind::Malformed, RuleError};
 use crate::meta::RuleMeta;
-use serde_yaml::{Mapping, Value as Yaml};
+use yaml_serde::{Mapping, Value as Yaml};
 
 /// Correlation types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,7 +314,7 @@ mod tests {
     use super::*;
 
     fn parse_text(yaml: &str) -> Result<Correlation, String> {
-        let doc: Mapping = serde_yaml::from_str(yaml).unwrap();
+        let doc: Mapping = yaml_serde::from_str(yaml).unwrap();
         parse(&doc, RuleMeta::default()).map_err(|e| e.to_string())
     }
 

@@ -13,7 +13,7 @@ use crate::matcher::{self, CompileContext};
 use crate::meta::{self, RuleMeta};
 use crate::report::{Disabled, LoadError};
 use crate::rule::{self, Detection, Rule, Selection};
-use serde_yaml::{Mapping as YamlMap, Value as Yaml};
+use yaml_serde::{Mapping as YamlMap, Value as Yaml};
 use std::sync::Mutex;
 
 /// Deepest nesting of YAML flow collections (`[`, `{`) a rule file may have. The YAML

@@ -21,7 +21,7 @@ pub(super) struct Filter {
     /// Rule ids or names; empty means every rule with a matching log source.
     pub rules: Vec<String>,
     /// The detection (selections and condition), compiled per target rule.
-    pub detection: serde_yaml::Mapping,
+    pub detection: yaml_serde::Mapping,
 }
 
 impl Filter {

@@ -13,7 +13,7 @@ use crate::error::{Context, ErrorKind, RuleError};
 use crate::event::lowercase;
 use crate::fields::FieldId;
 use aho_corasick::AhoCorasick;
-use serde_yaml::Value as Yaml;
+use yaml_serde::Value as Yaml;
 
 /// OR-lists with at least this many substring needles share one automaton.
 pub const AUTOMATON_MIN_NEEDLES: usize = 4;
@@ -569,7 +569,7 @@ mod tests {
     }
 
     fn entry(key: &str, yaml: &str) -> Result<FieldTest, String> {
-        compile_entry(key, &serde_yaml::from_str(yaml).unwrap(), &ctx()).map_err(|e| e.to_string())
+        compile_entry(key, &yaml_serde::from_str(yaml).unwrap(), &ctx()).map_err(|e| e.to_string())
     }
 
     fn tests(key: &str, yaml: &str) -> Vec<ValueTest> {

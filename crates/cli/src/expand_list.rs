@@ -10,10 +10,10 @@
 use crate::args::ExpandListArgs;
 use crate::exit;
 use crate::terminal::safe;
-use yaml_serde::Value;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use yaml_serde::Value;
 
 /// Rule files larger than this are reported and skipped (rules are a few KiB; this is
 /// the rule loader's allowance for a rule's text).

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use yaml_serde::Value;
 use support::{command, root, scratch, text};
+use yaml_serde::Value;
 
 fn artifact(name: &str) -> Value {
     let path = root().join("contrib/velociraptor").join(name);

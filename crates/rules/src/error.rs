@@ -134,8 +134,6 @@ pub enum ErrorKind {
         /// Why.
         error: regex::Error,
     },
-    /// The automaton over an OR-list of substrings could not be built.
-    Automaton(aho_corasick::BuildError),
     /// A timespan that is not `<number><unit>`.
     Timespan(String),
     /// A timespan of an unknown unit.
@@ -274,7 +272,6 @@ impl fmt::Display for ErrorKind {
                 "windash on a value with {dashes} option dashes would give {variants} variants (limit {limit})"
             ),
             Regex { pattern, error } => write!(f, "regex '{pattern}' does not compile: {error}"),
-            Automaton(e) => write!(f, "needle automaton: {e}"),
             Timespan(s) => write!(f, "timespan '{s}' is not <number><unit>"),
             TimespanUnit(s) => write!(f, "timespan '{s}' has an unknown unit (s, m, h, d, w, M, y)"),
             Aggregation(t) => write!(
@@ -309,7 +306,6 @@ impl std::error::Error for RuleError {
             ErrorKind::Yaml(e) => Some(e),
             ErrorKind::Io(e) => Some(e),
             ErrorKind::Regex { error, .. } => Some(error),
-            ErrorKind::Automaton(e) => Some(e),
             _ => None,
         }
     }

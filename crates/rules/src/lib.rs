@@ -93,7 +93,9 @@ pub use crate::{
     fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},
     index::{Bucket, RuleIndex},
     load::{load, LoadOptions, RuleSelect, RuleSource},
-    matcher::{Check, RegexCache, ValueTest, REGEX_BUDGET, REGEX_SIZE_LIMIT},
+    matcher::{
+        Automaton, Build, Check, Hit, RegexCache, ValueTest, REGEX_BUDGET, REGEX_SIZE_LIMIT,
+    },
     meta::{Level, RuleMeta},
     prefilter::Admission,
     report::{Disabled, DuplicateId, LoadError, LoadReport},

@@ -12,10 +12,10 @@
 
 use crate::error::{ErrorKind, RuleError};
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+use std::fmt;
 use yaml_serde::mapping::Entry;
 use yaml_serde::value::{Tag, TaggedValue};
 use yaml_serde::{Mapping, Value};
-use std::fmt;
 
 /// Nodes a text may expand to beyond one per byte of it.
 pub const YAML_NODE_ALLOWANCE: usize = 64 << 10;

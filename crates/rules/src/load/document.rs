@@ -13,8 +13,8 @@ use crate::matcher::{self, CompileContext};
 use crate::meta::{self, RuleMeta};
 use crate::report::{Disabled, LoadError};
 use crate::rule::{self, Detection, Rule, Selection};
-use yaml_serde::{Mapping as YamlMap, Value as Yaml};
 use std::sync::Mutex;
+use yaml_serde::{Mapping as YamlMap, Value as Yaml};
 
 /// Deepest nesting of YAML flow collections (`[`, `{`) a rule file may have. The YAML
 /// parser's time grows with the square of the nesting, so a hostile file of a few

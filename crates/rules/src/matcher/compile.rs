@@ -4,6 +4,7 @@
 //! or affix set.
 
 use super::affix::{self, AffixSet};
+use super::automaton::{Automaton, Build};
 use super::cidr::Cidr;
 use super::encode::{self, Utf16};
 use super::pattern::{self, Piece, Shape};
@@ -12,7 +13,6 @@ use super::{Check, Cmp, FieldTest, RefKind, StrKind, Target, TimePart, ValueTest
 use crate::error::{Context, ErrorKind, RuleError};
 use crate::event::lowercase;
 use crate::fields::FieldId;
-use aho_corasick::AhoCorasick;
 use yaml_serde::Value as Yaml;
 
 /// OR-lists with at least this many substring needles share one automaton.
@@ -328,27 +328,21 @@ fn value_tests(
     Ok(out)
 }
 
-/// One automaton test over `needles` (sorted shortest first).
-fn needle_automaton(needles: &[Vec<u8>], cased: bool) -> Result<ValueTest, RuleError> {
+/// One automaton test over `needles` (sorted shortest first), built on first use.
+fn needle_automaton(needles: &[Vec<u8>], cased: bool) -> ValueTest {
     let min_len = needles.iter().map(Vec::len).min().unwrap_or(0);
     // A contiguous NFA: a fraction of a DFA's memory, still one pass per value.
     // Only whether a needle occurs matters, so leftmost-first semantics (same
     // answer) are chosen: they let the crate skip ahead with its SIMD prefilter.
-    let ac = AhoCorasick::builder()
-        .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(needles)
-        .map_err(ErrorKind::Automaton)?;
     let list = needles
         .iter()
         .map(|n| String::from_utf8_lossy(n).into_owned().into_boxed_str())
         .collect();
-    Ok(ValueTest::Needles {
-        ac,
+    ValueTest::Needles {
+        ac: Automaton::new(list, Build::FirstMatch),
         cased,
         min_len,
-        needles: list,
-    })
+    }
 }
 
 /// Replaces four or more case-insensitive (or four or more cased) substring tests by one
@@ -414,7 +408,7 @@ pub(crate) fn merge_needles(tests: Vec<ValueTest>) -> Result<Vec<ValueTest>, Rul
         // is then the shortest needle there (which keyword search relies on).
         needles[i].sort_by_key(Vec::len);
         if needles[i].len() >= AUTOMATON_MIN_NEEDLES {
-            out.push(needle_automaton(&needles[i], i == 1)?);
+            out.push(needle_automaton(&needles[i], i == 1));
         } else {
             out.append(&mut held[i]);
         }
@@ -596,7 +590,7 @@ mod tests {
                     k
                 }
             }
-            ValueTest::Needles { needles, .. } => format!("needles {}", needles.join(",")),
+            ValueTest::Needles { ac, .. } => format!("needles {}", ac.needles().join(",")),
             ValueTest::Affixes(a) => format!("affixes {}", a.needles.len()),
             ValueTest::Regex(r) => format!("regex {}", r.re.as_str()),
             ValueTest::Cidr(_) => "cidr".into(),

@@ -8,6 +8,7 @@
 //! rule asks for `re`.
 
 mod affix;
+mod automaton;
 mod cidr;
 mod compile;
 mod encode;
@@ -16,13 +17,13 @@ mod regex_cache;
 mod time_part;
 
 pub use affix::AffixSet;
+pub use automaton::{Automaton, Build, Hit};
 pub(crate) use compile::{compile_entry, merge_needles, CompileContext};
 pub use regex_cache::{RegexCache, REGEX_BUDGET, REGEX_SIZE_LIMIT};
 pub use time_part::TimePart;
 
 use crate::event::{Event, Value};
 use crate::fields::FieldId;
-use aho_corasick::AhoCorasick;
 use cidr::Cidr;
 use regex_cache::CompiledRegex;
 use std::sync::Arc;
@@ -56,14 +57,13 @@ pub enum ValueTest {
     },
     /// Any of many substrings (one automaton scan).
     Needles {
-        /// The automaton over every needle.
-        ac: AhoCorasick,
+        /// The automaton over every needle (kept shortest first), built on first use;
+        /// its needles also feed the rule-set prefilter.
+        ac: Automaton,
         /// Compare the raw value (otherwise the lowercased one).
         cased: bool,
         /// The shortest needle: shorter values cannot match.
         min_len: usize,
-        /// The needles themselves (for the rule-set prefilter).
-        needles: Box<[Box<str>]>,
     },
     /// Many `startswith` or `endswith` values: one set lookup per needle length.
     Affixes(AffixSet),
@@ -185,11 +185,11 @@ impl ValueTest {
                 // is the shortest one there: when it crosses into the next value, every
                 // longer needle at that position does too.
                 let mut at = 0;
-                while let Some(m) = ac.find(aho_corasick::Input::new(text).span(at..text.len())) {
-                    if e.within_one_value(*cased, m.start(), m.end()) {
+                while let Some(m) = ac.find_from(text, at) {
+                    if e.within_one_value(*cased, m.start, m.end) {
                         return Some(true);
                     }
-                    at = m.start() + 1;
+                    at = m.start + 1;
                 }
                 Some(false)
             }

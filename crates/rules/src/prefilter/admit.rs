@@ -61,11 +61,8 @@ impl Admission {
                 let owner = fs as *const _ as usize;
                 for v in view.values(fs.field) {
                     let found = self.needles.needles(owner, v.lower, |value, out| {
-                        out.extend(
-                            fs.automaton
-                                .find_overlapping_iter(value)
-                                .map(|hit| hit.pattern().as_u32()),
-                        )
+                        fs.automaton
+                            .for_each_overlapping(value, |hit| out.push(hit.needle as u32))
                     });
                     for &pattern in found {
                         take(pattern as usize);
@@ -74,16 +71,15 @@ impl Admission {
             } else if let Some(text) = view.joined(false) {
                 // One scan over the values joined end to end; a needle found across two
                 // values admits nothing.
-                for hit in fs.automaton.find_overlapping_iter(text) {
-                    if view.within_one_value(false, hit.start(), hit.end()) {
-                        take(hit.pattern().as_usize());
+                fs.automaton.for_each_overlapping(text, |hit| {
+                    if view.within_one_value(false, hit.start, hit.end) {
+                        take(hit.needle);
                     }
-                }
+                });
             } else {
                 for v in view.all_values() {
-                    for hit in fs.automaton.find_overlapping_iter(v.lower) {
-                        take(hit.pattern().as_usize());
-                    }
+                    fs.automaton
+                        .for_each_overlapping(v.lower, |hit| take(hit.needle));
                 }
             }
         }

@@ -16,9 +16,9 @@ pub use admit::Admission;
 use crate::condition::Cond;
 use crate::event::lowercase;
 use crate::fields::{FieldId, FxHashMap, CHANNEL, EVENT_ID};
+use crate::matcher::{Automaton, Build};
 use crate::matcher::{Check, FieldTest, StrKind, Target, ValueTest};
 use crate::rule::{Rule, Selection};
-use aho_corasick::AhoCorasick;
 
 /// The pseudo-field of keyword searches: its needles are scanned over every value.
 pub const ALL_VALUES: FieldId = FieldId::MAX;
@@ -38,8 +38,12 @@ fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
             StrKind::Glob(re) => re.required.clone()?,
             StrKind::Any => return None,
         },
-        ValueTest::Needles { needles, .. }
-        | ValueTest::Affixes(crate::matcher::AffixSet { needles, .. }) => needles
+        ValueTest::Needles { ac, .. } => ac
+            .needles()
+            .iter()
+            .map(|n| lowercase(n).into_boxed_str())
+            .collect(),
+        ValueTest::Affixes(crate::matcher::AffixSet { needles, .. }) => needles
             .iter()
             .map(|n| lowercase(n).into_boxed_str())
             .collect(),
@@ -131,8 +135,8 @@ type Needles = (Vec<Box<str>>, FxHashMap<Box<str>, usize>, Vec<Vec<u32>>);
 pub struct FieldScan {
     /// The field scanned.
     pub field: FieldId,
-    /// All needles of the bucket's rules for this field.
-    pub automaton: AhoCorasick,
+    /// All needles of the bucket's rules for this field, built on first use.
+    pub automaton: Automaton,
     /// For each needle (pattern id), the rules it may admit.
     pub owners: Vec<Vec<u32>>,
 }
@@ -171,15 +175,10 @@ impl Prefilter {
         }
         let mut fields: Vec<FieldScan> = per_field
             .into_iter()
-            .filter_map(|(field, (pats, _, owners))| {
-                let automaton = AhoCorasick::builder()
-                    .build(pats.iter().map(|p| p.as_bytes()))
-                    .ok()?;
-                Some(FieldScan {
-                    field,
-                    automaton,
-                    owners,
-                })
+            .map(|(field, (pats, _, owners))| FieldScan {
+                field,
+                automaton: Automaton::new(pats.into_boxed_slice(), Build::Overlapping),
+                owners,
             })
             .collect();
         fields.sort_by_key(|f| f.field);

@@ -33,6 +33,21 @@ fn sources(a: &RuleArgs, quiet: bool) -> Vec<RuleSource> {
     }
 }
 
+/// The rule cache's folder: `$XDG_CACHE_HOME/scanner`, else `~/.cache/scanner`
+/// (`%LOCALAPPDATA%\\scanner` on Windows); none when no such variable is set to an
+/// absolute path.
+pub fn rule_cache_dir() -> Option<std::path::PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    var("XDG_CACHE_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".cache")))
+        .or_else(|| var("LOCALAPPDATA"))
+        .map(|d| d.join("scanner"))
+}
+
 /// [`load_rules`], saying nothing of which set is used when `quiet`.
 pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
     let min_level = Level::parse(&a.min_level)
@@ -59,6 +74,11 @@ pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
             exclude_categories: a.exclude_categories.clone(),
             include_status: a.include_status.clone(),
             exclude_status: a.exclude_status.clone(),
+        },
+        cache_dir: if a.no_rule_cache {
+            None
+        } else {
+            rule_cache_dir()
         },
     };
     let set = load(&sources, &opts);

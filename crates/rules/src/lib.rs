@@ -92,7 +92,7 @@ pub use crate::{
     event::{push_lowercase, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},
     index::{Bucket, RuleIndex},
-    load::{load, LoadOptions, RuleSelect, RuleSource},
+    load::{load, CacheUse, LoadOptions, RuleSelect, RuleSource, MAX_CACHE_BYTES},
     matcher::{
         Automaton, Build, Check, Hit, RegexCache, ValueTest, REGEX_BUDGET, REGEX_SIZE_LIMIT,
     },

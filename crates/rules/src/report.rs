@@ -139,4 +139,6 @@ pub struct LoadReport {
     pub regex_bytes: usize,
     /// Wall time of each loading phase (printed by `--debug`).
     pub timings: Vec<(&'static str, std::time::Duration)>,
+    /// What the rule cache served.
+    pub cache: crate::load::CacheUse,
 }

@@ -7,6 +7,7 @@ use super::RuleSource;
 use crate::builtin;
 use crate::report::LoadError;
 use crate::text_file::{self, TextFile};
+use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -44,8 +45,14 @@ fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>
         errors.push(file_error(root, "no such file or folder".into()));
         return;
     }
-    for f in rule_files(root, errors) {
-        match text_file::read(&f, TextFile::Rule) {
+    // Read in parallel (thousands of small files: the system calls are the cost), kept
+    // in the order listed.
+    let read: Vec<_> = rule_files(root, errors)
+        .into_par_iter()
+        .map(|f| (text_file::read(&f, TextFile::Rule), f))
+        .collect();
+    for (text, f) in read {
+        match text {
             Ok(text) => texts.push(RuleText {
                 name: f.display().to_string(),
                 text,

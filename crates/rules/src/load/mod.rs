@@ -5,11 +5,13 @@
 //! A document that cannot be loaded costs only itself: it is reported with its file
 //! and reason, and the others load.
 
+mod cache;
 mod document;
 mod files;
 mod filter;
 mod select;
 
+pub use cache::{CacheUse, MAX_CACHE_BYTES};
 pub use select::RuleSelect;
 
 use crate::builtin;
@@ -74,6 +76,9 @@ pub struct LoadOptions {
     pub proven_only: bool,
     /// Rule selection by tag, `logsource.category` and `status` (`--include-tag` …).
     pub select: RuleSelect,
+    /// A folder for the rule cache (the parsed YAML of rule files, reused while their
+    /// text is unchanged); `None` parses every file. Used when a source is a path.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Loads rules from `sources` (the built-in set when empty).
@@ -93,7 +98,15 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     clock.lap(&mut report, "config and rule files read");
 
     let regexes = RegexCache::default();
-    let (loaded, fields) = compile(texts, &config, &logsources, &regexes, &mut report);
+    let cache = open_cache(&sources, opts, &mut report);
+    let (loaded, fields) = compile(
+        texts,
+        &config,
+        &logsources,
+        &regexes,
+        cache.as_ref(),
+        &mut report,
+    );
     let enabled = select::enable(loaded, &config, opts, &mut report);
     report.regex_bytes = regexes.compiled_bytes();
     index(
@@ -105,6 +118,98 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
         regexes.len(),
         clock,
     )
+}
+
+/// The rule cache for `sources`, when one is asked for and some source is a path.
+fn open_cache(
+    sources: &[RuleSource],
+    opts: &LoadOptions,
+    report: &mut LoadReport,
+) -> Option<cache::Cache> {
+    let dir = opts.cache_dir.as_ref()?;
+    if !sources.iter().any(|s| matches!(s, RuleSource::Path(_))) {
+        return None;
+    }
+    if let Err(e) = cache::folder(dir) {
+        report.cache.note = Some(format!(
+            "rule cache folder {}: {e}; rules parsed",
+            dir.display()
+        ));
+        return None;
+    }
+    let (c, note) = cache::Cache::open(dir, sources);
+    report.cache.note = note;
+    report.cache.file = Some(c.file().to_path_buf());
+    Some(c)
+}
+
+/// What compiling one rule file gave: its documents, its cache key, and its encoded
+/// documents when they were parsed now (for the next cache).
+struct Compiled {
+    docs: Vec<Doc>,
+    key: cache::Key,
+    hit: bool,
+    fresh: Option<Vec<u8>>,
+}
+
+/// The documents of one rule file, from the cache when it holds them.
+fn compile_file(t: &RuleText, cache: Option<&cache::Cache>, ctx: &Ctx<'_>) -> Compiled {
+    let Some(c) = cache else {
+        return Compiled {
+            docs: document::load_file(&t.name, &t.text, ctx),
+            key: 0,
+            hit: false,
+            fresh: None,
+        };
+    };
+    let key = cache::key(&t.text);
+    if let Some(values) = c.get(key) {
+        return Compiled {
+            docs: document::load_values(&t.name, values, ctx),
+            key,
+            hit: true,
+            fresh: None,
+        };
+    }
+    match document::parse(&t.text) {
+        Some(values) => Compiled {
+            fresh: Some(cache::encode_docs(&values)),
+            docs: document::load_values(&t.name, values, ctx),
+            key,
+            hit: false,
+        },
+        // A file with a broken document is parsed again each time, to report it.
+        None => Compiled {
+            docs: document::load_file(&t.name, &t.text, ctx),
+            key,
+            hit: false,
+            fresh: None,
+        },
+    }
+}
+
+/// Counts what the cache served, and writes a new one when files were parsed.
+fn settle_cache(cache: Option<&cache::Cache>, files: &[Compiled], report: &mut LoadReport) {
+    let Some(c) = cache else { return };
+    report.cache.hits = files.iter().filter(|f| f.hit).count();
+    report.cache.misses = files.len() - report.cache.hits;
+    if !files.iter().any(|f| f.fresh.is_some()) {
+        return;
+    }
+    let entries = files.iter().filter_map(|f| match &f.fresh {
+        Some(bytes) => Some((f.key, bytes.as_slice())),
+        None if f.hit => c.raw(f.key).map(|b| (f.key, b)),
+        None => None,
+    });
+    match c.save(entries) {
+        Ok(()) => report.cache.written = true,
+        Err(e) => {
+            report.cache.note = Some(format!(
+                "rule cache {} not written: {e}",
+                c.file().display()
+            ))
+        }
+    }
 }
 
 /// Wall time per loading phase, for the report.
@@ -191,6 +296,7 @@ fn compile(
     config: &Config,
     logsources: &LogsourceMap,
     regexes: &RegexCache,
+    cache: Option<&cache::Cache>,
     report: &mut LoadReport,
 ) -> (Loaded, FieldTable) {
     let mut fields = FieldTable::new();
@@ -206,11 +312,13 @@ fn compile(
         rename: None,
         variant: None,
     };
-    let docs: Vec<Doc> = texts
+    let mut files: Vec<Compiled> = texts
         .par_iter()
-        .flat_map_iter(|t| document::load_file(&t.name, &t.text, &ctx))
+        .map(|t| compile_file(t, cache, &ctx))
         .collect();
     drop(texts);
+    settle_cache(cache, &files, report);
+    let docs = files.iter_mut().flat_map(|f| std::mem::take(&mut f.docs));
     let mut loaded = Loaded {
         rules: Vec::new(),
         correlations: Vec::new(),

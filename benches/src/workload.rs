@@ -198,8 +198,9 @@ impl std::fmt::Display for Skipped {
             Skipped::NoCopies => write!(f, "--big-copies 0"),
             Skipped::NotEvtx(name) => write!(
                 f,
-                "the corpus {name} is not EVTX (the big workload copies an EVTX corpus and \
-                 measures it against the typed EVTX parse; ../shared/corpus/evtx-attack-samples is absent?)"
+                "the corpus {name} is not EVTX (the big workload copies an EVTX corpus, \
+                 ../shared/corpus/evtx-attack-samples by default, and measures its scan against \
+                 the typed EVTX parse)"
             ),
             Skipped::Io(e) => write!(f, "cannot copy the corpus into a temporary folder: {e}"),
         }

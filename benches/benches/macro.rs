@@ -2,9 +2,12 @@
 //!
 //! Measures, interleaved round by round on the same rayon pool: rule loading, a scan of
 //! the corpus with `scanner_engine::Scanner`, and the parse-only baseline (the same
-//! files read with the `evtx` crate alone). Each of load and scan is expressed as a
+//! files read with the `evtx` crate alone); and the big workload, the corpus copied 30
+//! times (1.1 GB for the attack corpus): its scan and its parse floor (the same files
+//! read as typed values, no names, no rendering). Each of load and scan is expressed as a
 //! ratio to the parse-only time of the same run (fastest over rounds / fastest
-//! parse-only), in wall-clock and in CPU time, so the figure holds across machines; the
+//! parse-only), the big scan as a ratio to the big parse floor (`big_scan`), in
+//! wall-clock and in CPU time, so the figure holds across machines; the
 //! gate compares those ratios with `benches/baseline.json` and fails when one is more
 //! than the tolerance (15%) worse. When the load average says the machine is busy (over
 //! twice its cores), only the CPU ratios are gated: waiting for a core costs wall time,
@@ -15,7 +18,7 @@
 //! Flags (after `cargo bench -p scanner-benches --bench macro --`):
 //! `--rounds N` (default 7), `--threads N` (default: rayon's, all cores),
 //! `--tolerance F` (default 0.15), `--retries N` (default 1), `--no-gate` (measure and
-//! print only),
+//! print only), `--big-copies N` (default 30; 0 leaves the big workload out),
 //! `--save-baseline` (write the measured ratios into `benches/baseline.json`).
 //! `SCANNER_BENCH_SLOWDOWN=K` does the load and scan work K times per measurement: a
 //! deliberate slowdown to show the gate failing, without touching product code.
@@ -37,6 +40,7 @@ struct Args {
     retries: usize,
     gate: bool,
     save: bool,
+    big_copies: usize,
 }
 
 fn args() -> Args {
@@ -50,6 +54,7 @@ fn args() -> Args {
         retries: 1,
         gate: true,
         save: false,
+        big_copies: workload::BIG_COPIES,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -65,6 +70,7 @@ fn args() -> Args {
             "--retries" => a.retries = num("--retries") as usize,
             "--no-gate" => a.gate = false,
             "--save-baseline" => a.save = true,
+            "--big-copies" => a.big_copies = num("--big-copies") as usize,
             // `cargo bench` passes `--bench` and any filter; nothing to do with them.
             _ => {}
         }
@@ -111,6 +117,25 @@ fn main() -> ExitCode {
         }
     );
 
+    let t = Instant::now();
+    let big = match workload::copies(&corpus, a.big_copies) {
+        Ok(big) => {
+            let bytes: u64 = big.files.iter().map(|f| f.size).sum();
+            eprintln!(
+                "macro: big workload {} ({} files, {:.2} GB) copied into a temporary folder in {:.1} s",
+                big.name,
+                big.files.len(),
+                bytes as f64 / 1e9,
+                secs(t)
+            );
+            Some(big)
+        }
+        Err(e) => {
+            eprintln!("macro: big workload skipped: {e}");
+            None
+        }
+    };
+
     // Warm-up: page cache, allocator arenas, the rayon pool. It also times each
     // workload once, to choose how many times a measurement repeats it: at least
     // MIN_MEASURE seconds, so that small data sets are not measured at timer noise.
@@ -128,6 +153,26 @@ fn main() -> ExitCode {
     let (scanned, detections) = workload::scan(&scanner, &corpus);
     let first_scan = secs(t);
     let scan_reps = reps(first_scan);
+    // The big workload's warm-up.
+    let big_first = big.as_ref().map(|big| {
+        let t = Instant::now();
+        let typed = workload::parse_typed(big);
+        let first_typed = secs(t);
+        let t = Instant::now();
+        let (records, found) = workload::scan(&scanner, big);
+        let first_scan = secs(t);
+        eprintln!(
+            "macro: big workload: {typed} records parsed (typed), {records} scanned, {found} detections; \
+             first runs: typed parse {first_typed:.3} s, scan {first_scan:.3} s"
+        );
+        BigFirst {
+            typed,
+            scanned: records,
+            detections: found,
+            parse_reps: reps(first_typed),
+            scan_reps: reps(first_scan),
+        }
+    });
     eprintln!(
         "macro: {rule_count} rules, {parsed} records parsed, {scanned} scanned, {detections} detections; \
          first (cold) runs: load {first_load:.3} s, parse-only {first_parse:.3} s, scan {first_scan:.3} s; \
@@ -142,10 +187,11 @@ fn main() -> ExitCode {
     };
     let measure = || {
         let mut run = Run::default();
+        let steps = if big.is_some() { 5 } else { 3 };
         for round in 0..a.rounds {
             // Rotate the order so no workload always runs first (or after the same one).
-            for step in 0..3 {
-                match (round + step) % 3 {
+            for step in 0..steps {
+                match (round + step) % steps {
                     0 => run.parse.push(timed(parse_reps, &mut || {
                         for _ in 0..parse_reps {
                             std::hint::black_box(workload::parse_only(&corpus));
@@ -156,7 +202,25 @@ fn main() -> ExitCode {
                             std::hint::black_box(workload::scan(&scanner, &corpus));
                         }
                     })),
-                    _ => {
+                    3 => {
+                        let (big, f) = big.as_ref().zip(big_first).expect("big workload");
+                        let reps = f.parse_reps;
+                        run.big_parse.push(timed(reps, &mut || {
+                            for _ in 0..reps {
+                                std::hint::black_box(workload::parse_typed(big));
+                            }
+                        }));
+                    }
+                    4 => {
+                        let (big, f) = big.as_ref().zip(big_first).expect("big workload");
+                        let reps = f.scan_reps;
+                        run.big_scan.push(timed(reps, &mut || {
+                            for _ in 0..reps * slowdown {
+                                std::hint::black_box(workload::scan(&scanner, big));
+                            }
+                        }));
+                    }
+                    2 => {
                         let mut sets = Vec::new();
                         run.load.push(timed(load_reps, &mut || {
                             sets = (0..load_reps * slowdown)
@@ -165,6 +229,7 @@ fn main() -> ExitCode {
                         }));
                         drop(sets);
                     }
+                    _ => unreachable!("{steps} workloads"),
                 }
             }
         }
@@ -187,13 +252,19 @@ fn main() -> ExitCode {
     for attempt in 1..=attempts {
         let busy = loadavg().filter(|&l| l > 2.0 * cores as f64);
         let run = measure();
-        // (name, ratio, fastest single run in seconds): wall-clock ratios, then CPU ones.
-        let measured = [
+        // (name, ratio, fastest single run in seconds): wall-clock ratios, then CPU ones;
+        // then the big scan's, to its own parse floor.
+        let mut measured = vec![
             ("load", run.ratio(&run.load, W), min(&run.load, W)),
             ("scan", run.ratio(&run.scan, W), min(&run.scan, W)),
             ("load_cpu", run.ratio(&run.load, C), min(&run.load, W)),
             ("scan_cpu", run.ratio(&run.scan, C), min(&run.scan, W)),
         ];
+        if big.is_some() {
+            let floor = |k| min(&run.big_scan, k) / min(&run.big_parse, k);
+            measured.push(("big_scan", floor(W), min(&run.big_scan, W)));
+            measured.push(("big_scan_cpu", floor(C), min(&run.big_scan, W)));
+        }
         println!(
             "macro-benchmarks: {key}, {threads} threads, {} rounds{}",
             a.rounds,
@@ -207,7 +278,7 @@ fn main() -> ExitCode {
             "  {:<11} {:>9} {:>9} {:>7} {:>9} {:>7}",
             "", "wall min", "median", "ratio", "CPU min", "ratio"
         );
-        for (name, xs, what, i) in [
+        let mut rows = vec![
             ("parse-only", &run.parse, format!("{parsed} records"), None),
             ("load", &run.load, format!("{rule_count} rules"), Some(0)),
             (
@@ -216,16 +287,40 @@ fn main() -> ExitCode {
                 format!("{scanned} records, {detections} detections"),
                 Some(1),
             ),
-        ] {
+        ];
+        if let (Some(big), Some(f)) = (&big, big_first) {
+            rows.push((
+                "big parse",
+                &run.big_parse,
+                format!(
+                    "{} records as typed values ({}, the floor)",
+                    f.typed, big.name
+                ),
+                None,
+            ));
+            rows.push((
+                "big scan",
+                &run.big_scan,
+                format!(
+                    "{} records, {} detections; ratio to big parse",
+                    f.scanned, f.detections
+                ),
+                Some(4),
+            ));
+        }
+        for (name, xs, what, i) in rows {
             let r =
                 |k: Option<usize>| k.map_or("1".to_string(), |k| format!("{:.3}", measured[k].1));
+            // The CPU ratios follow the two wall ones of load and scan, and the big
+            // scan's wall one.
+            let cpu = |k: Option<usize>| k.map(|k| if k < 2 { k + 2 } else { k + 1 });
             println!(
                 "  {name:<11} {:>7.3} s {:>7.3} s {:>7} {:>7.3} s {:>7}  {what}",
                 min(xs, W),
                 median(&xs.iter().map(|x| x.0).collect::<Vec<_>>()),
                 r(i),
                 min(xs, C),
-                r(i.map(|k| k + 2)),
+                r(cpu(i)),
             );
         }
         if let Some(kib) = scanner_benches::peak_rss_kib() {
@@ -244,7 +339,11 @@ fn main() -> ExitCode {
         let result = json!({
             "key": key, "threads": threads, "rounds": a.rounds, "slowdown": slowdown,
             "records": parsed, "rules": rule_count, "detections": detections,
-            "seconds_wall_cpu": {"parse_only": run.parse, "load": run.load, "scan": run.scan},
+            "seconds_wall_cpu": {"parse_only": run.parse, "load": run.load, "scan": run.scan,
+                                 "big_parse_typed": run.big_parse, "big_scan": run.big_scan},
+            "big": big.as_ref().map(|b| json!({"corpus": b.name, "files": b.files.len(),
+                "records": big_first.map(|f| f.scanned),
+                "detections": big_first.map(|f| f.detections)})),
             "ratios": measured.iter().map(|m| (m.0.to_string(), json!(m.1)))
                 .collect::<serde_json::Map<_, _>>(),
         });
@@ -265,7 +364,7 @@ fn main() -> ExitCode {
             // A workload done in under MIN_GATED seconds (the built-in rules load in
             // 3 ms) is mostly thread wake-ups: printed, not gated.
             let mut e = serde_json::Map::new();
-            for (name, ratio, fastest) in measured {
+            for &(name, ratio, fastest) in &measured {
                 e.insert(
                     name.into(),
                     json!((fastest >= MIN_GATED).then(|| round3(ratio))),
@@ -273,11 +372,14 @@ fn main() -> ExitCode {
             }
             e.insert("threads".into(), json!(threads));
             e.insert("rounds".into(), json!(a.rounds));
-            e.insert(
-                "seconds".into(),
-                json!({"parse_only": round3(min(&run.parse, W)), "load": round3(min(&run.load, W)),
-                       "scan": round3(min(&run.scan, W))}),
-            );
+            let mut seconds = json!({"parse_only": round3(min(&run.parse, W)),
+                "load": round3(min(&run.load, W)), "scan": round3(min(&run.scan, W))});
+            if let Some(b) = &big {
+                seconds["big_parse_typed"] = json!(round3(min(&run.big_parse, W)));
+                seconds["big_scan"] = json!(round3(min(&run.big_scan, W)));
+                e.insert("big_corpus".into(), json!(b.name));
+            }
+            e.insert("seconds".into(), seconds);
             base[&key] = Value::Object(e);
             std::fs::write(&path, format!("{base:#}\n")).expect("write baseline");
             println!("baseline for '{key}' saved to {}", path.display());
@@ -304,7 +406,7 @@ fn main() -> ExitCode {
             "gate (fails when a ratio is more than {:.0}% above its baseline):",
             a.tolerance * 100.0
         );
-        for (name, now, _) in measured {
+        for &(name, now, _) in &measured {
             let Some(was) = entry.get(name).and_then(Value::as_f64) else {
                 println!("  {name:<8} now {now:.3}  (not gated: no baseline figure)");
                 continue;
@@ -334,7 +436,7 @@ fn main() -> ExitCode {
         }
     }
     println!("gate: FAILED");
-    // Returned, not exited: the temporary fallback corpus is removed on drop.
+    // Returned, not exited: the temporary corpora are removed on drop.
     ExitCode::FAILURE
 }
 
@@ -343,12 +445,26 @@ const W: usize = 0;
 /// CPU seconds.
 const C: usize = 1;
 
+/// What the big workload's warm-up found: records read by the typed parse and by the
+/// scan, detections, and how many runs make one measurement of each.
+#[derive(Clone, Copy)]
+struct BigFirst {
+    typed: u64,
+    scanned: u64,
+    detections: usize,
+    parse_reps: usize,
+    scan_reps: usize,
+}
+
 /// One attempt's measurements, (wall, CPU) seconds per workload run, one per round.
 #[derive(Default)]
 struct Run {
     parse: Vec<(f64, f64)>,
     load: Vec<(f64, f64)>,
     scan: Vec<(f64, f64)>,
+    /// The big workload's typed parse (its floor) and its scan; empty without it.
+    big_parse: Vec<(f64, f64)>,
+    big_scan: Vec<(f64, f64)>,
 }
 
 impl Run {

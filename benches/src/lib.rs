@@ -9,14 +9,15 @@
 //!   criterion cannot measure;
 //! - [`workload`]: the macro workloads (rule loading, scanning a corpus with
 //!   [`scanner_engine::Scanner`], and the parse-only baseline: the same files read with
-//!   the `evtx` crate alone, no rules, same threads), shared by the `macro` bench (the
+//!   the `evtx` crate alone, no rules, same threads; and the big workload, the corpus
+//!   copied 30 times, with its typed parse floor), shared by the `macro` bench (the
 //!   gate) and the two allocator benches.
 //!
 //! The bench targets are `micro` (criterion: one group per technique of the performance
 //! guide, slow and fast form side by side), `memory` (bytes allocated and peak heap,
-//! printed), `macro` (load, scan and parse-only, interleaved, compared with
-//! `benches/baseline.json`), and `alloc_system` / `alloc_mimalloc` (one workload, two
-//! global allocators). `benches/README.md` says how to run them.
+//! printed), `macro` (load, scan and parse-only, the big scan and its parse floor,
+//! interleaved, compared with `benches/baseline.json`), and `alloc_system` /
+//! `alloc_mimalloc` (one workload, two global allocators). `benches/README.md` says how to run them.
 
 pub mod counting;
 pub mod data;

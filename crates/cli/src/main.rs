@@ -15,6 +15,7 @@ mod interrupt;
 mod level_tuning;
 mod metrics;
 mod output;
+mod phases;
 mod pivot;
 mod progress_bar;
 mod report_html;

@@ -212,8 +212,9 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let inputs = crate::timeline_cmd::inputs(t, &set).map_err(PivotError::Scan)?;
     let profile = scanner_timeline::Profile::Minimal;
     let time = crate::config::time_format(&t.time);
-    let (scanner, mut result, _) = crate::timeline_cmd::scan(t, profile, set, &inputs.files, &time)
-        .map_err(PivotError::Scan)?;
+    let (scanner, mut result, _) =
+        crate::timeline_cmd::scan(t, profile, set, &inputs.files, &time, false)
+            .map_err(PivotError::Scan)?;
     let rows = std::mem::take(&mut result.rows)
         .into_vec()
         .map_err(|e| PivotError::Scan(format!("cannot read the sorted detections back: {e}")))?;

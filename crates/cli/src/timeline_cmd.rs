@@ -5,6 +5,7 @@ use crate::config;
 use crate::exit;
 use crate::histogram::Histogram;
 use crate::output::{check_target, write_atomically};
+use crate::phases::{timed, PhaseTimes};
 use crate::progress_bar::ProgressBar;
 use crate::rules_cmd::{load_rules_with, print_report};
 use crate::summary::{group_errors, level_of, Tally};
@@ -40,7 +41,8 @@ pub fn list_profiles() -> i32 {
     exit::OK
 }
 
-/// Runs the command; returns the exit code. `debug` reports how detections were sorted.
+/// Runs the command; returns the exit code. `debug` reports how detections were sorted,
+/// the phases' times and the distribution of the files' scan times.
 pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
     match run_inner(a, format, debug) {
         Ok(code) => code,
@@ -86,13 +88,14 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             .build_global()
             .map_err(|e| format!("cannot start {n} threads: {e}"))?;
     }
-    let set = load(a)?;
+    let mut phases = PhaseTimes::default();
+    let set = timed(&mut phases.load, || load(a))?;
     if set.rules().is_empty() && set.correlations().is_empty() {
         return Err(
             "no rule to run: the rules given hold none that loads and passes the filters".into(),
         );
     }
-    let inputs = inputs(a, &set)?;
+    let inputs = timed(&mut phases.inputs, || inputs(a, &set))?;
     if inputs.files.is_empty() {
         if inputs.skipped == 0 {
             // Why nothing was found, before the error that ends the run.
@@ -113,7 +116,9 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
         }
     }
     let time = config::time_format(&a.time);
-    let (scanner, mut result, sort_bytes) = scan(a, profile, set, &inputs.files, &time)?;
+    let (scanner, mut result, sort_bytes) = timed(&mut phases.scan, || {
+        scan(a, profile, set, &inputs.files, &time, debug)
+    })?;
     let layout = Layout::new(scanner.rules(), &inputs.files, time.clone(), profile)
         .with_style(config::style(a))
         .with_recovered_column(a.recover_records);
@@ -142,14 +147,24 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     let mut tally = Tally::new(scanner.rules(), &time);
     let formula_cells = AtomicU64::new(0);
     let written = (&layout, &formula_cells);
-    write(a, format, debug, written, rows, &mut tally, &mut charts)?;
-    if let Some(path) = &a.rule_stats {
-        write_atomically(path, a.clobber, |f| {
-            let stats = result.rule_stats.as_ref();
-            scanner_timeline::write_rule_stats(stats, scanner.rules(), a.excel_safe, f)
-        })?;
+    timed(&mut phases.write, || {
+        write(a, format, debug, written, rows, &mut tally, &mut charts)?;
+        match &a.rule_stats {
+            Some(path) => write_atomically(path, a.clobber, |f| {
+                let stats = result.rule_stats.as_ref();
+                scanner_timeline::write_rule_stats(stats, scanner.rules(), a.excel_safe, f)
+            }),
+            None => Ok(()),
+        }
+    })?;
+    let code = timed(&mut phases.report, || {
+        report(a, started, &inputs, &result, tally, &charts, &time)
+    })?;
+    if debug {
+        for line in phases.lines(result.stats.file_times.as_ref()) {
+            eprintln!("{line}");
+        }
     }
-    let code = report(a, started, &inputs, &result, tally, &charts, &time)?;
     let formula_cells = formula_cells.into_inner();
     if formula_cells > 0 && !a.excel_safe && !a.quiet {
         eprintln!(
@@ -236,14 +251,16 @@ pub(crate) fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> 
     })
 }
 
-/// Scans the files (with a progress bar on a terminal, and the CPU profile when asked);
-/// returns the scanner, its result and the sort memory bound.
+/// Scans the files (with a progress bar on a terminal, and the CPU profile when asked;
+/// each file timed when `file_times`); returns the scanner, its result and the sort
+/// memory bound.
 pub(crate) fn scan(
     a: &TimelineArgs,
     profile: Profile,
     set: RuleSet,
     files: &[InputFile],
     time: &TimeFormat,
+    file_times: bool,
 ) -> Result<(Scanner, ScanResult<SortedRows>, usize), String> {
     let filter = crate::filters::record_filter(a, &set, time.zone())?;
     crate::output::remove_stale_spills();
@@ -265,6 +282,7 @@ pub(crate) fn scan(
     });
     let scanner = config::scanner(a, profile, filter, bar.is_some().then_some(progress))
         .sort_memory(Some(sort_bytes))
+        .file_times(file_times)
         .build(set);
     let result = scanner.scan_sorted(files);
     if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {

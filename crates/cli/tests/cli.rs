@@ -191,6 +191,107 @@ fn debug_prints_memory_statistics() {
     assert!(err.contains("mimalloc: peak committed"), "{err}");
 }
 
+/// A duration as `--debug` prints it (`0.123 s`, `1.50 ms`, `850.00 ns`), in seconds.
+fn seconds(v: &str) -> f64 {
+    let (x, unit) = v
+        .trim()
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("no unit: {v}"));
+    let x: f64 = x.parse().unwrap_or_else(|_| panic!("not a number: {v}"));
+    x * match unit {
+        "s" => 1.0,
+        "ms" => 1e-3,
+        "µs" => 1e-6,
+        "ns" => 1e-9,
+        _ => panic!("unknown unit: {v}"),
+    }
+}
+
+/// `name VALUE` items of a `--debug` line after its `prefix`, by name.
+fn items(line: &str, prefix: &str) -> std::collections::HashMap<String, String> {
+    line.strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("{line}"))
+        .split(", ")
+        .filter_map(|i| i.split_once(' '))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn debug_prints_phase_times_and_file_scan_percentiles() {
+    let dir = scratch("phases");
+    let out = dir.join("out.csv");
+    let out = out.to_str().unwrap();
+    let files = std::fs::read_dir(root().join("testdata/evtx"))
+        .unwrap()
+        .filter(|e| {
+            let p = e.as_ref().unwrap().path();
+            let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
+            ["evtx", "json", "jsonl", "xml"].contains(&ext)
+        })
+        .count();
+    assert!(files >= 2, "testdata/evtx holds {files} input files");
+    let started = std::time::Instant::now();
+    let o = scanner(&[
+        "--debug",
+        "csv-timeline",
+        "-d",
+        "testdata/evtx",
+        "-a",
+        "-o",
+        out,
+    ]);
+    let wall = started.elapsed().as_secs_f64();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+
+    let line = |p: &str| {
+        err.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no line {p:?} in:\n{err}"))
+    };
+    let phases = items(line("phases: "), "phases: ");
+    let mut total = 0.0;
+    for name in ["load", "inputs", "scan", "write", "report"] {
+        let v = seconds(
+            phases
+                .get(name)
+                .unwrap_or_else(|| panic!("no {name}: {phases:?}")),
+        );
+        assert!(v >= 0.0, "{name} {v}");
+        total += v;
+    }
+    assert!(seconds(&phases["scan"]) > 0.0, "{phases:?}");
+    // The phases are parts of the run: together no longer than the process took.
+    assert!(total <= wall, "phases {total} s, process {wall} s");
+
+    let dist = line("file scan times: ");
+    let (count, rest) = dist
+        .strip_prefix("file scan times: ")
+        .and_then(|r| r.split_once(" files, "))
+        .unwrap_or_else(|| panic!("{dist}"));
+    assert_eq!(count.parse::<usize>().unwrap(), files, "{dist}");
+    let d = items(&format!("x: {rest}"), "x: ");
+    let v = |k: &str| seconds(d.get(k).unwrap_or_else(|| panic!("no {k} in {dist}")));
+    let (avg, max) = (v("avg"), v("max"));
+    assert!(avg > 0.0 && avg <= max, "{dist}");
+    assert!(
+        v("TP90") <= v("TP95") && v("TP95") <= v("TP99") && v("TP99") <= max,
+        "{dist}"
+    );
+    assert!(max <= seconds(&phases["scan"]), "{dist} / {phases:?}");
+
+    // Without --debug, neither line.
+    let o = scanner(&["csv-timeline", "-d", "testdata/evtx", "-a", "-o", out, "-C"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains("phases: ") && !err.contains("file scan times"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn expand_placeholders_come_from_a_user_folder() {
     let dir = scratch("expand");

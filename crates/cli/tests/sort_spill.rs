@@ -9,8 +9,8 @@ use support::*;
 
 use std::path::Path;
 
-/// Standard error without the lines that hold timings (the scan's, the rules' and the
-/// timeline write's), the spill report or the memory
+/// Standard error without the lines that hold timings (the scan's, the rules', the
+/// timeline write's, the phases' and the files'), the spill report or the memory
 /// statistics (`--debug`, at the end).
 fn steady(stderr: &[u8]) -> String {
     let t = text(stderr);
@@ -26,6 +26,8 @@ fn steady(stderr: &[u8]) -> String {
                 && !l.starts_with("rules loaded in")
                 && !l.starts_with("sort: ")
                 && !l.starts_with("write: ")
+                && !l.starts_with("phases: ")
+                && !l.starts_with("file scan times: ")
         })
         .collect::<Vec<_>>()
         .join("\n")

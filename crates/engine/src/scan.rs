@@ -6,6 +6,7 @@
 
 use crate::detect::correlate;
 use crate::detect::hit_store::{self, HitStore};
+use crate::detect::stats::RuleTiming;
 use crate::detect::{Detector, Matches};
 use crate::pwsh_fields::{self, PwshScratch};
 use crate::row::DetectInfo;
@@ -32,6 +33,8 @@ pub struct ScanOptions {
     /// Splits classic PowerShell's `key=value` Data element into fields
     /// ([`crate::pwsh_fields`]).
     pub pwsh_fields: bool,
+    /// Time each file's scan ([`ScanStats::file_times`]).
+    pub file_times: bool,
 }
 
 /// Counts for the summary.
@@ -47,6 +50,12 @@ pub struct ScanStats {
     pub recovered: u64,
     /// Wall time of the scan.
     pub elapsed: Duration,
+    /// The distribution of the files' scan times in nanoseconds (the histogram
+    /// `--rule-stats` keeps per rule), when [`crate::ScannerBuilder::file_times`] is on:
+    /// each file timed once, from opening it to its last record, however many threads
+    /// read its chunks. Wall time: a thread waiting for the chunks of its file may run
+    /// other files' work meanwhile (rayon steals), which then counts in both.
+    pub file_times: Option<RuleTiming>,
 }
 
 /// What a scan produced: the rows as one vector ([`crate::Scanner::scan`]) or as a
@@ -186,7 +195,8 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     order.sort_by_key(|&i| std::cmp::Reverse(files[i as usize].size));
 
     let recovered = AtomicU64::new(0);
-    order.par_iter().for_each(|&fi| {
+    let file_times = opts.file_times.then(|| Mutex::new(RuleTiming::default()));
+    let scan_file = |fi: u32| {
         let f = &files[fi as usize];
         // A panic while reading one file (a bug, in the parser or here) is reported
         // and ends that file only.
@@ -289,6 +299,15 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         if let Some(p) = &opts.progress {
             p.file_done(f.size, n);
         }
+    };
+    order.par_iter().for_each(|&fi| match &file_times {
+        None => scan_file(fi),
+        Some(times) => {
+            let t = Instant::now();
+            scan_file(fi);
+            let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            times.lock().unwrap_or_else(|e| e.into_inner()).add(ns);
+        }
     });
 
     let found = sink.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -316,6 +335,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             records: records.into_inner(),
             recovered: recovered.into_inner(),
             elapsed: start.elapsed(),
+            file_times: file_times.map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner())),
         },
         errors,
         rule_stats: found.stats,

@@ -20,6 +20,7 @@ pub struct ScannerBuilder {
     recover_records: bool,
     sort_memory: Option<usize>,
     no_pwsh_fields: bool,
+    file_times: bool,
 }
 
 impl ScannerBuilder {
@@ -52,6 +53,14 @@ impl ScannerBuilder {
     /// free when off.
     pub fn rule_stats(&mut self, on: bool) -> &mut Self {
         self.detect.rule_stats = on;
+        self
+    }
+
+    /// Times the scan of every file ([`crate::ScanStats::file_times`]: count, mean,
+    /// percentiles, maximum); off by default, and free when off (one clock read before and
+    /// after each file when on, never per record).
+    pub fn file_times(&mut self, on: bool) -> &mut Self {
+        self.file_times = on;
         self
     }
 
@@ -154,6 +163,7 @@ impl Scanner {
                 recover_records: self.options.recover_records,
                 sort_memory: self.options.sort_memory,
                 pwsh_fields: !self.options.no_pwsh_fields,
+                file_times: self.options.file_times,
             },
         )
     }

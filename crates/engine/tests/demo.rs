@@ -92,3 +92,30 @@ fn rule_statistics_count_every_evaluation() {
     let records = on.stats.records;
     assert!(timed.iter().all(|t| t.count <= records));
 }
+
+#[test]
+fn file_times_count_each_file_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/evtx");
+    let (files, _) = scanner_input::discover(std::slice::from_ref(&dir), &[], InputKind::Evtx);
+    assert!(files.len() >= 3, "EVTX, JSON and XML files: {files:?}");
+    let set = || load(&[RuleSource::Builtin], &LoadOptions::default());
+    let off = Scanner::new(set()).scan(&files).expect("rows");
+    assert!(
+        off.stats.file_times.is_none(),
+        "file times are off by default"
+    );
+    let on = ScannerBuilder::new()
+        .file_times(true)
+        .build(set())
+        .scan(&files)
+        .expect("rows");
+    assert_eq!(on.rows.len(), off.rows.len(), "timing changes no detection");
+    let t = on.stats.file_times.as_ref().expect("file times when asked");
+    assert_eq!(t.count, files.len() as u64);
+    assert!(t.max_ns > 0 && t.max_ns <= t.total_ns, "{t:?}");
+    assert!(t.mean() <= t.max_ns as f64);
+    let (p90, p95, p99) = (t.percentile(90.0), t.percentile(95.0), t.percentile(99.0));
+    assert!(p90 <= p95 && p95 <= p99 && p99 <= t.max_ns, "{t:?}");
+    // Each file is timed within the scan.
+    assert!(t.max_ns as u128 <= on.stats.elapsed.as_nanos(), "{t:?}");
+}

@@ -88,6 +88,9 @@ pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
                 .into(),
         );
     }
+    if let Some(note) = &set.report().cache.note {
+        eprintln!("warning: {}", safe(note));
+    }
     let failures = &set.report().config_failures;
     if !failures.is_empty() {
         for e in failures {
@@ -150,6 +153,17 @@ pub fn print_timings(set: &RuleSet) {
         set.report().regex_bytes >> 10,
         scanner_rules::REGEX_BUDGET >> 20
     );
+    let c = &set.report().cache;
+    match &c.file {
+        Some(f) => eprintln!(
+            "load: rule cache {}: {} of {} files from it{}",
+            safe(&f.display().to_string()),
+            c.hits,
+            c.hits + c.misses,
+            if c.written { ", written anew" } else { "" }
+        ),
+        None => eprintln!("load: rule cache not used"),
+    }
 }
 
 /// `rules check`.

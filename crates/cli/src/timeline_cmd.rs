@@ -90,6 +90,9 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     }
     let mut phases = PhaseTimes::default();
     let set = timed(&mut phases.load, || load(a))?;
+    if debug {
+        crate::rules_cmd::print_timings(&set);
+    }
     if set.rules().is_empty() && set.correlations().is_empty() {
         return Err(
             "no rule to run: the rules given hold none that loads and passes the filters".into(),

@@ -18,10 +18,15 @@ pub fn root() -> PathBuf {
 /// built-in rules the tests expect.
 pub fn command() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_scanner"));
-    c.current_dir(root()).env(
-        "XDG_DATA_HOME",
-        std::env::temp_dir().join("scanner-test-no-data-folder"),
-    );
+    c.current_dir(root())
+        .env(
+            "XDG_DATA_HOME",
+            std::env::temp_dir().join("scanner-test-no-data-folder"),
+        )
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("scanner-test-cache-folder"),
+        );
     c
 }
 

@@ -93,12 +93,14 @@ impl Cache {
         let why = match read_trusted(&cache.file) {
             Ok(None) => return (cache, None),
             Ok(Some(data)) => match index(&data) {
-                Some(entries) => {
+                Ok(entries) => {
                     cache.data = data;
                     cache.entries = entries;
                     return (cache, None);
                 }
-                None => "damaged or of another build".to_string(),
+                // Written by another build (an upgrade): replaced without a word.
+                Err(Unusable::OtherBuild) => return (cache, None),
+                Err(Unusable::Damaged) => "damaged".to_string(),
             },
             Err(e) => e.to_string(),
         };
@@ -147,7 +149,38 @@ impl Cache {
         out[body..body + 8].copy_from_slice(&n.to_le_bytes());
         let sum = crc32fast::hash(&out);
         out.extend_from_slice(&sum.to_le_bytes());
-        write_atomic(&self.file, &out)
+        write_atomic(&self.file, &out)?;
+        prune(self.file.parent().unwrap_or(Path::new(".")), MAX_CACHES);
+        Ok(())
+    }
+}
+
+/// Cache files kept in the folder (one per list of rule sources); past it, the least
+/// recently written go.
+pub const MAX_CACHES: usize = 16;
+
+/// Removes all but the `keep` most recently written cache files of `dir` (regular
+/// files named as caches; links and anything else are left alone).
+fn prune(dir: &Path, keep: usize) {
+    let Ok(list) = fs::read_dir(dir) else { return };
+    let mut caches: Vec<(std::time::SystemTime, PathBuf)> = list
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("rules-") && name.ends_with(".bin")
+        })
+        .filter_map(|e| {
+            let m = e.metadata().ok().filter(fs::Metadata::is_file)?;
+            Some((m.modified().ok()?, e.path()))
+        })
+        .collect();
+    if caches.len() <= keep {
+        return;
+    }
+    caches.sort();
+    for (_, p) in &caches[..caches.len() - keep] {
+        let _ = fs::remove_file(p);
     }
 }
 
@@ -197,16 +230,33 @@ fn header() -> Vec<u8> {
     out
 }
 
-/// The entries of a cache file's bytes, when its checksum and header hold and its
-/// entries lie within it.
-fn index(data: &[u8]) -> Option<FxHashMap<Key, (usize, usize)>> {
+/// Why a cache file's bytes cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unusable {
+    /// Another format, version or binary wrote it.
+    OtherBuild,
+    /// Its checksum or layout does not hold.
+    Damaged,
+}
+
+/// The entries of a cache file's bytes, when its header is this build's and its
+/// checksum holds.
+fn index(data: &[u8]) -> Result<FxHashMap<Key, (usize, usize)>, Unusable> {
+    let rest = data
+        .strip_prefix(MAGIC.as_slice())
+        .and_then(|r| r.strip_prefix(header().as_slice()))
+        .ok_or(Unusable::OtherBuild)?;
+    let at = data.len() - rest.len();
+    entries(data, at).ok_or(Unusable::Damaged)
+}
+
+/// The entries after the header (which ends at `at`), when the checksum holds and
+/// every entry lies within the file.
+fn entries(data: &[u8], mut at: usize) -> Option<FxHashMap<Key, (usize, usize)>> {
     let (body, sum) = data.split_at(data.len().checked_sub(4)?);
-    if crc32fast::hash(body) != u32::from_le_bytes(sum.try_into().ok()?) {
+    if at > body.len() || crc32fast::hash(body) != u32::from_le_bytes(sum.try_into().ok()?) {
         return None;
     }
-    let rest = body.strip_prefix(MAGIC.as_slice())?;
-    let rest = rest.strip_prefix(header().as_slice())?;
-    let mut at = body.len() - rest.len();
     let u64_at = |at: &mut usize| -> Option<u64> {
         let v = u64::from_le_bytes(body.get(*at..*at + 8)?.try_into().ok()?);
         *at += 8;
@@ -370,7 +420,7 @@ mod tests {
         fs::write(cache.file(), &bytes).unwrap();
         let (damaged, note) = Cache::open(&dir, &sources);
         assert_eq!(damaged.get(ka), None);
-        assert!(note.unwrap().contains("damaged or of another build"));
+        assert!(note.unwrap().contains("damaged"));
         // A cut file likewise.
         fs::write(cache.file(), &bytes[..mid]).unwrap();
         assert!(Cache::open(&dir, &sources).1.is_some());
@@ -404,6 +454,37 @@ mod tests {
         assert_eq!(fs::read(&target).unwrap(), b"keep");
         assert!(fs::symlink_metadata(c.file()).unwrap().is_file());
         assert_eq!(Cache::open(&dir, &sources).0.get(key("A")), Some(a));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn another_builds_cache_is_replaced_without_a_word_and_old_caches_go() {
+        let dir = temp_dir("prune");
+        let sources = [RuleSource::Path(dir.clone())];
+        let (cache, _) = Cache::open(&dir, &sources);
+        let mut other = MAGIC.to_vec();
+        other.extend_from_slice(b"\x05\0\0\0other");
+        fs::write(cache.file(), &other).unwrap();
+        let (c, note) = Cache::open(&dir, &sources);
+        assert_eq!((note, c.entries.len()), (None, 0));
+        // Seventeen lists of sources: the least recently written cache goes.
+        for i in 0..=MAX_CACHES {
+            let (c, _) = Cache::open(&dir, &[RuleSource::Path(dir.join(i.to_string()))]);
+            c.save(std::iter::empty()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let left = fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".bin")
+            })
+            .count();
+        assert_eq!(left, MAX_CACHES);
+        assert!(!cache.file().exists(), "the oldest went");
         fs::remove_dir_all(&dir).unwrap();
     }
 

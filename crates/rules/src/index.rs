@@ -73,6 +73,16 @@ impl RuleIndex {
             .for_each(|b| b.prefilter = Some(Prefilter::build(&b.rules, rules)));
     }
 
+    /// Gives equal automata (same needles, same way of building) one build: buckets
+    /// of parallel rule sets (Sysmon 1 and Security 4688) often scan for the same needles.
+    pub fn share_automata(&mut self, shared: &mut crate::matcher::SharedAutomata) {
+        for b in self.map.values_mut().flat_map(|m| m.values_mut()) {
+            for f in b.prefilter.iter_mut().flat_map(|p| p.fields.iter_mut()) {
+                f.automaton.share(shared);
+            }
+        }
+    }
+
     /// The buckets a record with this (lowercase) channel and EventID may match: up to
     /// four disjoint ones (exact pair, channel only, EventID only, unconstrained).
     #[inline]

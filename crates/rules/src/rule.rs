@@ -46,6 +46,14 @@ impl Selection {
         }
     }
 
+    /// Calls `f` on every field test, to change it.
+    pub fn for_each_test_mut(&mut self, f: &mut impl FnMut(&mut FieldTest)) {
+        match self {
+            Selection::All(tests) => tests.iter_mut().for_each(f),
+            Selection::Any(items) => items.iter_mut().for_each(|s| s.for_each_test_mut(f)),
+        }
+    }
+
     /// Calls `f` on every field test.
     pub fn for_each_test<'s>(&'s self, f: &mut impl FnMut(&'s FieldTest)) {
         match self {

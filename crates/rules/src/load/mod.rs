@@ -404,6 +404,7 @@ fn index(
     }
     clock.lap(&mut report, "parsed, compiled, filtered and indexed");
     index.build_prefilters(&rules);
+    share_automata(&mut rules, &mut index);
     clock.lap(
         &mut report,
         "prefilters planned (automata built on first use)",
@@ -427,6 +428,32 @@ fn index(
         regexes,
         critical: Default::default(),
     }
+}
+
+/// Gives every needle automaton built from the same needles the same way one build,
+/// whichever rules or prefilters hold it: hayabusa-rules carries most SigmaHQ rules
+/// twice (for Sysmon and for Security logs) and compiles a rule once per log-source
+/// variant, so the same OR-lists recur.
+fn share_automata(rules: &mut [Rule], index: &mut RuleIndex) {
+    use crate::matcher::{Check, SharedAutomata, ValueTest};
+    let mut shared = SharedAutomata::default();
+    let mut share = |tests: &mut [ValueTest]| {
+        for t in tests {
+            if let ValueTest::Needles { ac, .. } = t {
+                ac.share(&mut shared);
+            }
+        }
+    };
+    for r in rules.iter_mut() {
+        for s in &mut r.detection.selections {
+            s.for_each_test_mut(&mut |t| match &mut t.check {
+                Check::Any { tests, .. } => share(tests),
+                Check::All(groups) => groups.iter_mut().for_each(|g| share(g)),
+                _ => {}
+            });
+        }
+    }
+    index.share_automata(&mut shared);
 }
 
 /// Where each correlation input finds its group-by and value fields: a rule's field

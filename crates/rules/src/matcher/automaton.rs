@@ -9,11 +9,12 @@
 //! rule files bounded to a few MiB do not reach), the needles are searched one by one
 //! with the same answers, only slower.
 
+use crate::fields::FxHashMap;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// How an automaton is built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Build {
     /// A contiguous NFA with leftmost-first semantics (a value test: whether some needle
     /// occurs, and where the first one does, shortest needle first).
@@ -23,13 +24,21 @@ pub enum Build {
     Overlapping,
 }
 
-/// Needles and the automaton over them, built on first use.
+/// Needles and the automaton over them, built on first use. Clones share it (and
+/// its build): the loader gives every rule with the same needle list one automaton
+/// ([`Automaton::share`]).
 #[derive(Debug, Clone)]
-pub struct Automaton {
+pub struct Automaton(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     needles: Box<[Box<str>]>,
     build: Build,
     built: OnceLock<Option<AhoCorasick>>,
 }
+
+/// Automata by what they are built from, so that equal ones are built once.
+pub type SharedAutomata = FxHashMap<(Build, Box<[Box<str>]>), Automaton>;
 
 /// A needle found: its index in the needle list and where it lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,32 +54,41 @@ pub struct Hit {
 impl Automaton {
     /// An automaton over `needles`, not built yet.
     pub fn new(needles: Box<[Box<str>]>, build: Build) -> Automaton {
-        Automaton {
+        Automaton(Arc::new(Inner {
             needles,
             build,
             built: OnceLock::new(),
-        }
+        }))
     }
 
     /// The needles, in pattern order.
     pub fn needles(&self) -> &[Box<str>] {
-        &self.needles
+        &self.0.needles
     }
 
     /// Whether it has been built (for tests and statistics).
     pub fn is_built(&self) -> bool {
-        self.built.get().is_some()
+        self.0.built.get().is_some()
+    }
+
+    /// Makes this automaton the one of `shared` built from the same needles the same
+    /// way, or enters it there.
+    pub fn share(&mut self, shared: &mut SharedAutomata) {
+        let key = (self.0.build, self.0.needles.clone());
+        *self = shared.entry(key).or_insert_with(|| self.clone()).clone();
     }
 
     fn get(&self) -> Option<&AhoCorasick> {
-        self.built
+        let inner = &*self.0;
+        inner
+            .built
             .get_or_init(|| {
                 let mut b = AhoCorasick::builder();
-                if self.build == Build::FirstMatch {
+                if inner.build == Build::FirstMatch {
                     b.kind(Some(AhoCorasickKind::ContiguousNFA))
                         .match_kind(MatchKind::LeftmostFirst);
                 }
-                b.build(self.needles.iter().map(|n| n.as_bytes())).ok()
+                b.build(inner.needles.iter().map(|n| n.as_bytes())).ok()
             })
             .as_ref()
     }
@@ -80,7 +98,7 @@ impl Automaton {
     pub fn is_match(&self, hay: &str) -> bool {
         match self.get() {
             Some(ac) => ac.is_match(hay),
-            None => self.needles.iter().any(|n| hay.contains(&**n)),
+            None => self.0.needles.iter().any(|n| hay.contains(&**n)),
         }
     }
 
@@ -97,6 +115,7 @@ impl Automaton {
                 end: m.end(),
             }),
             None => self
+                .0
                 .needles
                 .iter()
                 .enumerate()
@@ -118,7 +137,7 @@ impl Automaton {
     /// [`Build::Overlapping`] (the other kind is searched needle by needle).
     pub fn for_each_overlapping(&self, hay: &str, mut each: impl FnMut(Hit)) {
         // Of the other kind, the needles one by one: the same hits, and no refusal.
-        match self.get().filter(|_| self.build == Build::Overlapping) {
+        match self.get().filter(|_| self.0.build == Build::Overlapping) {
             Some(ac) => {
                 for m in ac.find_overlapping_iter(hay) {
                     each(Hit {
@@ -129,7 +148,7 @@ impl Automaton {
                 }
             }
             None => {
-                for (i, n) in self.needles.iter().enumerate() {
+                for (i, n) in self.0.needles.iter().enumerate() {
                     let mut at = 0;
                     while let Some(p) = hay
                         .as_bytes()
@@ -166,21 +185,25 @@ mod tests {
     /// The fallback search (used when a build fails) answers as the automaton does.
     fn unbuilt(list: &[&str], build: Build) -> Automaton {
         let a = Automaton::new(needles(list), build);
-        a.built.set(None).unwrap();
+        a.0.built.set(None).unwrap();
         a
     }
 
     #[test]
-    fn builds_on_first_search_only() {
-        let a = Automaton::new(
-            needles(&["cmd", "powershell", "wscript"]),
-            Build::FirstMatch,
-        );
+    fn builds_on_first_search_only_and_once_for_equal_needles() {
+        let list = ["cmd", "powershell", "wscript"];
+        let mut a = Automaton::new(needles(&list), Build::FirstMatch);
+        let mut b = Automaton::new(needles(&list), Build::FirstMatch);
+        let mut other = Automaton::new(needles(&list), Build::Overlapping);
+        let mut shared = SharedAutomata::default();
+        for x in [&mut a, &mut b, &mut other] {
+            x.share(&mut shared);
+        }
+        assert_eq!(shared.len(), 2, "one per needle list and way of building");
         assert!(!a.is_built());
-        let clone = a.clone();
         assert!(a.is_match("c:\\windows\\system32\\cmd.exe"));
-        assert!(a.is_built());
-        assert!(!clone.is_built(), "a clone made before keeps its own cell");
+        assert!(a.is_built() && b.is_built(), "built once, for both");
+        assert!(!other.is_built());
         assert!(!a.is_match("explorer.exe"));
     }
 

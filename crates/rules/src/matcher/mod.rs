@@ -17,7 +17,7 @@ mod regex_cache;
 mod time_part;
 
 pub use affix::AffixSet;
-pub use automaton::{Automaton, Build, Hit};
+pub use automaton::{Automaton, Build, Hit, SharedAutomata};
 pub(crate) use compile::{compile_entry, merge_needles, CompileContext};
 pub use regex_cache::{RegexCache, REGEX_BUDGET, REGEX_SIZE_LIMIT};
 pub use time_part::TimePart;

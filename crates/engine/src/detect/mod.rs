@@ -12,7 +12,7 @@ use crate::detect::filter::RecordFilter;
 use crate::render::data_mapping::DataMappings;
 use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
-use crate::row::{DetectInfo, Origin};
+use crate::row::{DetectInfo, Origin, RowText, TextBlock};
 use scanner_input::RecordView;
 use scanner_rules::{Admission, CorrelationSource, FieldId, InputKey, RuleSet, CHANNEL, EVENT_ID};
 
@@ -69,6 +69,15 @@ pub struct Matches {
     hits_from: usize,
     /// Reused buffers of the Details, ExtraFieldInfo and AllFieldInfo columns.
     render: RenderScratch,
+    /// The texts of `rows`, until [`Self::seal`].
+    texts: TextBlock,
+}
+
+impl Matches {
+    /// Makes the texts of `rows` readable; call before handing the rows over.
+    pub fn seal(&mut self) {
+        self.texts.seal(&mut self.rows);
+    }
 }
 
 /// A record with a detection and no readable `TimeCreated/@SystemTime`.
@@ -90,7 +99,6 @@ struct RenderScratch {
     fields_for: u64,
     fields: FieldList,
     shown: Shown,
-    out: String,
     key: String,
     /// Channel and provider names, shared by the rows that show them.
     names: crate::render::names::NameCache,
@@ -370,7 +378,7 @@ impl<'a> Detector<'a> {
         if !self.set.emits()[r as usize] {
             return;
         }
-        let (details, extra, all_fields) = self.render(r, view, &mut m.render);
+        let (details, extra, all_fields) = self.render(r, view, &mut m.render, &mut m.texts);
         let provider = m
             .render
             .names
@@ -391,13 +399,15 @@ impl<'a> Detector<'a> {
         });
     }
 
-    /// Details, and ExtraFieldInfo and AllFieldInfo when the profile prints them.
+    /// Details, and ExtraFieldInfo and AllFieldInfo when the profile prints them,
+    /// written into `texts`.
     fn render(
         &self,
         r: u32,
         view: &RecordView,
         b: &mut RenderScratch,
-    ) -> (Box<str>, Option<Box<str>>, Option<Box<str>>) {
+        texts: &mut TextBlock,
+    ) -> (RowText, Option<RowText>, Option<RowText>) {
         let provider = view.first(self.out.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("");
         let map = self.data_mappings.for_record(
@@ -417,29 +427,24 @@ impl<'a> Detector<'a> {
             b.fields.fill(view, &map);
             b.fields_for = b.record;
         }
-        b.out.clear();
-        let (details, extra): (Box<str>, _) = match template {
+        let (details, extra) = match template {
             Some(t) => {
-                t.render(view, self.out.data, &map, &mut b.out, &mut b.shown);
-                let details = b.out.as_str().into();
-                let extra = self.extra.then(|| {
-                    b.out.clear();
-                    b.fields.write_extra(&b.shown, &mut b.out);
-                    b.out.as_str().into()
-                });
+                let shown = &mut b.shown;
+                let details = texts.write(|out| t.render(view, self.out.data, &map, out, shown));
+                let extra = self
+                    .extra
+                    .then(|| texts.write(|out| b.fields.write_extra(&b.shown, out)));
                 (details, extra)
             }
             // Every field is in Details: ExtraFieldInfo has nothing left to add.
             None => {
-                b.fields.write_all(&mut b.out);
-                (b.out.as_str().into(), self.extra.then(|| "-".into()))
+                let details = texts.write(|out| b.fields.write_all(out));
+                (details, self.extra.then(|| texts.push("-")))
             }
         };
-        let all_fields = self.all_fields.then(|| {
-            b.out.clear();
-            b.fields.write_all(&mut b.out);
-            b.out.as_str().into()
-        });
+        let all_fields = self
+            .all_fields
+            .then(|| texts.write(|out| b.fields.write_all(out)));
         (details, extra, all_fields)
     }
 }

@@ -46,7 +46,7 @@ pub use detect::stats::{RuleStats, RuleTiming};
 pub use progress::{Progress, ProgressSnapshot};
 pub use render::all_fields::AllFields;
 pub use render::details::SEP as DETAILS_SEP;
-pub use row::{DetectInfo, Origin, RowText};
+pub use row::{DetectInfo, Origin};
 pub use scan::{ScanResult, ScanStats};
 pub use scanner::{Scanner, ScannerBuilder};
 pub use sort::merge::SortedRows;

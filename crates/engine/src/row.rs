@@ -3,138 +3,6 @@
 use compact_str::CompactString;
 use jiff::Timestamp;
 use std::cmp::Ordering;
-use std::sync::Arc;
-
-/// A row's rendered text (Details, ExtraFieldInfo, AllFieldInfo): a slice of a block of
-/// text shared by the rows one worker rendered into it, so that a row's texts cost no
-/// allocation of their own (the block is about a worker's batch of rows). A text made on
-/// its own (a correlation's, a row read back from a spilled run, a test's) is a block
-/// by itself. Reads as a `str`.
-#[derive(Clone)]
-pub struct RowText {
-    /// `None` while the worker still writes the block (see [`TextBlock`]).
-    block: Option<Arc<str>>,
-    start: u32,
-    end: u32,
-}
-
-impl RowText {
-    /// The text's length in bytes.
-    pub fn len(&self) -> usize {
-        (self.end - self.start) as usize
-    }
-
-    /// Whether the text is empty.
-    pub fn is_empty(&self) -> bool {
-        self.start == self.end
-    }
-
-    fn text(&self) -> &str {
-        let block = self
-            .block
-            .as_deref()
-            .expect("a row's text is read only once its block is sealed");
-        &block[self.start as usize..self.end as usize]
-    }
-}
-
-impl std::ops::Deref for RowText {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.text()
-    }
-}
-
-impl std::fmt::Debug for RowText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.text(), f)
-    }
-}
-
-impl From<&str> for RowText {
-    fn from(s: &str) -> RowText {
-        RowText {
-            end: s.len() as u32,
-            block: Some(Arc::from(s)),
-            start: 0,
-        }
-    }
-}
-
-impl From<String> for RowText {
-    fn from(s: String) -> RowText {
-        RowText::from(s.as_str())
-    }
-}
-
-impl From<Box<str>> for RowText {
-    fn from(s: Box<str>) -> RowText {
-        RowText::from(&*s)
-    }
-}
-
-/// The block a worker writes its rows' texts into: texts are appended, and the rows
-/// holding them can be read once the block is sealed (when the worker hands its rows
-/// over).
-#[derive(Debug, Default)]
-pub(crate) struct TextBlock {
-    text: String,
-}
-
-impl TextBlock {
-    /// Appends `s`; the row text that will read it once sealed.
-    pub(crate) fn push(&mut self, s: &str) -> RowText {
-        let start = self.text.len();
-        self.text.push_str(s);
-        assert!(
-            self.text.len() <= u32::MAX as usize,
-            "a text block under 4 GiB"
-        );
-        RowText {
-            block: None,
-            start: start as u32,
-            end: self.text.len() as u32,
-        }
-    }
-
-    /// Appends what `write` appends to the string it is given (and nothing else
-    /// there); the row text that will read it once sealed.
-    pub(crate) fn write(&mut self, write: impl FnOnce(&mut String)) -> RowText {
-        let start = self.text.len();
-        write(&mut self.text);
-        assert!(
-            self.text.len() <= u32::MAX as usize,
-            "a text block under 4 GiB"
-        );
-        RowText {
-            block: None,
-            start: start as u32,
-            end: self.text.len() as u32,
-        }
-    }
-
-    /// Seals the block into the texts of `rows` still waiting for it, and starts a new
-    /// one.
-    pub(crate) fn seal(&mut self, rows: &mut [DetectInfo]) {
-        if self.text.is_empty() {
-            return;
-        }
-        let block: Arc<str> = Arc::from(self.text.as_str());
-        self.text.clear();
-        for r in rows {
-            let texts = [
-                Some(&mut r.details),
-                r.extra.as_mut(),
-                r.all_fields.as_mut(),
-            ];
-            for t in texts.into_iter().flatten() {
-                if t.block.is_none() {
-                    t.block = Some(block.clone());
-                }
-            }
-        }
-    }
-}
 
 /// Where a detection's record came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,11 +43,11 @@ pub struct DetectInfo {
     /// `Provider_Name` (`-` for correlations).
     pub provider: CompactString,
     /// The rendered Details.
-    pub details: RowText,
+    pub details: Box<str>,
     /// ExtraFieldInfo, only when the profile prints it.
-    pub extra: Option<RowText>,
+    pub extra: Option<Box<str>>,
     /// AllFieldInfo (every event-data field), only when the profile prints it.
-    pub all_fields: Option<RowText>,
+    pub all_fields: Option<Box<str>>,
 }
 
 impl DetectInfo {

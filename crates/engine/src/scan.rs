@@ -135,7 +135,6 @@ impl<'s> Worker<'s> {
     }
 
     fn hand_over(&mut self) {
-        self.found.seal();
         self.store.push(&mut self.found.rows, self.bytes);
         self.counted = 0;
         self.bytes = 0;

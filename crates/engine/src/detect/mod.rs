@@ -12,7 +12,7 @@ use crate::detect::filter::RecordFilter;
 use crate::render::data_mapping::DataMappings;
 use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
-use crate::row::{DetectInfo, Origin, RowText, TextBlock};
+use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
 use scanner_rules::{Admission, CorrelationSource, FieldId, InputKey, RuleSet, CHANNEL, EVENT_ID};
 
@@ -69,15 +69,6 @@ pub struct Matches {
     hits_from: usize,
     /// Reused buffers of the Details, ExtraFieldInfo and AllFieldInfo columns.
     render: RenderScratch,
-    /// The texts of `rows`, until [`Self::seal`].
-    texts: TextBlock,
-}
-
-impl Matches {
-    /// Makes the texts of `rows` readable; call before handing the rows over.
-    pub fn seal(&mut self) {
-        self.texts.seal(&mut self.rows);
-    }
 }
 
 /// A record with a detection and no readable `TimeCreated/@SystemTime`.
@@ -99,6 +90,7 @@ struct RenderScratch {
     fields_for: u64,
     fields: FieldList,
     shown: Shown,
+    out: String,
     key: String,
     /// Channel and provider names, shared by the rows that show them.
     names: crate::render::names::NameCache,
@@ -378,7 +370,7 @@ impl<'a> Detector<'a> {
         if !self.set.emits()[r as usize] {
             return;
         }
-        let (details, extra, all_fields) = self.render(r, view, &mut m.render, &mut m.texts);
+        let (details, extra, all_fields) = self.render(r, view, &mut m.render);
         let provider = m
             .render
             .names
@@ -399,15 +391,13 @@ impl<'a> Detector<'a> {
         });
     }
 
-    /// Details, and ExtraFieldInfo and AllFieldInfo when the profile prints them,
-    /// written into `texts`.
+    /// Details, and ExtraFieldInfo and AllFieldInfo when the profile prints them.
     fn render(
         &self,
         r: u32,
         view: &RecordView,
         b: &mut RenderScratch,
-        texts: &mut TextBlock,
-    ) -> (RowText, Option<RowText>, Option<RowText>) {
+    ) -> (Box<str>, Option<Box<str>>, Option<Box<str>>) {
         let provider = view.first(self.out.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("");
         let map = self.data_mappings.for_record(
@@ -427,24 +417,29 @@ impl<'a> Detector<'a> {
             b.fields.fill(view, &map);
             b.fields_for = b.record;
         }
-        let (details, extra) = match template {
+        b.out.clear();
+        let (details, extra): (Box<str>, _) = match template {
             Some(t) => {
-                let shown = &mut b.shown;
-                let details = texts.write(|out| t.render(view, self.out.data, &map, out, shown));
-                let extra = self
-                    .extra
-                    .then(|| texts.write(|out| b.fields.write_extra(&b.shown, out)));
+                t.render(view, self.out.data, &map, &mut b.out, &mut b.shown);
+                let details = b.out.as_str().into();
+                let extra = self.extra.then(|| {
+                    b.out.clear();
+                    b.fields.write_extra(&b.shown, &mut b.out);
+                    b.out.as_str().into()
+                });
                 (details, extra)
             }
             // Every field is in Details: ExtraFieldInfo has nothing left to add.
             None => {
-                let details = texts.write(|out| b.fields.write_all(out));
-                (details, self.extra.then(|| texts.push("-")))
+                b.fields.write_all(&mut b.out);
+                (b.out.as_str().into(), self.extra.then(|| "-".into()))
             }
         };
-        let all_fields = self
-            .all_fields
-            .then(|| texts.write(|out| b.fields.write_all(out)));
+        let all_fields = self.all_fields.then(|| {
+            b.out.clear();
+            b.fields.write_all(&mut b.out);
+            b.out.as_str().into()
+        });
         (details, extra, all_fields)
     }
 }

@@ -163,14 +163,14 @@ pub fn decode(r: &mut impl Read) -> io::Result<DetectInfo> {
     let channel = get_compact(r)?;
     let event_id = get_compact(r)?;
     let provider = get_compact(r)?;
-    let details = get_string(r)?.into();
+    let details = get_string(r)?.into_boxed_str();
     let extra = match flags & EXTRA {
         0 => None,
-        _ => Some(get_string(r)?.into()),
+        _ => Some(get_string(r)?.into_boxed_str()),
     };
     let all_fields = match flags & ALL_FIELDS {
         0 => None,
-        _ => Some(get_string(r)?.into()),
+        _ => Some(get_string(r)?.into_boxed_str()),
     };
     Ok(DetectInfo {
         time,

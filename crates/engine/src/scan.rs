@@ -11,7 +11,7 @@ use crate::detect::{Detector, Matches};
 use crate::pwsh_fields::{self, PwshScratch};
 use crate::row::DetectInfo;
 use crate::sort::merge::SortedRows;
-use crate::sort::RowStore;
+use crate::sort::{lock, RowStore};
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
@@ -72,10 +72,11 @@ pub struct ScanResult<R = Vec<DetectInfo>> {
     pub rule_stats: Option<crate::detect::stats::RuleStats>,
 }
 
-/// Per-worker buffers, reused for every record. Rows are handed to the store whenever
-/// the worker holds [`RowStore::worker_batch`] bytes of them, and when it is done;
-/// correlation hits likewise to their [`HitStore`]; statistics go to the shared sink
-/// when it is done (once per file or chunk run, not per record).
+/// Per-worker buffers, reused for every record and, through the [`Pool`], for every
+/// file. Rows are handed to the store whenever the worker holds
+/// [`RowStore::worker_batch`] bytes of them, and when it is dropped (at the end of the
+/// scan); correlation hits likewise to their [`HitStore`]; statistics go to the shared
+/// sink when it is dropped.
 struct Worker<'s> {
     flat: Flattener,
     view: RecordView,
@@ -173,6 +174,61 @@ impl Drop for Worker<'_> {
     }
 }
 
+/// Workers between files. Most files are small (the attack corpus copied 30 times
+/// averages 30 records a file): a worker made for each would start every file with
+/// empty buffers, an empty needle memo and a new rows vector, and hand its few rows over
+/// under the store's lock. A file takes an idle worker (or makes one) and gives it back
+/// when done; the last ones are dropped when the scan ends, handing over what they hold.
+struct Pool<'s> {
+    idle: Mutex<Vec<Worker<'s>>>,
+    sink: &'s Mutex<Matches>,
+    store: &'s RowStore,
+    hits: &'s HitStore,
+}
+
+impl<'s> Pool<'s> {
+    /// An idle worker, or a new one.
+    fn take<'p>(&'p self, det: &Detector<'_>) -> Lease<'p, 's> {
+        let idle = lock(&self.idle).pop();
+        let w = idle.unwrap_or_else(|| Worker::new(self.sink, self.store, self.hits, det));
+        Lease {
+            worker: Some(w),
+            pool: self,
+        }
+    }
+}
+
+/// A worker taken from the [`Pool`]; given back when dropped.
+struct Lease<'p, 's> {
+    worker: Option<Worker<'s>>,
+    pool: &'p Pool<'s>,
+}
+
+impl<'s> std::ops::Deref for Lease<'_, 's> {
+    type Target = Worker<'s>;
+    fn deref(&self) -> &Worker<'s> {
+        self.worker
+            .as_ref()
+            .expect("a lease holds its worker until dropped")
+    }
+}
+
+impl<'s> std::ops::DerefMut for Lease<'_, 's> {
+    fn deref_mut(&mut self) -> &mut Worker<'s> {
+        self.worker
+            .as_mut()
+            .expect("a lease holds its worker until dropped")
+    }
+}
+
+impl Drop for Lease<'_, '_> {
+    fn drop(&mut self) {
+        if let Some(w) = self.worker.take() {
+            lock(&self.pool.idle).push(w);
+        }
+    }
+}
+
 /// Scans `files` with `det`.
 pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanResult<SortedRows> {
     let start = Instant::now();
@@ -196,6 +252,12 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
 
     let recovered = AtomicU64::new(0);
     let file_times = opts.file_times.then(|| Mutex::new(RuleTiming::default()));
+    let pool = Pool {
+        idle: Mutex::new(Vec::new()),
+        sink: &sink,
+        store: &store,
+        hits: &hits,
+    };
     let scan_file = |fi: u32| {
         let f = &files[fi as usize];
         // A panic while reading one file (a bug, in the parser or here) is reported
@@ -220,27 +282,30 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                         recover: opts.recover_records,
                         typed: true,
                     },
-                    || Worker::new(&sink, &store, &hits, det),
-                    |w, rec| match rec.content.fill(&mut w.flat, table, &mut w.view) {
-                        Ok(()) => {
-                            if opts.pwsh_fields {
-                                pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
+                    || pool.take(det),
+                    |lease: &mut Lease, rec| {
+                        let w: &mut Worker = lease;
+                        match rec.content.fill(&mut w.flat, table, &mut w.view) {
+                            Ok(()) => {
+                                if opts.pwsh_fields {
+                                    pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
+                                }
+                                w.found.recovered = rec.recovered;
+                                det.detect(&w.view, fi, rec.record_id, &mut w.found);
+                                if let Some(b) = w.found.bad_time.take() {
+                                    let at = Position::Record(b.record_id);
+                                    report(InputError::bad_time(&f.path, at, b.value.as_deref()));
+                                }
+                                w.tested();
                             }
-                            w.found.recovered = rec.recovered;
-                            det.detect(&w.view, fi, rec.record_id, &mut w.found);
-                            if let Some(b) = w.found.bad_time.take() {
-                                let at = Position::Record(b.record_id);
-                                report(InputError::bad_time(&f.path, at, b.value.as_deref()));
-                            }
-                            w.tested();
+                            // Carved records are often garbage: not an input error.
+                            Err(_) if rec.recovered => {}
+                            Err(e) => report(InputError::unreadable_rendering(
+                                &f.path,
+                                rec.record_id.unwrap_or(0),
+                                e,
+                            )),
                         }
-                        // Carved records are often garbage: not an input error.
-                        Err(_) if rec.recovered => {}
-                        Err(e) => report(InputError::unreadable_rendering(
-                            &f.path,
-                            rec.record_id.unwrap_or(0),
-                            e,
-                        )),
                     },
                     report,
                 );
@@ -248,10 +313,10 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 n.records
             }
             Format::Json => {
-                let mut w = Worker::new(&sink, &store, &hits, det);
+                let mut w = pool.take(det);
                 scanner_input::read_json(
                     &f.path,
-                    &mut w,
+                    &mut *w,
                     |w, v, at| match w.flat.fill_event(v, table, &mut w.view) {
                         Ok(()) => {
                             if opts.pwsh_fields {
@@ -269,11 +334,11 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 )
             }
             Format::Xml => {
-                let mut w = Worker::new(&sink, &store, &hits, det);
+                let mut w = pool.take(det);
                 scanner_input::read_xml(
                     &f.path,
                     table,
-                    &mut w,
+                    &mut *w,
                     |w, view, at| {
                         det.detect(view, fi, None, &mut w.found);
                         if let Some(b) = w.found.bad_time.take() {
@@ -309,6 +374,8 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             times.lock().unwrap_or_else(|e| e.into_inner()).add(ns);
         }
     });
+    // The idle workers hand over their rows, hits and statistics.
+    drop(pool);
 
     let found = sink.into_inner().unwrap_or_else(|e| e.into_inner());
     let name = |i: u32| files[i as usize].path.display().to_string();

@@ -8,7 +8,9 @@
 //!
 //! What it is not: it knows nothing of EVTX or JSON (rules test an [`Event`], an
 //! interface the engine implements over its record view), it does not scan, sort or
-//! print, and it does no file I/O beyond reading rules and their config folder.
+//! print, and it does no file I/O beyond reading rules and their config folder, and
+//! the rule cache when [`LoadOptions::cache_dir`] names one (the parsed YAML of each
+//! rule file, kept between runs: `load::cache`).
 //! Correlations are loaded and resolved here but evaluated by the engine after a scan.
 //!
 //! Three decisions shape it:
@@ -19,6 +21,9 @@
 //!   suffix, substring on the lowercased value, an Aho-Corasick automaton or an affix
 //!   set for long lists); regexes are compiled once into a [`RegexCache`] shared by all
 //!   rules. Compilation (`matcher::compile`) and evaluation (`matcher`) are kept apart.
+//!   Automata and regexes are built the first time a record needs them ([`Automaton`],
+//!   `LazyRegex`), once for all rules that share them: a scan pays only for the
+//!   channels and EventIDs its logs hold.
 //! - A document that cannot be loaded costs only itself: loading never fails as a
 //!   whole. Errors are [`RuleError`]s (an [`ErrorKind`] plus where it happened) whose
 //!   text is what the [`LoadReport`] prints.

@@ -52,17 +52,22 @@ fn cache_line(err: &str) -> &str {
         .unwrap_or_else(|| panic!("no cache line in:\n{err}"))
 }
 
-fn rule_files(dir: &Path) -> usize {
-    let mut n = 0;
-    for e in fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            n += rule_files(&p);
-        } else if p.extension().is_some_and(|e| e == "yml") {
-            n += 1;
+/// The `.yml` files under `dir`, sorted.
+fn rule_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        for e in fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "yml") {
+                out.push(p);
+            }
         }
     }
-    n
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
 }
 
 #[test]
@@ -70,7 +75,7 @@ fn a_second_run_reads_the_cache_and_finds_the_same() {
     let dir = scratch("rule-cache");
     let rules = rules_copy(&dir);
     let cache = dir.join("cache");
-    let n = rule_files(&rules);
+    let n = rule_files(&rules).len();
     assert!(n > 10, "{n} rule files");
 
     let (first, err) = timeline(&rules, &cache, &[]);
@@ -139,7 +144,7 @@ fn a_damaged_or_untrusted_cache_is_ignored_with_a_warning_and_rebuilt() {
     let dir = scratch("rule-cache-damage");
     let rules = rules_copy(&dir);
     let cache = dir.join("cache");
-    let n = rule_files(&rules);
+    let n = rule_files(&rules).len();
     let (first, _) = timeline(&rules, &cache, &[]);
     let file = fs::read_dir(cache.join("scanner"))
         .unwrap()
@@ -180,20 +185,7 @@ fn a_damaged_or_untrusted_cache_is_ignored_with_a_warning_and_rebuilt() {
 /// A rule file of `rules` whose title appears in `timeline`.
 fn first_rule_with_detections(rules: &Path, timeline: &[u8]) -> PathBuf {
     let timeline = text(timeline);
-    let mut files = Vec::new();
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        for e in fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "yml") {
-                out.push(p);
-            }
-        }
-    }
-    walk(rules, &mut files);
-    files.sort();
-    files
+    rule_files(rules)
         .into_iter()
         .find(|f| {
             let t = fs::read_to_string(f).unwrap();

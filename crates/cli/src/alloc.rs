@@ -1,18 +1,41 @@
-//! The global allocator (mimalloc under the default `mimalloc` feature) and the
-//! `--debug` memory report.
+//! The global allocator (mimalloc under the default `mimalloc` feature; jemalloc with its
+//! heap profiler under `jemalloc-prof`, which wins when both are on) and the `--debug`
+//! memory report.
 
-#[cfg(feature = "mimalloc")]
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[cfg(feature = "jemalloc-prof")]
+#[global_allocator]
+static GLOBAL: crate::heap_profile::PeakDumping = crate::heap_profile::PeakDumping;
+
+/// jemalloc's built-in options (the C string `malloc_conf`, under the prefixed name of
+/// tikv-jemalloc-sys): the profiler is compiled in and armed, but samples nothing until
+/// `--heap-profile` activates it; one sample per 64 KiB allocated on average (2^16).
+/// `_RJEM_MALLOC_CONF` in the environment overrides these.
+#[cfg(feature = "jemalloc-prof")]
+#[export_name = "_rjem_malloc_conf"]
+static MALLOC_CONF: ConfString =
+    ConfString(c"prof:true,prof_active:false,lg_prof_sample:16".as_ptr());
+
+/// A C string pointer jemalloc reads at start-up.
+#[cfg(feature = "jemalloc-prof")]
+#[repr(transparent)]
+struct ConfString(*const std::ffi::c_char);
+
+// SAFETY: the pointer is to a static, immutable C string.
+#[cfg(feature = "jemalloc-prof")]
+unsafe impl Sync for ConfString {}
+
 /// mimalloc 2.x option numbers (`mi_option_e` in mimalloc.h), which the -sys crate does
 /// not name.
-#[cfg(feature = "mimalloc")]
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-#[cfg(feature = "mimalloc")]
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-#[cfg(feature = "mimalloc")]
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
 extern "C" {
     fn getenv(name: *const std::ffi::c_char) -> *const std::ffi::c_char;
 }
@@ -25,7 +48,7 @@ extern "C" {
 /// Runs from `.init_array` (before the Rust runtime's first allocation reserves mimalloc's
 /// first arena) and again first thing in `main` on platforms without it.
 pub fn configure() {
-    #[cfg(feature = "mimalloc")]
+    #[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
     // SAFETY: setting an option only stores a value in mimalloc's option table.
     unsafe {
         // mimalloc's own environment variables still win (getenv does not allocate:
@@ -41,7 +64,11 @@ pub fn configure() {
 
 /// Runs [`configure`] before `main`: the arena mimalloc reserves on the first allocation
 /// would otherwise already be committed eagerly.
-#[cfg(all(feature = "mimalloc", target_os = "linux"))]
+#[cfg(all(
+    feature = "mimalloc",
+    not(feature = "jemalloc-prof"),
+    target_os = "linux"
+))]
 #[used]
 #[link_section = ".init_array"]
 static CONFIGURE_EARLY: extern "C" fn() = {
@@ -60,7 +87,7 @@ pub fn peak_rss_kib() -> Option<u64> {
 
 /// Prints allocator statistics and peak RSS to standard error.
 pub fn report() {
-    #[cfg(feature = "mimalloc")]
+    #[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
     {
         let (mut elapsed, mut utime, mut stime) = (0usize, 0usize, 0usize);
         let (mut rss, mut peak_rss, mut commit, mut peak_commit, mut faults) =
@@ -87,9 +114,29 @@ pub fn report() {
             peak_rss as f64 / 1048576.0
         );
     }
-    #[cfg(not(feature = "mimalloc"))]
+    #[cfg(feature = "jemalloc-prof")]
+    jemalloc_report();
+    #[cfg(not(any(feature = "mimalloc", feature = "jemalloc-prof")))]
     eprintln!("allocator: system (built without the mimalloc feature)");
     if let Some(k) = peak_rss_kib() {
         eprintln!("peak RSS (VmHWM): {:.1} MiB", k as f64 / 1024.0);
     }
+}
+
+/// jemalloc's current figures (it keeps no peak: the heap profile's total is the peak).
+#[cfg(feature = "jemalloc-prof")]
+fn jemalloc_report() {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    let mib = |r: Result<usize, tikv_jemalloc_ctl::Error>| match r {
+        Ok(b) => format!("{:.1} MiB", b as f64 / 1048576.0),
+        Err(e) => format!("unknown ({e})"),
+    };
+    let _ = epoch::advance();
+    eprintln!(
+        "jemalloc: allocated {}, active {}, resident {}, mapped {} (at exit)",
+        mib(stats::allocated::read()),
+        mib(stats::active::read()),
+        mib(stats::resident::read()),
+        mib(stats::mapped::read())
+    );
 }

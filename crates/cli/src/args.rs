@@ -10,6 +10,10 @@ pub struct Cli {
     /// Print allocator statistics (mimalloc's peak and reserved memory) and peak RSS at exit.
     #[arg(long, global = true)]
     pub debug: bool,
+    /// Write a pprof heap profile (gzip protobuf) of the run's peak memory to FILE and its
+    /// flamegraph to FILE.svg (needs a build with the `jemalloc-prof` feature).
+    #[arg(long = "heap-profile", value_name = "FILE", global = true)]
+    pub heap_profile: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

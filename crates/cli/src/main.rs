@@ -10,6 +10,7 @@ mod evtx_cmd;
 mod expand_list;
 mod filters;
 mod freq_timeline;
+mod heap_profile;
 mod histogram;
 mod interrupt;
 mod level_tuning;
@@ -48,7 +49,15 @@ fn main() {
         eprintln!("error: {}", terminal::safe(&e));
         std::process::exit(exit::FATAL);
     }
-    let code = match &cli.command {
+    let heap = match cli.heap_profile.as_deref().map(heap_profile::start) {
+        Some(Err(e)) => {
+            eprintln!("error: {}", terminal::safe(&e.to_string()));
+            std::process::exit(exit::FATAL);
+        }
+        Some(Ok(h)) => Some(h),
+        None => None,
+    };
+    let mut code = match &cli.command {
         args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv, cli.debug),
         args::Command::JsonTimeline(a) => timeline_cmd::run(
             &a.timeline,
@@ -84,6 +93,22 @@ fn main() {
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
     };
+    if let Some(h) = heap {
+        match h.finish() {
+            Ok(w) if cli.debug => eprintln!(
+                "heap profile: {:.1} MiB live in the profile (the last of {} dumps); \
+                 peak of the bytes live {:.1} MiB",
+                w.bytes / 1048576.0,
+                w.dumps,
+                w.peak as f64 / 1048576.0
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("error: {}", terminal::safe(&e.to_string()));
+                code = exit::FATAL;
+            }
+        }
+    }
     if cli.debug {
         alloc::report();
     }

@@ -28,6 +28,7 @@ fn steady(stderr: &[u8]) -> String {
                 && !l.starts_with("write: ")
                 && !l.starts_with("phases: ")
                 && !l.starts_with("file scan times: ")
+                && !l.starts_with("load phase: ")
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -265,6 +265,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     table,
                     &mut w,
                     |w, view, at| {
+                        if opts.pwsh_fields {
+                            pwsh_fields::extract(view, table, &mut w.pwsh);
+                        }
                         det.detect(view, fi, None, &mut w.found);
                         if let Some(b) = w.found.bad_time.take() {
                             report(InputError::bad_time(&f.path, at, b.value.as_deref()));

@@ -238,7 +238,7 @@ correlation: {type: value_percentile, rules: [a, b, c], group-by: [G], timespan:
         hits.sort_by(|a, b| (&a.group, a.time).cmp(&(&b.group, b.time)));
         let mut out = Vec::new();
         for g in hits.chunk_by(|a, b| a.group == b.group) {
-            let mut it = g.to_vec().into_iter().map(Ok).peekable();
+            let mut it = g.iter().cloned().map(Ok).peekable();
             slide(c, &mut it, &mut |f| {
                 let w = &f.window;
                 out.push((

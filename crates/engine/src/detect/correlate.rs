@@ -101,25 +101,38 @@ pub fn evaluate(
     let rank = ranks(set);
     hits.sort_unstable_by(|a, b| crate::detect::hit_store::cmp(&rank, a, b));
     // Hits in memory cannot fail to be read.
-    evaluate_sorted(set, hits.into_iter().map(Ok), file_name).unwrap_or_default()
+    collect_sorted(set, hits.into_iter().map(Ok), file_name).unwrap_or_default()
 }
 
-/// Evaluates every correlation over `hits`, given in the order of
-/// [`crate::detect::hit_store::cmp`] (by correlation in evaluation order, then group,
-/// then time); returns the rows, or the first error of `hits`. Each group's hits are
-/// streamed through its windows (a window never spans groups); a correlation fed by
-/// another's windows gets those windows merged into its groups in the same order.
-pub fn evaluate_sorted(
+/// [`evaluate_sorted`], its rows collected.
+#[cfg(test)]
+pub fn collect_sorted(
     set: &RuleSet,
     hits: impl Iterator<Item = io::Result<CorrelationHit>>,
     file_name: &dyn Fn(u32) -> String,
 ) -> io::Result<Vec<DetectInfo>> {
+    let mut rows = Vec::new();
+    evaluate_sorted(set, hits, file_name, &mut |r| rows.push(r))?;
+    Ok(rows)
+}
+
+/// Evaluates every correlation over `hits`, given in the order of
+/// [`crate::detect::hit_store::cmp`] (by correlation in evaluation order, then group,
+/// then time); hands each row to `emit` as it is made, and returns the first error of
+/// `hits`. Each group's hits are streamed through its windows (a window never spans
+/// groups); a correlation fed by another's windows gets those windows merged into its
+/// groups in the same order.
+pub fn evaluate_sorted(
+    set: &RuleSet,
+    hits: impl Iterator<Item = io::Result<CorrelationHit>>,
+    file_name: &dyn Fn(u32) -> String,
+    emit: &mut dyn FnMut(DetectInfo),
+) -> io::Result<()> {
     let cs = set.correlations();
     let mut hits = hits.peekable();
     // Events of chained correlations (the windows of the correlations they refer to).
     let mut chained: Vec<Vec<CorrelationHit>> = (0..cs.len()).map(|_| Vec::new()).collect();
     let mut chained_files: Vec<Box<str>> = Vec::new();
-    let mut rows = Vec::new();
     for ci in order(set) {
         let c = &cs[ci];
         let mut inner = std::mem::take(&mut chained[ci]);
@@ -146,12 +159,12 @@ pub fn evaluate_sorted(
                 });
                 chain(set, ci, &f, &row, &mut chained, &mut chained_files);
                 if c.emits {
-                    rows.push(row);
+                    emit(row);
                 }
             })?;
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// The group of correlation `ci`'s next event: the least of the head of `hits` (when it

@@ -212,7 +212,8 @@ impl TypedState {
             let at = r.pos;
             let bytes = r.bytes(size);
             if self.rec.push_value(d[2], bytes, at).is_none() {
-                if !self.opaque {
+                // A value cut short by the chunk's end is no structure to read either.
+                if !self.opaque || bytes.is_none() {
                     return None;
                 }
                 self.rec.push_opaque();

@@ -340,6 +340,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     table,
                     &mut *w,
                     |w, view, at| {
+                        if opts.pwsh_fields {
+                            pwsh_fields::extract(view, table, &mut w.pwsh);
+                        }
                         det.detect(view, fi, None, &mut w.found);
                         if let Some(b) = w.found.bad_time.take() {
                             report(InputError::bad_time(&f.path, at, b.value.as_deref()));
@@ -380,14 +383,20 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let found = sink.into_inner().unwrap_or_else(|e| e.into_inner());
     let name = |i: u32| files[i as usize].path.display().to_string();
     let hit_runs = hits.runs();
-    let correlated = hits
-        .finish()
-        .and_then(|hits| correlate::evaluate_sorted(det.rules(), hits, &name));
+    // Correlation rows join the store in batches as they are made.
+    let (mut batch, mut bytes, limit) = (Vec::new(), 0, store.worker_batch());
+    let correlated = hits.finish().and_then(|hits| {
+        correlate::evaluate_sorted(det.rules(), hits, &name, &mut |row| {
+            bytes += row.approx_bytes();
+            batch.push(row);
+            if bytes >= limit {
+                store.push(&mut batch, bytes);
+                bytes = 0;
+            }
+        })
+    });
     match correlated {
-        Ok(mut correlated) => {
-            let bytes = correlated.iter().map(DetectInfo::approx_bytes).sum();
-            store.push(&mut correlated, bytes);
-        }
+        Ok(()) => store.push(&mut batch, bytes),
         Err(e) => store.fail(e),
     }
     let rows = store.finish().correlation_runs(hit_runs);

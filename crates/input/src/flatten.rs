@@ -62,9 +62,31 @@ struct Node<'a> {
     table: &'a FieldTable,
     path: &'a mut String,
     num: &'a mut String,
-    /// `null` is an element with no content (a record stored without a template), not
-    /// an empty value.
-    null_is_no_content: bool,
+    /// What a `null` is.
+    nulls: Nulls<'a>,
+}
+
+/// What a `null` in a rendered EVTX record is: the evtx crate renders both an element
+/// with no content and one whose value is empty as `null`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Nulls<'a> {
+    /// An empty value (JSON input, or a record whose template is not known).
+    Empty,
+    /// An element with no content (a record stored without a template).
+    NoContent,
+    /// An element with no content at these paths (those its template gives no content,
+    /// found by the typed path's reading of the template), an empty value elsewhere.
+    NoContentAt(&'a [Box<str>]),
+}
+
+impl Nulls<'_> {
+    fn no_content(&self, path: &str) -> bool {
+        match self {
+            Nulls::Empty => false,
+            Nulls::NoContent => true,
+            Nulls::NoContentAt(paths) => paths.iter().any(|p| **p == *path),
+        }
+    }
 }
 
 struct Key<'a>(&'a mut String);
@@ -98,7 +120,7 @@ impl Node<'_> {
             table: self.table,
             path: self.path,
             num: self.num,
-            null_is_no_content: self.null_is_no_content,
+            nulls: self.nulls,
         }
     }
 }
@@ -151,10 +173,12 @@ impl<'de> Visitor<'de> for Node<'_> {
     /// value is empty (`<BackupPath>%4</BackupPath>` with an empty string), which
     /// Hayabusa's version of it tells apart (absent, and `""`). Rules see either as an
     /// empty value (Sigma's `''`). Only in a record stored without a template is it
-    /// known to be the former: there Details and the field lists leave it out;
-    /// elsewhere it is listed as an empty value. A container is no field at all.
+    /// known to be the former everywhere, and in a record whose template the typed path
+    /// reads, at the elements the template gives no content: there Details and the field
+    /// lists leave it out; elsewhere it is listed as an empty value. A container is no
+    /// field at all.
     fn visit_unit<E>(mut self) -> Result<(), E> {
-        if self.null_is_no_content {
+        if self.nulls.no_content(self.path) {
             empty_element(self.view, self.table, self.path);
         } else if !is_container(self.path) {
             self.leaf("");
@@ -194,15 +218,15 @@ impl Flattener {
         table: &FieldTable,
         view: &mut RecordView,
     ) -> Result<(), serde_json::Error> {
-        self.fill_rendered(json, false, table, view)
+        self.fill_rendered(json, Nulls::Empty, table, view)
     }
 
-    /// [`Self::fill`] for the JSON rendering of an EVTX record; `plain` when the record
-    /// is stored without a template, so that its `null`s are elements with no content.
+    /// [`Self::fill`] for the JSON rendering of an EVTX record, whose `null`s are what
+    /// `nulls` says.
     pub(crate) fn fill_rendered(
         &mut self,
         json: &str,
-        plain: bool,
+        nulls: Nulls<'_>,
         table: &FieldTable,
         view: &mut RecordView,
     ) -> Result<(), serde_json::Error> {
@@ -214,7 +238,7 @@ impl Flattener {
             table,
             path: &mut self.path,
             num: &mut self.num,
-            null_is_no_content: plain,
+            nulls,
         };
         node.deserialize(&mut de)?;
         de.end()
@@ -236,7 +260,7 @@ impl Flattener {
             table,
             path: &mut self.path,
             num: &mut self.num,
-            null_is_no_content: false,
+            nulls: Nulls::Empty,
         };
         // A `Value` always deserializes: the visitor fails on nothing.
         let _ = node.deserialize(value);
@@ -256,7 +280,7 @@ impl Flattener {
             table,
             path: &mut self.path,
             num: &mut self.num,
-            null_is_no_content: false,
+            nulls: Nulls::Empty,
         };
         node.deserialize(value)
     }

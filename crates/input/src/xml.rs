@@ -38,11 +38,12 @@ impl XmlError {
 
 /// Scans one event XML file (`<Events><Event>…</Event>…</Events>`, or events one
 /// after another): each event is filled into a view, checked for a `Channel` and an
-/// `EventID`, and handed to `f` with its number; returns how many were handed over.
+/// `EventID`, and handed to `f` with its number (`f` may add fields to the view, as the
+/// scan's classic PowerShell extraction does); returns how many were handed over.
 /// Problems go to `err`; XML that stops parsing ends the file there.
 pub fn read_xml<S, F, E>(path: &Path, table: &FieldTable, state: &mut S, f: F, err: E) -> u64
 where
-    F: Fn(&mut S, &RecordView, Position),
+    F: Fn(&mut S, &mut RecordView, Position),
     E: Fn(InputError),
 {
     let file = match crate::format::open_stream(path) {

@@ -1,26 +1,30 @@
 //! Correlation rules, evaluated after the scan over the events their rules matched.
 //!
 //! Each correlation's events (one per record, however many of its rules matched the
-//! record) are grouped by their group-by values and sorted by time. A window opens at
-//! each distinct event time and holds every event of the group from that instant to
-//! `timespan` later (both ends included; ties are never split). A window is judged
-//! only when it reaches an event the previous window did not (a window inside the
-//! previous one is a truncated view of events already judged). When the measure
-//! (events, distinct values, referenced rules, or the sum, mean or percentile of a
-//! field) satisfies the condition, one row is emitted for the window, dated at its
-//! first event, and the next window opens after it. A correlation that another one
-//! refers to is evaluated first; each window it fires on is an event of the outer one,
-//! dated at the window's last event, with the window's group-by values as fields.
-//! Each group's events enter and leave the running tally once, so evaluation is
-//! O(n log n) for the sort and O(n) after it (but `temporal_ordered` and
-//! `value_percentile`, which look at the whole window when judging it).
+//! record) come grouped by their group-by values and sorted by time (the order of
+//! [`crate::detect::hit_store::cmp`]); each group is streamed through its sliding
+//! windows ([`crate::detect::window`]): a window opens at each distinct event time and
+//! holds every event of the group from that instant to `timespan` later (both ends
+//! included; ties are never split). A window is judged only when it reaches an event
+//! the previous window did not (a window inside the previous one is a truncated view of
+//! events already judged). When the measure (events, distinct values, referenced rules,
+//! rules in order, or the sum, mean or percentile of a field;
+//! [`crate::detect::tally`]) satisfies the condition, one row is emitted for the window,
+//! dated at its first event, and the next window opens after it. A correlation that
+//! another one refers to is evaluated first; each window it fires on is an event of the
+//! outer one, dated at the window's last event, with the window's group-by values as
+//! fields. Each event enters and leaves the running tally once, so evaluation is
+//! O(n log n) for the sort and O(n) after it (O(n log w) for `value_percentile`, w the
+//! window's size), and memory holds one window of one group.
 
+use crate::detect::window::{slide, Fired};
 use crate::render::details::SEP;
 use crate::row::{DetectInfo, Origin};
 use compact_str::CompactString;
 use jiff::Timestamp;
 use scanner_rules::{Correlation, CorrelationKind, CorrelationSource, InputKey, RuleSet};
-use std::collections::HashMap;
+use std::io;
+use std::iter::Peekable;
 
 /// One event (a record, or a chained correlation's window) that feeds a correlation.
 #[derive(Debug, Clone)]
@@ -48,178 +52,6 @@ pub struct CorrelationHit {
 
 /// The bit of [`CorrelationHit::file`] that marks a chained correlation's window.
 pub const CHAINED: u32 = 1 << 31;
-
-fn holds(c: &Correlation, n: f64) -> bool {
-    c.conditions.iter().all(|(op, b)| op.holds(n, *b))
-}
-
-/// What a window measures, kept up to date as the window slides (each event enters
-/// and leaves once).
-struct Tally<'h> {
-    values: HashMap<&'h str, u32>,
-    refs: [u32; 32],
-    distinct_refs: u32,
-    sum: f64,
-    numbers: u32,
-}
-
-impl<'h> Tally<'h> {
-    fn new() -> Self {
-        Tally {
-            values: HashMap::new(),
-            refs: [0; 32],
-            distinct_refs: 0,
-            sum: 0.0,
-            numbers: 0,
-        }
-    }
-
-    fn enter(&mut self, h: &'h CorrelationHit) {
-        if let Some(v) = h.value.as_deref() {
-            *self.values.entry(v).or_default() += 1;
-            if let Some(x) = number(h) {
-                self.sum += x;
-                self.numbers += 1;
-            }
-        }
-        let mut bits = h.references;
-        while bits != 0 {
-            let r = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            self.refs[r] += 1;
-            if self.refs[r] == 1 {
-                self.distinct_refs += 1;
-            }
-        }
-    }
-
-    fn leave(&mut self, h: &'h CorrelationHit) {
-        if let Some(v) = h.value.as_deref() {
-            if let Some(n) = self.values.get_mut(v) {
-                *n -= 1;
-                if *n == 0 {
-                    self.values.remove(v);
-                }
-            }
-            if let Some(x) = number(h) {
-                self.numbers -= 1;
-                // Exact for whole numbers below 2^53; reset when empty so rounding of
-                // fractions cannot linger.
-                self.sum = if self.numbers == 0 { 0.0 } else { self.sum - x };
-            }
-        }
-        let mut bits = h.references;
-        while bits != 0 {
-            let r = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            self.refs[r] -= 1;
-            if self.refs[r] == 0 {
-                self.distinct_refs -= 1;
-            }
-        }
-    }
-
-    /// The window's measure; `None` when it has none (no numeric value to sum, average
-    /// or rank).
-    fn measure(&self, c: &Correlation, window: &[&CorrelationHit]) -> Option<f64> {
-        Some(match c.kind {
-            CorrelationKind::EventCount => window.len() as f64,
-            CorrelationKind::ValueCount => self.values.len() as f64,
-            CorrelationKind::Temporal => f64::from(self.distinct_refs),
-            CorrelationKind::TemporalOrdered => in_order(c, window) as f64,
-            CorrelationKind::ValueSum => (self.numbers > 0).then_some(self.sum)?,
-            CorrelationKind::ValueAvg => {
-                (self.numbers > 0).then(|| self.sum / f64::from(self.numbers))?
-            }
-            CorrelationKind::ValuePercentile => percentile(window, c.percentile.unwrap_or(50.0))?,
-        })
-    }
-}
-
-/// The event's field value as a number, for the metric types.
-fn number(h: &CorrelationHit) -> Option<f64> {
-    h.value
-        .as_deref()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|x| x.is_finite())
-}
-
-/// The nearest-rank percentile `p` (0–100) of the window's numeric values.
-fn percentile(window: &[&CorrelationHit], p: f64) -> Option<f64> {
-    let mut xs: Vec<f64> = window.iter().filter_map(|h| number(h)).collect();
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * xs.len() as f64).ceil() as usize;
-    Some(xs[rank.clamp(1, xs.len()) - 1])
-}
-
-/// How many of the references, in the listed order, the window holds one after the
-/// other (an event at the same instant as the previous one counts as after it).
-fn in_order(c: &Correlation, window: &[&CorrelationHit]) -> usize {
-    let mut at = 0usize;
-    let mut found = 0;
-    for r in 0..c.rule_refs.len() {
-        let bit = 1u32 << r;
-        let Some(p) = window[at..].iter().position(|h| h.references & bit != 0) else {
-            break;
-        };
-        found += 1;
-        let t = window[at + p].time;
-        at = window[..=at + p].partition_point(|h| h.time < t);
-    }
-    found
-}
-
-/// A window a correlation fired on.
-struct Fired<'h> {
-    group: &'h str,
-    window: Vec<&'h CorrelationHit>,
-    measure: f64,
-}
-
-/// The windows of one correlation's events that satisfy its condition.
-fn windows<'h>(c: &Correlation, hits: impl Iterator<Item = &'h CorrelationHit>) -> Vec<Fired<'h>> {
-    let mut sorted: Vec<&CorrelationHit> = hits.collect();
-    sorted.sort_by(|a, b| (&a.group, a.time).cmp(&(&b.group, b.time)));
-    let span = c
-        .timespan_secs
-        .map(|s| jiff::SignedDuration::from_secs(i64::try_from(s).unwrap_or(i64::MAX)));
-    let mut out = Vec::new();
-    for g in sorted.chunk_by(|a, b| a.group == b.group) {
-        let mut tally = Tally::new();
-        let (mut i, mut j, mut judged_to) = (0, 0, 0);
-        while i < g.len() {
-            let t = g[i].time;
-            // Without a timespan (a legacy `count()` without `timeframe`) the whole
-            // scan is one window.
-            let end = span.and_then(|s| t.checked_add(s).ok());
-            while j < g.len() && end.is_none_or(|e| g[j].time <= e) {
-                tally.enter(g[j]);
-                j += 1;
-            }
-            if j > judged_to {
-                judged_to = j;
-                if let Some(m) = tally.measure(c, &g[i..j]).filter(|&m| holds(c, m)) {
-                    out.push(Fired {
-                        group: &g[i].group,
-                        window: g[i..j].to_vec(),
-                        measure: m,
-                    });
-                    tally = Tally::new();
-                    i = j;
-                    continue;
-                }
-            }
-            while i < g.len() && g[i].time == t {
-                tally.leave(g[i]);
-                i += 1;
-            }
-        }
-    }
-    out
-}
 
 /// Correlation indices, each after the correlations it refers to.
 fn order(set: &RuleSet) -> Vec<usize> {
@@ -269,38 +101,53 @@ pub fn evaluate(
     let rank = ranks(set);
     hits.sort_unstable_by(|a, b| crate::detect::hit_store::cmp(&rank, a, b));
     // Hits in memory cannot fail to be read.
-    evaluate_sorted(set, hits.into_iter().map(Ok), file_name).unwrap_or_default()
+    collect_sorted(set, hits.into_iter().map(Ok), file_name).unwrap_or_default()
+}
+
+/// [`evaluate_sorted`], its rows collected.
+#[cfg(test)]
+pub fn collect_sorted(
+    set: &RuleSet,
+    hits: impl Iterator<Item = io::Result<CorrelationHit>>,
+    file_name: &dyn Fn(u32) -> String,
+) -> io::Result<Vec<DetectInfo>> {
+    let mut rows = Vec::new();
+    evaluate_sorted(set, hits, file_name, &mut |r| rows.push(r))?;
+    Ok(rows)
 }
 
 /// Evaluates every correlation over `hits`, given in the order of
 /// [`crate::detect::hit_store::cmp`] (by correlation in evaluation order, then group,
-/// then time); returns the rows, or the first error of `hits`. Hits are taken one
-/// group at a time (a window never spans groups), except for a correlation fed by
-/// another's windows, whose hits are taken together with those windows.
+/// then time); hands each row to `emit` as it is made, and returns the first error of
+/// `hits`. Each group's hits are streamed through its windows (a window never spans
+/// groups); a correlation fed by another's windows gets those windows merged into its
+/// groups in the same order.
 pub fn evaluate_sorted(
     set: &RuleSet,
-    hits: impl Iterator<Item = std::io::Result<CorrelationHit>>,
+    hits: impl Iterator<Item = io::Result<CorrelationHit>>,
     file_name: &dyn Fn(u32) -> String,
-) -> std::io::Result<Vec<DetectInfo>> {
+    emit: &mut dyn FnMut(DetectInfo),
+) -> io::Result<()> {
     let cs = set.correlations();
     let mut hits = hits.peekable();
     // Events of chained correlations (the windows of the correlations they refer to).
     let mut chained: Vec<Vec<CorrelationHit>> = (0..cs.len()).map(|_| Vec::new()).collect();
     let mut chained_files: Vec<Box<str>> = Vec::new();
-    let mut rows = Vec::new();
-    let mut group = Vec::new();
     for ci in order(set) {
         let c = &cs[ci];
-        let inner = std::mem::take(&mut chained[ci]);
-        // With windows of other correlations among its events, all of the
-        // correlation's hits are taken at once (the windows are in no group order).
-        let whole = !inner.is_empty();
-        loop {
-            take_group(&mut hits, ci, whole, &mut group)?;
-            if group.is_empty() && !whole {
-                break;
+        let mut inner = std::mem::take(&mut chained[ci]);
+        // Stable: ties keep the order the windows fired in.
+        inner.sort_by(|a, b| (&a.group, a.time).cmp(&(&b.group, b.time)));
+        let mut inner = inner.into_iter().peekable();
+        while let Some(group) = next_group(&mut hits, &mut inner, ci)? {
+            let mut one = GroupHits {
+                hits: &mut hits,
+                inner: &mut inner,
+                correlation: ci as u32,
+                group: &group,
             }
-            for f in windows(c, group.iter().chain(&inner)) {
+            .peekable();
+            slide(c, &mut one, &mut |f| {
                 let row = row(ci as u32, c, &f, &|i| {
                     if i & CHAINED != 0 {
                         chained_files
@@ -312,53 +159,79 @@ pub fn evaluate_sorted(
                 });
                 chain(set, ci, &f, &row, &mut chained, &mut chained_files);
                 if c.emits {
-                    rows.push(row);
+                    emit(row);
                 }
-            }
-            if whole {
-                break;
-            }
+            })?;
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
-/// Replaces `out` with the next hits of correlation `ci` at the head of `hits`: those
-/// of one group, or all of them (`whole`).
-fn take_group<I>(
-    hits: &mut std::iter::Peekable<I>,
+/// The group of correlation `ci`'s next event: the least of the head of `hits` (when it
+/// is `ci`'s) and the head of `inner`; `None` when both are done with `ci`.
+fn next_group<I>(
+    hits: &mut Peekable<I>,
+    inner: &mut Peekable<std::vec::IntoIter<CorrelationHit>>,
     ci: usize,
-    whole: bool,
-    out: &mut Vec<CorrelationHit>,
-) -> std::io::Result<()>
+) -> io::Result<Option<Box<str>>>
 where
-    I: Iterator<Item = std::io::Result<CorrelationHit>>,
+    I: Iterator<Item = io::Result<CorrelationHit>>,
 {
-    out.clear();
-    loop {
-        let next = match hits.peek() {
-            Some(Ok(h)) => {
-                h.correlation as usize == ci
-                    && (whole || out.first().is_none_or(|f| f.group == h.group))
-            }
-            Some(Err(_)) => true,
-            None => false,
-        };
-        if !next {
-            return Ok(());
+    if let Some(Err(_)) = hits.peek() {
+        if let Some(Err(e)) = hits.next() {
+            return Err(e);
         }
-        match hits.next() {
-            Some(Ok(h)) => out.push(h),
-            Some(Err(e)) => return Err(e),
-            None => return Ok(()),
+    }
+    let head = match hits.peek() {
+        Some(Ok(h)) => (h.correlation as usize == ci).then_some(&h.group),
+        _ => None,
+    };
+    Ok(match (head, inner.peek().map(|h| &h.group)) {
+        (Some(a), Some(b)) => Some(a.min(b).clone()),
+        (a, b) => a.or(b).cloned(),
+    })
+}
+
+/// The events of one group of one correlation, in time order: those of the sorted
+/// stream merged with the chained windows that belong to the group (the stream's first
+/// on a tie).
+struct GroupHits<'a, I: Iterator<Item = io::Result<CorrelationHit>>> {
+    hits: &'a mut Peekable<I>,
+    inner: &'a mut Peekable<std::vec::IntoIter<CorrelationHit>>,
+    correlation: u32,
+    group: &'a str,
+}
+
+impl<I: Iterator<Item = io::Result<CorrelationHit>>> Iterator for GroupHits<'_, I> {
+    type Item = io::Result<CorrelationHit>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let streamed = match self.hits.peek() {
+            Some(Ok(h)) => {
+                (h.correlation == self.correlation && *h.group == *self.group).then_some(h.time)
+            }
+            Some(Err(_)) => return self.hits.next(),
+            None => None,
+        };
+        let chained = self
+            .inner
+            .peek()
+            .filter(|h| *h.group == *self.group)
+            .map(|h| h.time);
+        match (streamed, chained) {
+            (Some(a), Some(b)) if b < a => self.inner.next().map(Ok),
+            (Some(_), _) => self.hits.next(),
+            (None, Some(_)) => self.inner.next().map(Ok),
+            (None, None) => None,
         }
     }
 }
+
 /// Feeds a fired window of correlation `ci` to the correlations that refer to it.
 fn chain(
     set: &RuleSet,
     ci: usize,
-    f: &Fired<'_>,
+    f: &Fired,
     row: &DetectInfo,
     by: &mut [Vec<CorrelationHit>],
     files: &mut Vec<Box<str>>,
@@ -421,7 +294,7 @@ fn shown(x: f64) -> String {
     }
 }
 
-fn row(ci: u32, c: &Correlation, f: &Fired<'_>, file_name: &dyn Fn(u32) -> String) -> DetectInfo {
+fn row(ci: u32, c: &Correlation, f: &Fired, file_name: &dyn Fn(u32) -> String) -> DetectInfo {
     let w = &f.window;
     let label = match c.kind {
         CorrelationKind::ValueSum => "Sum".to_string(),

@@ -446,7 +446,7 @@ impl Iterator for SortedHits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::correlate::{evaluate, evaluate_sorted, ranks};
+    use crate::detect::correlate::{collect_sorted, evaluate, ranks};
     use crate::sort::tests::{files_in, scratch};
     use scanner_rules::{load, LoadOptions, RuleSet, RuleSource};
 
@@ -546,7 +546,7 @@ correlation: {type: event_count, rules: many_failures, group-by: [IpAddress], ti
         let runs = store.runs();
         assert!(runs > FAN_IN, "{runs} runs");
         let sorted = store.finish().unwrap();
-        let rows = evaluate_sorted(&set, sorted, &name).unwrap();
+        let rows = collect_sorted(&set, sorted, &name).unwrap();
         assert_eq!(format!("{rows:?}"), expected);
         assert_eq!(files_in(&dir), 0, "no run left behind");
 
@@ -555,7 +555,7 @@ correlation: {type: event_count, rules: many_failures, group-by: [IpAddress], ti
         let mut v = all;
         store.push(&mut v, 0);
         assert_eq!(store.runs(), 0);
-        let rows = evaluate_sorted(&set, store.finish().unwrap(), &name).unwrap();
+        let rows = collect_sorted(&set, store.finish().unwrap(), &name).unwrap();
         assert_eq!(format!("{rows:?}"), expected);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -570,7 +570,7 @@ correlation: {type: event_count, rules: many_failures, group-by: [IpAddress], ti
         let run = lock(&store.spilled).runs[0].path.clone();
         let f = std::fs::OpenOptions::new().write(true).open(&run).unwrap();
         f.set_len(10).unwrap();
-        let err = evaluate_sorted(&set, store.finish().unwrap(), &name).unwrap_err();
+        let err = collect_sorted(&set, store.finish().unwrap(), &name).unwrap_err();
         assert!(
             err.to_string().contains(&run.display().to_string()),
             "{err}"

@@ -6,6 +6,8 @@ pub(crate) mod correlate;
 pub(crate) mod filter;
 pub(crate) mod hit_store;
 pub(crate) mod stats;
+pub(crate) mod tally;
+pub(crate) mod window;
 
 use crate::detect::correlate::CorrelationHit;
 use crate::detect::filter::RecordFilter;

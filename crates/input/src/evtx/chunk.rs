@@ -57,7 +57,7 @@ pub(super) fn chunk_records<E, F>(
                         continue;
                     }
                 }
-                hand_json(r, (path, number), err, &mut f);
+                hand_json(r, typed.as_deref_mut(), (path, number), err, &mut f);
             }
             Err(e) => err(at_chunk(
                 path,
@@ -144,7 +144,7 @@ fn typed_records<E, F>(
             walked += 1;
         }
         match item {
-            Some(Ok(r)) => hand_json(r, (path, number), err, &mut f),
+            Some(Ok(r)) => hand_json(r, Some(&mut *typed), (path, number), err, &mut f),
             Some(Err(e)) => err(at_chunk(
                 path,
                 number,
@@ -158,20 +158,29 @@ fn typed_records<E, F>(
 }
 
 /// Hands `r` to `f` rendered as JSON, or reports why it does not render (but for a
-/// carved record: those are often garbage, not an input error).
-fn hand_json<E, F>(r: EvtxRecord<'_>, (path, number): (&Path, u64), err: &E, f: &mut F)
-where
+/// carved record: those are often garbage, not an input error). With `typed`, a live
+/// record's template is read too where the typed path can, to tell its elements with no
+/// content from its empty values.
+fn hand_json<E, F>(
+    r: EvtxRecord<'_>,
+    typed: Option<&mut TypedState>,
+    (path, number): (&Path, u64),
+    err: &E,
+    f: &mut F,
+) where
     E: Fn(InputError),
     F: FnMut(RawRecord<'_>),
 {
     let (id, recovered) = (r.event_record_id, r.recovered);
     let plain = is_plain(&r);
+    let template = typed.filter(|_| !plain && !recovered);
+    let template = template.and_then(|t| t.prepare_template(&r).then_some(t));
     match r.into_json() {
         Ok(j) => f(RawRecord {
-            content: if plain {
-                Content::PlainJson(&j.data)
-            } else {
-                Content::Json(&j.data)
+            content: match template {
+                _ if plain => Content::PlainJson(&j.data),
+                Some(t) => Content::TemplateJson(&j.data, t),
+                None => Content::Json(&j.data),
             },
             record_id: Some(id),
             recovered,
@@ -317,6 +326,66 @@ mod tests {
         let (json, _) = hand(chunk_data(&log), false);
         assert_eq!(json.iter().map(|r| r.0).collect::<Vec<_>>(), ids);
         assert!(json.iter().all(|r| !r.1));
+    }
+
+    /// The leaves (`path=value`) and the elements with no content of each record of
+    /// chunk 0 of `log` as the chunk walk fills them, and whether each was typed.
+    fn filled(log: &[u8]) -> Vec<(bool, Vec<String>, Vec<String>)> {
+        let settings = Arc::new(crate::evtx::settings());
+        let mut state = TypedState::default();
+        let table = scanner_rules::FieldTable::new();
+        let mut flat = crate::flatten::Flattener::default();
+        let mut view = crate::record::RecordView::default();
+        let mut got = Vec::new();
+        chunk_records(
+            Path::new("t.evtx"),
+            chunk_data(log),
+            &settings,
+            false,
+            Some(&mut state),
+            &|e| panic!("{e}"),
+            |r| {
+                let typed = matches!(r.content, Content::Typed(_));
+                r.content
+                    .fill(&mut flat, &table, &mut view)
+                    .expect("filled");
+                got.push((
+                    typed,
+                    view.leaves().map(|(p, v)| format!("{p}={v}")).collect(),
+                    view.empty_elements().map(str::to_string).collect(),
+                ));
+            },
+        );
+        got
+    }
+
+    #[test]
+    fn a_template_record_left_to_json_keeps_its_elements_with_no_content_apart() {
+        // Param2 has no content, Param3 an empty value; Param1 a float in the second
+        // record, which the typed path leaves to the crate's JSON.
+        let data = |v: Value| {
+            Element::new("EventData")
+                .child(Element::new("Param1").text(v))
+                .child(Element::new("Param2"))
+                .child(Element::new("Param3").text(""))
+                .child(Element::new("Param4").text("x"))
+        };
+        let log = log(&[
+            event(1, data(Value::String("1.5".into()))),
+            event(1, data(Value::F64(1.5))),
+        ]);
+        let got = filled(&log);
+        assert_eq!(got.len(), 2);
+        let (typed, json) = (&got[0], &got[1]);
+        assert!(typed.0 && !json.0, "the float goes to JSON");
+        assert_eq!(typed.2, ["Event.EventData.Param2"]);
+        assert_eq!(json.2, typed.2, "Param2 has no content either way");
+        assert_eq!(json.1, typed.1, "the same leaves, Param3 empty");
+        assert!(json.1.contains(&"Event.EventData.Param3=".to_string()));
+        assert!(!json
+            .1
+            .iter()
+            .any(|l| l.starts_with("Event.EventData.Param2")));
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub use typed::TypedState;
 pub use value_text::push_padded;
 
 use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
-use crate::flatten::Flattener;
+use crate::flatten::{Flattener, Nulls};
 use crate::record::RecordView;
 use chunk::chunk_records;
 use evtx::err::ChunkError;
@@ -52,6 +52,10 @@ pub enum Content<'a> {
     PlainJson(&'a str),
     /// The record's template and typed values, prepared by [`TypedState::prepare`].
     Typed(&'a mut TypedState),
+    /// JSON of an EVTX record whose template the typed path reads but whose values it
+    /// leaves to the crate: the template, read by [`TypedState::prepare_template`],
+    /// tells which of its `null`s are elements with no content.
+    TemplateJson(&'a str, &'a mut TypedState),
 }
 
 impl Content<'_> {
@@ -65,7 +69,14 @@ impl Content<'_> {
     ) -> Result<(), serde_json::Error> {
         match self {
             Content::Json(json) => flat.fill(json, table, view),
-            Content::PlainJson(json) => flat.fill_rendered(json, true, table, view),
+            Content::PlainJson(json) => flat.fill_rendered(json, Nulls::NoContent, table, view),
+            Content::TemplateJson(json, typed) => {
+                // The template's walk, values aside, gives the paths of its elements
+                // with no content; the view is then filled from the JSON.
+                typed.fill(table, view);
+                let empty: Vec<Box<str>> = view.empty_elements().map(Into::into).collect();
+                flat.fill_rendered(json, Nulls::NoContentAt(&empty), table, view)
+            }
             Content::Typed(typed) => {
                 typed.fill(table, view);
                 Ok(())
@@ -76,7 +87,9 @@ impl Content<'_> {
     /// The JSON text, when the record was rendered.
     pub fn json(&self) -> Option<&str> {
         match self {
-            Content::Json(json) | Content::PlainJson(json) => Some(json),
+            Content::Json(json) | Content::PlainJson(json) | Content::TemplateJson(json, _) => {
+                Some(json)
+            }
             Content::Typed(_) => None,
         }
     }

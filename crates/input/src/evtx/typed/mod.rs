@@ -67,6 +67,9 @@ pub struct TypedState {
     planned: bool,
     /// …or may record one: its shape, and where its values' text ends.
     to_plan: Option<(Shape, u32)>,
+    /// Values the typed path does not reproduce are read as opaque text
+    /// ([`Self::prepare_template`]).
+    opaque: bool,
     /// Per root template, the paths of the last record's leaves and the ids the field
     /// table gave them (records of one template mostly repeat them), valid while the
     /// table's version is `ids_version`.
@@ -97,6 +100,39 @@ impl TypedState {
     /// read straight from the chunk without the crate building the record first.
     pub fn prepare_at(&mut self, chunk: &[u8], offset: usize, size: usize) -> bool {
         self.try_prepare(chunk, offset, size).is_some()
+    }
+
+    /// Prepares the record `record` (which [`Self::prepare`] declined) for a
+    /// [`Self::fill`] that writes its template's structure, with the values the typed
+    /// path does not reproduce as opaque text: what [`Content::TemplateJson`] needs to
+    /// tell its elements with no content from its empty values. `false` when the typed
+    /// path cannot read the template either.
+    ///
+    /// [`Content::TemplateJson`]: crate::evtx::Content::TemplateJson
+    pub fn prepare_template(&mut self, record: &EvtxRecord<'_>) -> bool {
+        self.opaque = true;
+        let read = self.try_read_template(
+            record.chunk.data,
+            record.binxml_offset as usize,
+            record.binxml_size as usize,
+        );
+        self.opaque = false;
+        read.is_some()
+    }
+
+    fn try_read_template(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
+        self.rec.clear();
+        self.planned = false;
+        self.to_plan = None;
+        self.root = self.read_instance(data, offset, size, 0)?;
+        self.root_template = self.rec.insts[self.root as usize].template;
+        let t = self.templates.get(self.root_template);
+        self.rec.resolve(&self.templates, self.root, t.root, 0)?;
+        // Numbered `Data` names would need the values the crate numbers them by.
+        if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
+            return None;
+        }
+        Some(())
     }
 
     fn try_prepare(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
@@ -175,7 +211,13 @@ impl TypedState {
             let size = u16::from_le_bytes([d[0], d[1]]) as usize;
             let at = r.pos;
             let bytes = r.bytes(size);
-            self.rec.push_value(d[2], bytes, at)?;
+            if self.rec.push_value(d[2], bytes, at).is_none() {
+                // A value cut short by the chunk's end is no structure to read either.
+                if !self.opaque || bytes.is_none() {
+                    return None;
+                }
+                self.rec.push_opaque();
+            }
         }
         // After the instance, nothing or EOF; an instance that reads past the stream is
         // accepted, as the crate does.

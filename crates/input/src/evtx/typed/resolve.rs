@@ -141,6 +141,19 @@ impl Resolved {
         Some(())
     }
 
+    /// A value whose text the typed path does not reproduce, standing for it when only
+    /// the record's structure is wanted: present and not empty.
+    pub(super) fn push_opaque(&mut self) {
+        let start = self.text.len() as u32;
+        self.text.push('?');
+        self.vals.push(Val {
+            span: (start, self.text.len() as u32),
+            null: false,
+            nested: NONE,
+            items: None,
+        });
+    }
+
     /// A string array: NUL-terminated UTF-16 strings back to back. One whose last
     /// string lacks its NUL (the crate reads on past it) is left to JSON.
     fn string_array(&mut self, bytes: &[u8]) -> Option<Val> {

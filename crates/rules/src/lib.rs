@@ -97,13 +97,13 @@ pub use crate::{
     event::{push_lowercase, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHasher, CHANNEL, EVENT_ID},
     index::{Bucket, RuleIndex},
-    load::{load, CacheUse, LoadOptions, RuleSelect, RuleSource, MAX_CACHE_BYTES},
+    load::{load, LoadOptions, RuleSelect, RuleSource, MAX_CACHE_BYTES},
     matcher::{
         Automaton, Build, Check, Hit, RegexCache, ValueTest, REGEX_BUDGET, REGEX_SIZE_LIMIT,
     },
     meta::{Level, RuleMeta},
     prefilter::Admission,
-    report::{Disabled, DuplicateId, LoadError, LoadReport},
+    report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport},
     rule::{Rule, Selection},
     set::RuleSet,
 };

@@ -140,5 +140,20 @@ pub struct LoadReport {
     /// Wall time of each loading phase (printed by `--debug`).
     pub timings: Vec<(&'static str, std::time::Duration)>,
     /// What the rule cache served.
-    pub cache: crate::load::CacheUse,
+    pub cache: CacheUse,
+}
+
+/// How the cache served a load, for `--debug` and `rules check`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheUse {
+    /// Rule files whose documents came from the cache.
+    pub hits: usize,
+    /// Rule files parsed.
+    pub misses: usize,
+    /// The cache file, when one was used.
+    pub file: Option<std::path::PathBuf>,
+    /// Why an existing cache was not used, or could not be written.
+    pub note: Option<String>,
+    /// Whether a new cache was written.
+    pub written: bool,
 }

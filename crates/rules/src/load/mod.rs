@@ -11,7 +11,7 @@ mod files;
 mod filter;
 mod select;
 
-pub use cache::{CacheUse, MAX_CACHE_BYTES};
+pub use cache::MAX_CACHE_BYTES;
 pub use select::RuleSelect;
 
 use crate::builtin;

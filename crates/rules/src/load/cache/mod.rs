@@ -53,21 +53,6 @@ pub(super) fn key(text: &str) -> Key {
     (crc << 96) ^ ((text.len() as u128 & 0xffff_ffff) << 64) ^ u128::from(h.finish())
 }
 
-/// How the cache served a load, for `--debug` and `rules check`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CacheUse {
-    /// Rule files whose documents came from the cache.
-    pub hits: usize,
-    /// Rule files parsed.
-    pub misses: usize,
-    /// The cache file, when one was used.
-    pub file: Option<PathBuf>,
-    /// Why an existing cache was not used, or could not be written.
-    pub note: Option<String>,
-    /// Whether a new cache was written.
-    pub written: bool,
-}
-
 /// An opened cache: its entries, where they lie in its bytes.
 pub(super) struct Cache {
     file: PathBuf,

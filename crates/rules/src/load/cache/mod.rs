@@ -56,6 +56,8 @@ pub(super) fn key(text: &str) -> Key {
 /// An opened cache: its entries, where they lie in its bytes.
 pub(super) struct Cache {
     file: PathBuf,
+    /// What this build writes after the magic, and expects to read there.
+    header: Vec<u8>,
     data: Vec<u8>,
     entries: FxHashMap<Key, (usize, usize)>,
 }
@@ -72,12 +74,13 @@ impl Cache {
         let file = dir.join(format!("rules-{:016x}.bin", sources_hash(sources)));
         let mut cache = Cache {
             file,
+            header: header(),
             data: Vec::new(),
             entries: FxHashMap::default(),
         };
         let why = match read_trusted(&cache.file) {
             Ok(None) => return (cache, None),
-            Ok(Some(data)) => match index(&data) {
+            Ok(Some(data)) => match index(&data, &cache.header) {
                 Ok(entries) => {
                     cache.data = data;
                     cache.entries = entries;
@@ -100,8 +103,7 @@ impl Cache {
 
     /// The documents of the rule file of text `key`, when cached and sound.
     pub fn get(&self, key: Key) -> Option<Vec<Value>> {
-        let &(start, end) = self.entries.get(&key)?;
-        let mut r = codec::Reader::new(self.data.get(start..end)?);
+        let mut r = codec::Reader::new(self.raw(key)?);
         let n = r.len().ok()?;
         let mut docs = Vec::with_capacity(n);
         for _ in 0..n {
@@ -121,7 +123,7 @@ impl Cache {
     pub fn save<'e>(&self, entries: impl Iterator<Item = (Key, &'e [u8])>) -> io::Result<()> {
         let mut out = Vec::with_capacity(self.data.len().max(1 << 20));
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&header());
+        out.extend_from_slice(&self.header);
         let body = out.len();
         out.extend_from_slice(&0u64.to_le_bytes());
         let mut n = 0u64;
@@ -181,8 +183,7 @@ pub(super) fn encode_docs(docs: &[Value]) -> Vec<u8> {
 
 /// Which sources a cache file serves: their kinds and absolute paths.
 fn sources_hash(sources: &[RuleSource]) -> u64 {
-    #[allow(deprecated)]
-    let mut h = std::hash::SipHasher::new();
+    let mut h = std::hash::DefaultHasher::new();
     for s in sources {
         match s {
             RuleSource::Builtin => "builtin".hash(&mut h),
@@ -226,10 +227,10 @@ enum Unusable {
 
 /// The entries of a cache file's bytes, when its header is this build's and its
 /// checksum holds.
-fn index(data: &[u8]) -> Result<FxHashMap<Key, (usize, usize)>, Unusable> {
+fn index(data: &[u8], header: &[u8]) -> Result<FxHashMap<Key, (usize, usize)>, Unusable> {
     let rest = data
         .strip_prefix(MAGIC.as_slice())
-        .and_then(|r| r.strip_prefix(header().as_slice()))
+        .and_then(|r| r.strip_prefix(header))
         .ok_or(Unusable::OtherBuild)?;
     let at = data.len() - rest.len();
     entries(data, at).ok_or(Unusable::Damaged)

@@ -27,6 +27,7 @@ mod summary;
 mod terminal;
 mod timeline_cmd;
 mod update_rules;
+mod user_dirs;
 mod write_behind;
 
 /// Exit codes.

@@ -37,14 +37,12 @@ fn sources(a: &RuleArgs, quiet: bool) -> Vec<RuleSource> {
 /// (`%LOCALAPPDATA%\\scanner` on Windows); none when no such variable is set to an
 /// absolute path.
 pub fn rule_cache_dir() -> Option<std::path::PathBuf> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .map(std::path::PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    var("XDG_CACHE_HOME")
-        .or_else(|| var("HOME").map(|h| h.join(".cache")))
-        .or_else(|| var("LOCALAPPDATA"))
+    crate::user_dirs::base("XDG_CACHE_HOME", ".cache")
+        .or_else(|| {
+            std::env::var_os("LOCALAPPDATA")
+                .map(std::path::PathBuf::from)
+                .filter(|p| p.is_absolute())
+        })
         .map(|d| d.join("scanner"))
 }
 

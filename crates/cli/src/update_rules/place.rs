@@ -14,15 +14,7 @@ const SOURCE_FILE: &str = "scanner-update";
 /// `$HOME/.local/share/scanner/rules` (an `XDG_DATA_HOME` that is not absolute is
 /// ignored, as the XDG specification says). `None` without either.
 pub fn default_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".local/share"))
-        })?;
+    let base = crate::user_dirs::base("XDG_DATA_HOME", ".local/share")?;
     Some(base.join("scanner").join("rules"))
 }
 

@@ -413,10 +413,10 @@ mod tests {
         let regexes = RegexCache::with_budget(64 << 10);
         let d = docs_with(&rule("Small", "ab+c"), &regexes);
         assert!(matches!(&d[0], Doc::Rule(_)));
-        let d = docs_with(&rule("Big", r"x\w{1,64}"), &regexes);
+        let d = docs_with(&rule("Big", r"x\w{1,64}x"), &regexes);
         let e = error(&d[0]);
         assert!(
-            e.starts_with("f.yml [Big]: selection 's': field 'CommandLine|re': regex 'x\\w{1,64}' compiles to more than the 63 KiB left"),
+            e.starts_with("f.yml [Big]: selection 's': field 'CommandLine|re': regex 'x\\w{1,64}x' compiles to more than the 63 KiB left"),
             "{e}"
         );
         // The first rule's regex stays; a small one still fits.

@@ -1,5 +1,5 @@
-//! Aho-Corasick automata built once searching without them has cost about as much as
-//! building them.
+//! Aho-Corasick automata built once searching without them has cost about what
+//! building them is worth.
 //!
 //! The hayabusa rule set holds about a thousand needle automata (long OR-lists of
 //! substrings, and one per field of every large bucket's prefilter); building them all
@@ -9,15 +9,17 @@
 //! automata searched at most five times (a 260 KB prefilter five times, a 219 KB list
 //! of driver hashes twice), and building them was a fifth of the run.
 //!
-//! So an [`Automaton`] first searches its needles one by one (`memmem`), adding up an
-//! estimate of what that costs, and builds itself (once, whichever thread gets there
-//! first; the others wait for it) when that sum reaches a quarter of the estimated
-//! cost of the build (a ski-rental rule: an automaton searched often costs at most a
-//! quarter more, one searched a few times costs a few searches instead of a build).
-//! The answers are the same either way (tested). Should a build
-//! fail (the crate refuses automata past its state limits, which rule files bounded to
-//! a few MiB do not reach), the needles go on being searched one by one.
+//! So an [`Automaton`] first searches an index of its needles by their first bytes
+//! ([`super::anchors`]), cheap to build and a few instructions a byte slower to search,
+//! adding up what that costs beyond the automaton, and builds the automaton (once,
+//! whichever thread gets there first; the others wait for it) when that sum reaches
+//! half the estimated cost of the build: a ski-rental rule, by which an automaton
+//! searched often costs at most half a build more, and one searched a few times costs
+//! a few searches instead of a build. The answers are the same either way (tested).
+//! Should a build fail (the crate refuses automata past its state limits, which rule
+//! files bounded to a few MiB do not reach), the index goes on being searched.
 
+use super::anchors::Anchors;
 use crate::fields::FxHashMap;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,29 +47,33 @@ struct Inner {
     needles: Box<[Box<str>]>,
     build: Build,
     built: OnceLock<Option<AhoCorasick>>,
-    /// Estimated instructions spent searching needle by needle so far.
+    /// The index searched until then (and for good, should the build fail).
+    anchors: OnceLock<Anchors>,
+    /// Estimated instructions spent searching the index so far.
     spent: AtomicU64,
     /// Estimated instructions a build costs: when `spent` reaches it, build.
     build_cost: u64,
 }
 
-/// An automaton is built once searching without it has cost this fraction of the build
-/// (1/4: each automaton it builds costs at most 1.25 builds). Measured on the attack
-/// corpus and on five copies of it (instructions, one thread, hayabusa rules): always
-/// built 2.83 G and 6.36 G, built at a whole build's cost 2.79 G and 6.59 G, at a
-/// sixteenth 2.73 G and 6.38 G, at a quarter 2.60 G and 6.23 G.
-const SEARCHED_BEFORE_BUILD: u64 = 4;
+/// An automaton is built once searching without it has cost this fraction of the build.
+/// Measured on the attack corpus and on five copies of it (instructions, one thread,
+/// hayabusa rules, the regex change of the same day in): always built 2.36 G and 6.17 G;
+/// with the index, built at a quarter of a build's cost 2.234 G and 6.126 G, at half
+/// 2.231 G and 6.111 G, at a whole 2.227 G and 6.129 G, never 2.49 G and 6.10 G. Before
+/// the index, with `memmem` needle by needle: at a whole build's cost 2.79 G and 6.59 G,
+/// at a quarter 2.60 G and 6.23 G.
+const SEARCHED_BEFORE_BUILD: u64 = 2;
 
 /// Instructions a build costs per needle byte (measured with cachegrind on the hayabusa
 /// rules' automata: 906 KB of needles took 610 M instructions, about 670 a byte).
 const BUILD_PER_BYTE: u64 = 670;
 
-/// Instructions one `memmem` search costs beyond reading the haystack: its setup
-/// (measured the same way: about 600 a needle on the attack corpus's values).
-const SEARCH_SETUP: u64 = 600;
+/// Instructions a search of the index costs beyond its haystack bytes.
+const SEARCH_SETUP: u64 = 20;
 
-/// Haystack bytes one `memmem` search reads per instruction (a vector scan).
-const SEARCH_BYTES_PER_INSTRUCTION: u64 = 8;
+/// Instructions a search of the index costs per haystack byte beyond what the built
+/// automaton would (an estimate: 3 and 12 gave the same totals within 0.3%).
+const SEARCH_PER_BYTE: u64 = 6;
 
 /// Automata by what they are built from, so that equal ones are built once.
 pub type SharedAutomata = FxHashMap<(Build, Box<[Box<str>]>), Automaton>;
@@ -91,6 +97,7 @@ impl Automaton {
             needles,
             build,
             built: OnceLock::new(),
+            anchors: OnceLock::new(),
             spent: AtomicU64::new(0),
             build_cost: bytes.saturating_mul(BUILD_PER_BYTE) / SEARCHED_BEFORE_BUILD,
         }))
@@ -113,21 +120,25 @@ impl Automaton {
         *self = shared.entry(key).or_insert_with(|| self.clone()).clone();
     }
 
-    /// The automaton, when it is built or searching `hay` needle by needle has now
-    /// cost as much as building it would; `None`: search needle by needle.
+    /// The automaton to search `hay` with: the built one, when it is built or searching
+    /// the index has now cost what its build is worth; else the index.
     #[inline]
-    fn get(&self, hay: &str) -> Option<&AhoCorasick> {
+    fn get(&self, hay: &str) -> Engine<'_> {
         let inner = &*self.0;
         if let Some(built) = inner.built.get() {
-            return built.as_ref();
+            return built.as_ref().map_or_else(|| self.anchors(), Engine::Built);
         }
-        let search = (inner.needles.len() as u64)
-            .saturating_mul(SEARCH_SETUP + hay.len() as u64 / SEARCH_BYTES_PER_INSTRUCTION);
+        let search = SEARCH_SETUP + (hay.len() as u64).saturating_mul(SEARCH_PER_BYTE);
         let spent = inner.spent.fetch_add(search, Ordering::Relaxed);
         if spent.saturating_add(search) < inner.build_cost {
-            return None;
+            return self.anchors();
         }
-        self.build()
+        self.build().map_or_else(|| self.anchors(), Engine::Built)
+    }
+
+    /// The index, built on its first search.
+    fn anchors(&self) -> Engine<'_> {
+        Engine::Anchors(self.0.anchors.get_or_init(|| Anchors::new(&self.0.needles)))
     }
 
     /// Builds the automaton now (once), unless it is.
@@ -156,8 +167,8 @@ impl Automaton {
     #[inline]
     pub fn is_match(&self, hay: &str) -> bool {
         match self.get(hay) {
-            Some(ac) => ac.is_match(hay),
-            None => self.0.needles.iter().any(|n| hay.contains(&**n)),
+            Engine::Built(ac) => ac.is_match(hay),
+            Engine::Anchors(a) => a.is_match(&self.0.needles, hay),
         }
     }
 
@@ -168,25 +179,17 @@ impl Automaton {
             return None;
         }
         match self.get(hay) {
-            Some(ac) => ac.find(Input::new(hay).span(at..hay.len())).map(|m| Hit {
+            Engine::Built(ac) => ac.find(Input::new(hay).span(at..hay.len())).map(|m| Hit {
                 needle: m.pattern().as_usize(),
                 start: m.start(),
                 end: m.end(),
             }),
-            None => self
-                .0
-                .needles
-                .iter()
-                .enumerate()
-                .filter_map(|(i, n)| {
-                    let start = at + find_bytes(&hay.as_bytes()[at..], n.as_bytes())?;
-                    Some((start, i, n.len()))
-                })
-                .min_by_key(|&(start, i, _)| (start, i))
-                .map(|(start, needle, len)| Hit {
+            Engine::Anchors(a) => a
+                .find_from(&self.0.needles, hay, at)
+                .map(|(needle, start)| Hit {
                     needle,
                     start,
-                    end: start + len,
+                    end: start + self.0.needles[needle].len(),
                 }),
         }
     }
@@ -195,9 +198,13 @@ impl Automaton {
     /// needle's index and where it lies. Only for an automaton built
     /// [`Build::Overlapping`] (the other kind is searched needle by needle).
     pub fn for_each_overlapping(&self, hay: &str, mut each: impl FnMut(Hit)) {
-        // Of the other kind, the needles one by one: the same hits, and no refusal.
-        match self.get(hay).filter(|_| self.0.build == Build::Overlapping) {
-            Some(ac) => {
+        let engine = match self.get(hay) {
+            // Of the other kind, the index: the same hits, and no refusal.
+            Engine::Built(_) if self.0.build != Build::Overlapping => self.anchors(),
+            engine => engine,
+        };
+        match engine {
+            Engine::Built(ac) => {
                 for m in ac.find_overlapping_iter(hay) {
                     each(Hit {
                         needle: m.pattern().as_usize(),
@@ -206,31 +213,21 @@ impl Automaton {
                     });
                 }
             }
-            None => {
-                for (i, n) in self.0.needles.iter().enumerate() {
-                    let mut at = 0;
-                    while let Some(p) = hay
-                        .as_bytes()
-                        .get(at..)
-                        .and_then(|h| find_bytes(h, n.as_bytes()))
-                    {
-                        let start = at + p;
-                        each(Hit {
-                            needle: i,
-                            start,
-                            end: start + n.len(),
-                        });
-                        at = start + 1;
-                    }
-                }
-            }
+            Engine::Anchors(a) => a.for_each(&self.0.needles, hay, |needle, start| {
+                each(Hit {
+                    needle,
+                    start,
+                    end: start + self.0.needles[needle].len(),
+                })
+            }),
         }
     }
 }
 
-/// Where `needle` first occurs in `hay` (an empty needle at 0).
-fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(hay, needle)
+/// What a search runs on.
+enum Engine<'a> {
+    Built(&'a AhoCorasick),
+    Anchors(&'a Anchors),
 }
 
 #[cfg(test)]
@@ -267,12 +264,17 @@ mod tests {
         }
         assert_eq!(shared.len(), 2, "one per needle list and way of building");
         let hay = "c:\\windows\\system32\\cmd.exe";
-        assert!(a.is_match(hay));
-        assert!(!a.is_built(), "one search does not pay for a build");
-        // 20 needle bytes cost 13,400 to build, a quarter of it 3,350; a search of three
-        // needles in a short value about 3 × 603: built on the second search.
-        assert!(!b.is_match("explorer.exe"));
-        assert!(a.is_built(), "the second search, through its twin, builds");
+        // 20 needle bytes cost 13,400 to build, half of it 6,700; a search of 27 bytes
+        // 20 + 27 × 6 = 182: built on the 37th search (through either twin), not before.
+        let per_search = SEARCH_SETUP + hay.len() as u64 * SEARCH_PER_BYTE;
+        let searches = (20 * BUILD_PER_BYTE / SEARCHED_BEFORE_BUILD).div_ceil(per_search);
+        for i in 1..searches {
+            let twin = if i % 2 == 0 { &a } else { &b };
+            assert!(twin.is_match(hay));
+            assert!(!a.is_built(), "built after {i} searches");
+        }
+        assert!(b.is_match(hay));
+        assert!(a.is_built(), "built on search {searches}");
         assert!(b.is_built(), "built once, for both");
         assert!(!other.is_built());
         assert!(a.is_match(hay) && !a.is_match("explorer.exe"));

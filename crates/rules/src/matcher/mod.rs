@@ -8,6 +8,7 @@
 //! rule asks for `re`.
 
 mod affix;
+mod anchors;
 mod automaton;
 mod cidr;
 mod compile;

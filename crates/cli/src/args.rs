@@ -264,8 +264,8 @@ pub struct TimelineArgs {
     /// Memory for sorting detections, in MiB: past it, sorted runs are spilled to
     /// temporary files (in TMPDIR) and merged as the timeline is written, so memory stays
     /// bounded however many records match. Fractions allowed; 0 spills every batch.
-    /// Default: an eighth of the machine's memory (or of a lower container limit), at
-    /// least 512 and at most 4096 (512 where the memory cannot be read).
+    /// Default: a 128th of the machine's memory (or of a lower container limit), at
+    /// least 64 and at most 512 (64 where the memory cannot be read).
     #[arg(long = "sort-memory", value_name = "MiB")]
     pub sort_memory: Option<f64>,
     /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,

@@ -249,6 +249,13 @@ impl TypedState {
         Some(id)
     }
 
+    /// Whether the record [`Self::prepare`] accepted is to fill its view from a leaf plan
+    /// (recorded from an earlier record of its template and shape) rather than by
+    /// resolving its tree and walking it.
+    pub fn planned(&self) -> bool {
+        self.planned
+    }
+
     /// Clears `view` and fills it with the leaves of the record [`Self::prepare`] accepted.
     pub fn fill(&mut self, table: &FieldTable, view: &mut RecordView) {
         view.clear(table.len());

@@ -11,7 +11,7 @@
 //! taken from a value, which leaves the record without a plan. For such records the
 //! first of each shape is resolved and walked as usual and the walk is recorded; the
 //! next ones replay it. Plans hold field ids, so they are dropped when the field table
-//! changes. A worker keeps at most 256 shapes per root template and 2,048 plans in all.
+//! changes. A worker keeps at most 512 shapes per root template and 2,048 plans in all.
 
 use super::resolve::{Kind, Resolved, NONE};
 use scanner_rules::{FieldId, FxHashMap};
@@ -26,7 +26,7 @@ const MAX_VALUES: usize = 1024;
 /// Shapes kept per root template (records whose event data is an instance nested in
 /// the root's share one root template across event types); past that its records of
 /// new shapes are walked without being recorded, until the plans start afresh.
-const PER_TEMPLATE: u16 = 256;
+const PER_TEMPLATE: u16 = 512;
 /// Plans a worker keeps in all (a few KB each); past that they start afresh.
 const MAX_PLANS: usize = 2048;
 

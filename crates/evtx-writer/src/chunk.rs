@@ -11,7 +11,7 @@
 
 use crate::error::Error;
 use crate::event::{Element, Node};
-use crate::template::{literal, TemplateMeta};
+use crate::template::{literal, Instance, Nested, Sub, BINXML};
 use crate::value::{push_utf16, Value};
 use std::collections::HashMap;
 
@@ -57,8 +57,6 @@ pub(crate) struct Chunk {
     last_id: u64,
     last_record_offset: u32,
     records: u64,
-    /// The substitution values of the record being written (a reused buffer).
-    values: Vec<u8>,
 }
 
 /// Where a record began: what [`Chunk::rollback`] goes back to.
@@ -85,7 +83,6 @@ impl Chunk {
             last_id: 0,
             last_record_offset: 0,
             records: 0,
-            values: Vec::new(),
         }
     }
 
@@ -185,30 +182,36 @@ impl Chunk {
         let start = self.begin_record(id, time);
         self.buf
             .extend_from_slice(&[token::FRAGMENT_HEADER, 1, 1, 0]);
-        self.encode_element(root, Mode::Plain)?;
+        self.encode_element(root, Mode::Plain, Nested::No)?;
         self.buf.push(token::EOF);
         self.end_record(start);
         Ok(())
     }
 
-    /// Appends a record that instantiates `template` with the values `subs` (`root`'s
-    /// values in document order). The template's definition goes in place on its first
-    /// use in this chunk, and counts in `definitions`.
+    /// Appends a record that is the template instance `inst` (its values in document
+    /// order, some of them instances of other templates). A template's definition goes in
+    /// place on its first use in this chunk, and counts in `definitions`.
     pub fn encode_template_record(
         &mut self,
-        root: &Element,
+        inst: &Instance<'_>,
         id: u64,
         time: u64,
-        template: TemplateMeta,
-        subs: &[&Value],
         definitions: &mut u64,
     ) -> Result<(), Error> {
-        self.values.clear();
         let record_start = self.begin_record(id, time);
+        self.encode_fragment(inst, definitions)?;
+        self.end_record(record_start);
+        Ok(())
+    }
+
+    /// A BinXML fragment of the one template instance `inst`: what a record holds, and
+    /// a BinXML value that nests an instance.
+    fn encode_fragment(&mut self, inst: &Instance<'_>, definitions: &mut u64) -> Result<(), Error> {
         self.buf
             .extend_from_slice(&[token::FRAGMENT_HEADER, 1, 1, 0]);
         self.buf.push(token::TEMPLATE_INSTANCE);
         self.buf.push(1);
+        let template = inst.template;
         self.buf.extend_from_slice(&template.id.to_le_bytes());
         match self.templates.get(&template.index) {
             Some(&offset) => self.buf.extend_from_slice(&offset.to_le_bytes()),
@@ -223,7 +226,7 @@ impl Chunk {
                 self.buf
                     .extend_from_slice(&[token::FRAGMENT_HEADER, 1, 1, 0]);
                 let mut next_sub = 0u16;
-                self.encode_element(root, Mode::Definition(&mut next_sub))?;
+                self.encode_element(inst.root, Mode::Definition(&mut next_sub), inst.nested)?;
                 self.buf.push(token::EOF);
                 self.patch_size(size_at);
                 self.template_buckets[bucket] = def;
@@ -234,19 +237,28 @@ impl Chunk {
         }
         // The substitution array: count, descriptors (size, type), values.
         self.buf
-            .extend_from_slice(&(subs.len() as u32).to_le_bytes());
-        for v in subs {
-            let before = self.values.len();
-            v.encode(&mut self.values);
-            let size = self.values.len() - before;
-            let size = u16::try_from(size).map_err(|_| Error::RecordTooLarge)?;
-            self.buf.extend_from_slice(&size.to_le_bytes());
-            self.buf.push(v.type_code());
-            self.buf.push(0);
+            .extend_from_slice(&(inst.subs.len() as u32).to_le_bytes());
+        let descriptors = self.buf.len();
+        for sub in &inst.subs {
+            let ty = match sub {
+                Sub::Value(v) => v.type_code(),
+                Sub::Instance(Some(_)) => BINXML,
+                Sub::Instance(None) => Value::Null.type_code(),
+            };
+            self.buf.extend_from_slice(&[0, 0, ty, 0]);
         }
-        self.buf.extend_from_slice(&self.values);
+        for (i, sub) in inst.subs.iter().enumerate() {
+            let before = self.buf.len();
+            match sub {
+                Sub::Value(v) => v.encode(&mut self.buf),
+                Sub::Instance(Some(nested)) => self.encode_fragment(nested, definitions)?,
+                Sub::Instance(None) => {}
+            }
+            let size = u16::try_from(self.buf.len() - before).map_err(|_| Error::RecordTooLarge)?;
+            let at = descriptors + 4 * i;
+            self.buf[at..at + 2].copy_from_slice(&size.to_le_bytes());
+        }
         self.buf.push(token::EOF);
-        self.end_record(record_start);
         Ok(())
     }
 
@@ -278,7 +290,14 @@ impl Chunk {
         self.new_strings.push(name.to_owned());
     }
 
-    fn encode_element(&mut self, e: &Element, mut mode: Mode<'_>) -> Result<(), Error> {
+    /// Encodes element `e`; in a definition, with the BinXML substitution that `nested`
+    /// (for the root element) places.
+    fn encode_element(
+        &mut self,
+        e: &Element,
+        mut mode: Mode<'_>,
+        nested: Nested<'_>,
+    ) -> Result<(), Error> {
         if self.buf.len() > CHUNK_SIZE {
             return Err(Error::RecordTooLarge);
         }
@@ -306,29 +325,48 @@ impl Chunk {
         }
         // In a definition every value is a substitution, so only a childless element
         // closes empty; in a record, Null values write nothing.
-        let content = e.children.iter().any(|c| match (c, &mode) {
-            (Node::Element(_), _) | (Node::Value(_), Mode::Definition(_)) => true,
-            (Node::Value(v), Mode::Plain) => !matches!(v, Value::Null),
-        });
+        let content = matches!(nested, Nested::Last)
+            || e.children.iter().any(|c| match (c, &mode) {
+                (Node::Element(_), _) | (Node::Value(_), Mode::Definition(_)) => true,
+                (Node::Value(v), Mode::Plain) => !matches!(v, Value::Null),
+            });
         if !content {
             self.buf.push(token::CLOSE_EMPTY);
         } else {
             self.buf.push(token::CLOSE_START);
             for c in &e.children {
                 match c {
+                    Node::Element(c) if nested.replaces(c) => self.binxml_sub(&mut mode)?,
                     Node::Element(c) => {
                         let m = match &mut mode {
                             Mode::Definition(n) => Mode::Definition(n),
                             Mode::Plain => Mode::Plain,
                         };
-                        self.encode_element(c, m)?
+                        self.encode_element(c, m, Nested::No)?
                     }
                     Node::Value(v) => self.content_value(v, &mut mode)?,
                 }
             }
+            if let Nested::Last = nested {
+                self.binxml_sub(&mut mode)?;
+            }
             self.buf.push(token::END_ELEMENT);
         }
         self.patch_size(size_at);
+        Ok(())
+    }
+
+    /// The BinXML substitution of a definition that holds a nested instance.
+    fn binxml_sub(&mut self, mode: &mut Mode<'_>) -> Result<(), Error> {
+        let Mode::Definition(next) = mode else {
+            unreachable!("instances nest only in templates")
+        };
+        self.buf.push(token::OPTIONAL_SUBSTITUTION);
+        self.buf.extend_from_slice(&next.to_le_bytes());
+        self.buf.push(BINXML);
+        **next = next
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidValue("too many values".into()))?;
         Ok(())
     }
 
@@ -428,6 +466,18 @@ mod tests {
     use super::*;
     use crate::template::{shape_key, Shapes};
 
+    /// `root` as a template instance without nesting.
+    fn instance<'a>(shapes: &mut Shapes, root: &'a Element) -> Instance<'a> {
+        let (mut key, mut subs) = (Vec::new(), Vec::new());
+        shape_key(root, &mut key, &mut subs, Nested::No);
+        Instance {
+            root,
+            template: shapes.template(&key),
+            subs,
+            nested: Nested::No,
+        }
+    }
+
     fn event(user: &str) -> Element {
         Element::new("Event").child(
             Element::new("EventData").child(Element::new("Data").attr("Name", "User").text(user)),
@@ -436,13 +486,11 @@ mod tests {
 
     /// Writes `root` as a template record; returns the definitions written.
     fn template_record(chunk: &mut Chunk, shapes: &mut Shapes, root: &Element, id: u64) -> u64 {
-        let (mut key, mut subs) = (Vec::new(), Vec::new());
-        shape_key(root, &mut key, &mut subs);
-        let template = shapes.template(&key);
+        let inst = instance(shapes, root);
         let mut definitions = 0;
         let s = chunk.snapshot();
         chunk
-            .encode_template_record(root, id, 0, template, &subs, &mut definitions)
+            .encode_template_record(&inst, id, 0, &mut definitions)
             .unwrap();
         chunk.commit_record(id, s);
         definitions
@@ -486,13 +534,11 @@ mod tests {
     fn rollback_forgets_the_names_and_templates_of_the_record() {
         let (mut chunk, mut shapes) = (Chunk::new(), Shapes::default());
         let root = event("a");
-        let (mut key, mut subs) = (Vec::new(), Vec::new());
-        shape_key(&root, &mut key, &mut subs);
-        let template = shapes.template(&key);
+        let inst = instance(&mut shapes, &root);
         let s = chunk.snapshot();
         let mut definitions = 0;
         chunk
-            .encode_template_record(&root, 1, 0, template, &subs, &mut definitions)
+            .encode_template_record(&inst, 1, 0, &mut definitions)
             .unwrap();
         let first = chunk.buf[CHUNK_HEADER_SIZE..].to_vec();
         chunk.rollback(s);

@@ -5,10 +5,17 @@
 //! the attribute values that belong to the structure ([`literal`]), and the value type
 //! of each substitution, in document order. Records of the same shape share a template;
 //! its id and GUID are a hash of the shape, so they are the same on every run.
+//!
+//! A template may hold, in a BinXML substitution ([`Nested`]), an instance of another
+//! template: the root's event data written as a template of its own, as in logs Windows
+//! exports.
 
 use crate::event::{Element, Node};
 use crate::value::Value;
 use std::collections::HashMap;
+
+/// The value type of BinXML (a nested instance).
+pub(crate) const BINXML: u8 = 0x21;
 
 /// A template: which one (in order of first use), its id and its GUID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,9 +55,53 @@ impl Shapes {
     }
 }
 
+/// A substitution value of a template instance.
+pub(crate) enum Sub<'a> {
+    /// A value.
+    Value(&'a Value),
+    /// An instance of another template, held by a BinXML value; `None` for a null value
+    /// (the event has nothing to nest) or while the instance is not made yet.
+    Instance(Option<Box<Instance<'a>>>),
+}
+
+/// A template instance to write: its root element, its template and its values.
+pub(crate) struct Instance<'a> {
+    pub root: &'a Element,
+    pub template: TemplateMeta,
+    pub subs: Vec<Sub<'a>>,
+    /// Where the template holds an instance of another.
+    pub nested: Nested<'a>,
+}
+
+/// Where a template holds, in a BinXML substitution, an instance of another template.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Nested<'a> {
+    /// Nowhere.
+    No,
+    /// In place of this child of the root element, which the nested instance is of.
+    Replacing(&'a Element),
+    /// After the root element's last child (the event has no element to nest there:
+    /// its instances hold a null value).
+    Last,
+}
+
+impl Nested<'_> {
+    /// Whether `c`, a child of the root, is the element an instance stands for.
+    pub(crate) fn replaces(self, c: &Element) -> bool {
+        matches!(self, Nested::Replacing(e) if std::ptr::eq(e, c))
+    }
+}
+
 /// The shape of a template: element and attribute names, literal values and the value
-/// type of each substitution, in document order. Collects the substituted values.
-pub(crate) fn shape_key<'a>(e: &'a Element, key: &mut Vec<u8>, subs: &mut Vec<&'a Value>) {
+/// type of each substitution, in document order, with a BinXML substitution where
+/// `nested` says. Collects the substituted values (`Sub::Instance(None)` for the BinXML
+/// one).
+pub(crate) fn shape_key<'a>(
+    e: &'a Element,
+    key: &mut Vec<u8>,
+    subs: &mut Vec<Sub<'a>>,
+    nested: Nested<'a>,
+) {
     key.push(b'<');
     key.extend_from_slice(e.name.as_bytes());
     for a in &e.attributes {
@@ -65,22 +116,33 @@ pub(crate) fn shape_key<'a>(e: &'a Element, key: &mut Vec<u8>, subs: &mut Vec<&'
             None => {
                 key.push(b'%');
                 key.push(a.value.type_code());
-                subs.push(&a.value);
+                subs.push(Sub::Value(&a.value));
             }
         }
     }
     key.push(b'>');
     for c in &e.children {
         match c {
-            Node::Element(c) => shape_key(c, key, subs),
+            Node::Element(c) if nested.replaces(c) => nested_sub(key, subs),
+            Node::Element(c) => shape_key(c, key, subs, Nested::No),
             Node::Value(v) => {
                 key.push(b'%');
                 key.push(v.type_code());
-                subs.push(v);
+                subs.push(Sub::Value(v));
             }
         }
     }
+    if let Nested::Last = nested {
+        nested_sub(key, subs);
+    }
     key.push(b'/');
+}
+
+/// The BinXML substitution that holds a nested instance.
+fn nested_sub(key: &mut Vec<u8>, subs: &mut Vec<Sub<'_>>) {
+    key.push(b'%');
+    key.push(BINXML);
+    subs.push(Sub::Instance(None));
 }
 
 /// Attribute values that belong to a template's structure rather than its data, as in
@@ -109,8 +171,12 @@ mod tests {
 
     fn key_of(e: &Element) -> (Vec<u8>, Vec<Value>) {
         let (mut key, mut subs) = (Vec::new(), Vec::new());
-        shape_key(e, &mut key, &mut subs);
-        (key, subs.into_iter().cloned().collect())
+        shape_key(e, &mut key, &mut subs, Nested::No);
+        let values = subs.into_iter().map(|s| match s {
+            Sub::Value(v) => v.clone(),
+            Sub::Instance(_) => panic!("no instance nested"),
+        });
+        (key, values.collect())
     }
 
     #[test]
@@ -150,6 +216,30 @@ mod tests {
         assert_ne!(ta.guid, td.guid);
         // The id is a hash of the shape alone: a new table gives the same one.
         assert_eq!(Shapes::default().template(&c).id, tc.id);
+    }
+
+    #[test]
+    fn a_nested_element_is_one_binxml_substitution_wherever_it_is() {
+        let data = data("User", "jsmith");
+        let root = Element::new("Event")
+            .child(Element::new("System").child(Element::new("EventID").text(Value::U16(4))))
+            .child(Element::new("EventData").child(data));
+        let (mut key, mut subs) = (Vec::new(), Vec::new());
+        let event_data = root.find("EventData").expect("EventData");
+        shape_key(&root, &mut key, &mut subs, Nested::Replacing(event_data));
+        assert!(matches!(
+            subs[..],
+            [Sub::Value(Value::U16(4)), Sub::Instance(None)]
+        ));
+        let text = String::from_utf8_lossy(&key);
+        assert!(!text.contains("EventData"), "{text:?}");
+        // Without the element, the substitution goes last: the same template.
+        let bare = Element::new("Event")
+            .child(Element::new("System").child(Element::new("EventID").text(Value::U16(5))));
+        let (mut other, mut subs) = (Vec::new(), Vec::new());
+        shape_key(&bare, &mut other, &mut subs, Nested::Last);
+        assert_eq!(key, other);
+        assert_eq!(subs.len(), 2);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use crate::chunk::Chunk;
 use crate::error::Error;
 use crate::event::{Element, Event, Node};
-use crate::template::{shape_key, Shapes};
+use crate::template::{shape_key, Instance, Nested, Shapes, Sub};
 use crate::value::Value;
 use std::borrow::Borrow;
 use std::io::{Seek, SeekFrom, Write};
@@ -33,6 +33,11 @@ pub struct WriterOptions {
     pub assign_event_record_ids: bool,
     /// The record header's FILETIME for events without `System/TimeCreated/@SystemTime`.
     pub default_time: u64,
+    /// Write a template record's `EventData` or `UserData` (the root's first child of
+    /// those names) as an instance of a template of its own, held by a BinXML value of
+    /// the root's instance, as in logs Windows exports; an event with neither holds a
+    /// null value there (the root's template is the same). Off: one template per record.
+    pub nested_event_data: bool,
 }
 
 impl Default for WriterOptions {
@@ -44,6 +49,7 @@ impl Default for WriterOptions {
             assign_event_record_ids: false,
             // 2024-01-01T00:00:00Z
             default_time: 133_485_408_000_000_000,
+            nested_event_data: false,
         }
     }
 }
@@ -184,26 +190,53 @@ impl<W: Write + Seek> EvtxWriter<W> {
     }
 
     fn encode_template_record(&mut self, event: &Event, id: u64, time: u64) -> Result<(), Error> {
+        let nested = if self.options.nested_event_data {
+            let data = event
+                .root
+                .elements()
+                .find(|c| matches!(c.name.as_str(), "EventData" | "UserData"));
+            data.map_or(Nested::Last, Nested::Replacing)
+        } else {
+            Nested::No
+        };
+        let inst = self.instance(&event.root, nested)?;
+        self.chunk
+            .encode_template_record(&inst, id, time, &mut self.stats.template_definitions)?;
+        self.stats.template_records += 1;
+        Ok(())
+    }
+
+    /// `root` as a template instance, holding the instance of `nested`'s element.
+    fn instance<'a>(
+        &mut self,
+        root: &'a Element,
+        nested: Nested<'a>,
+    ) -> Result<Instance<'a>, Error> {
         let key = &mut self.key;
         key.clear();
-        let mut subs: Vec<&Value> = Vec::new();
-        shape_key(&event.root, key, &mut subs);
+        let mut subs = Vec::new();
+        shape_key(root, key, &mut subs, nested);
         if subs.len() > usize::from(u16::MAX) {
             return Err(Error::InvalidValue(
                 "more than 65535 values in one event".into(),
             ));
         }
         let template = self.shapes.template(key);
-        self.chunk.encode_template_record(
-            &event.root,
-            id,
-            time,
+        if let Nested::Replacing(e) = nested {
+            let inner = self.instance(e, Nested::No)?;
+            if let Some(slot) = subs.iter_mut().find_map(|s| match s {
+                Sub::Instance(slot) => Some(slot),
+                Sub::Value(_) => None,
+            }) {
+                *slot = Some(Box::new(inner));
+            }
+        }
+        Ok(Instance {
+            root,
             template,
-            &subs,
-            &mut self.stats.template_definitions,
-        )?;
-        self.stats.template_records += 1;
-        Ok(())
+            subs,
+            nested,
+        })
     }
 
     fn flush_chunk(&mut self) -> Result<(), Error> {

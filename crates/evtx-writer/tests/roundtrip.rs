@@ -478,3 +478,46 @@ fn generated_logs_read_back_cleanly_with_ids_in_step() {
         assert!(p.record_id >= 1 && p.record_id <= 5000);
     }
 }
+
+#[test]
+fn event_data_nested_as_an_instance_of_its_own_reads_as_in_one_template() {
+    let user_data = Event {
+        root: Element::new("Event")
+            .attr("xmlns", EVENT_NS)
+            .child(system(1102, 3))
+            .child(
+                Element::new("UserData")
+                    .child(Element::new("LogFileCleared").child(Element::new("User").text("a"))),
+            ),
+    };
+    let bare = Event {
+        root: Element::new("Event")
+            .attr("xmlns", EVENT_NS)
+            .child(system(1100, 4)),
+    };
+    let events = [
+        event(4688, 1, scalars()),
+        event(
+            4624,
+            2,
+            vec![("User", Value::from("b")), ("Null", Value::Null)],
+        ),
+        user_data,
+        bare,
+    ];
+    let nested = WriterOptions {
+        nested_event_data: true,
+        ..Default::default()
+    };
+    let (flat, back) = (
+        read_json(write(&events, WriterOptions::default())),
+        read_json(write(&events, nested.clone())),
+    );
+    assert_eq!(back, flat);
+    assert_eq!(back[1].1["Event"]["EventData"]["User"], "b");
+    assert_eq!(back[3].1["Event"].get("EventData"), None);
+    // The root's template is shared: four definitions (root, two EventData, UserData).
+    let mut out = std::io::Cursor::new(Vec::new());
+    let stats = write_events_with(&events, &mut out, nested).unwrap();
+    assert_eq!(stats.template_definitions, 4);
+}

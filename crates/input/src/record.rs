@@ -209,6 +209,19 @@ impl RecordView {
             })
     }
 
+    /// Every leaf and every element with no content as (path, value, whether it is an
+    /// element with no content), in record order: [`Self::leaves`] and
+    /// [`Self::empty_elements`] together (an element with no content has value `""`).
+    pub fn leaves_and_empty_elements(&self) -> impl Iterator<Item = (&str, &str, bool)> {
+        self.leaves.iter().filter(|l| !l.alias).map(|l| {
+            (
+                &self.paths[l.path.0 as usize..l.path.1 as usize],
+                &self.raw[l.raw.0 as usize..l.raw.1 as usize],
+                l.empty,
+            )
+        })
+    }
+
     /// The paths of the elements with no content ([`Self::push_empty_element`]), in
     /// record order: matched as empty values, but not among [`Self::leaves`].
     pub fn empty_elements(&self) -> impl Iterator<Item = &str> {

@@ -1,8 +1,11 @@
 //! The typed record path fills exactly the leaves that flattening the JSON rendering
 //! fills, on logs written here: a generated log, and events of unusual shapes and value
-//! types. It must also be the path most records take.
+//! types, each also with its event data nested as an instance of its own template (as
+//! in logs Windows exports). It must also be the path most records take, and a record
+//! replayed from a leaf plan must fill what resolving and walking it fills.
 
-use scanner_evtx_writer::{generate, write_events, Element, Event, Value};
+use scanner_evtx_writer::{generate, write_events, write_events_with, Element, Event, Value};
+use scanner_evtx_writer::{Generator, WriterOptions};
 use scanner_evtx_writer::{Guid, Sid, SysTime};
 use scanner_input::Flattener;
 use scanner_input::RecordView;
@@ -15,6 +18,8 @@ use std::sync::Arc;
 struct Tally {
     records: u64,
     typed: u64,
+    /// Typed records filled from a leaf plan.
+    replayed: u64,
     mismatches: Vec<String>,
 }
 
@@ -53,13 +58,24 @@ fn same_leaves(typed: &RecordView, json: &RecordView) -> bool {
             .all(|e| json.leaves().any(|(p, v)| p == *e && v.is_empty()))
 }
 
+/// Whether two typed views hold the same leaves and elements with no content, in the
+/// same order, and link the same values to every field of `table`.
+fn same_typed(a: &RecordView, b: &RecordView, table: &FieldTable) -> bool {
+    a.leaves_and_empty_elements()
+        .eq(b.leaves_and_empty_elements())
+        && (0..table.len() as FieldId).all(|f| linked(a, f) == linked(b, f))
+}
+
 /// Like [`compare`], and every field of `table` must hold the same values both ways.
+/// A record filled from a leaf plan must fill what a fresh state, which resolves and
+/// walks it, fills.
 fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tally {
     let settings = Arc::new(scanner_input::settings());
     let parser = evtx::EvtxParser::from_buffer(log).expect("an EVTX log");
     let mut parser = parser.with_configuration((*settings).clone());
     let mut flat = Flattener::default();
     let (mut typed, mut json) = (RecordView::default(), RecordView::default());
+    let mut walked = RecordView::default();
     let mut t = Tally::default();
     for chunk in parser.chunks() {
         let mut data = chunk.expect("a chunk");
@@ -70,6 +86,17 @@ fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tal
             t.records += 1;
             let prepared = state.prepare(&r);
             let id = r.event_record_id;
+            let replayed = prepared && state.planned();
+            if replayed {
+                t.replayed += 1;
+                let mut fresh = TypedState::default();
+                fresh.begin_chunk();
+                assert!(
+                    fresh.prepare(&r),
+                    "record {id}: a plan for a record not covered"
+                );
+                fresh.fill(table, &mut walked);
+            }
             let rendered = r.into_json().expect("JSON").data;
             flat.fill(&rendered, table, &mut json).expect("flattened");
             if !prepared {
@@ -77,6 +104,12 @@ fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tal
             }
             t.typed += 1;
             state.fill(table, &mut typed);
+            if replayed && !same_typed(&typed, &walked, table) {
+                let a: Vec<_> = typed.leaves_and_empty_elements().collect();
+                let b: Vec<_> = walked.leaves_and_empty_elements().collect();
+                t.mismatches
+                    .push(format!("record {id} replayed\n plan {a:?}\n walk {b:?}"));
+            }
             let fields = 0..table.len() as FieldId;
             if !same_leaves(&typed, &json)
                 || fields
@@ -101,6 +134,19 @@ fn compare_with(log: Vec<u8>, state: &mut TypedState, table: &FieldTable) -> Tal
 fn log_of(events: &[Event]) -> Vec<u8> {
     let mut out = Cursor::new(Vec::new());
     write_events(events, &mut out).expect("written");
+    out.into_inner()
+}
+
+/// `events` written with each event's `EventData` or `UserData` an instance of a
+/// template of its own, held by a BinXML value of the root's instance (null for an
+/// event with neither), as in logs Windows exports.
+fn nested_log_of(events: &[Event]) -> Vec<u8> {
+    let mut out = Cursor::new(Vec::new());
+    let options = WriterOptions {
+        nested_event_data: true,
+        ..Default::default()
+    };
+    write_events_with(events, &mut out, options).expect("written");
     out.into_inner()
 }
 
@@ -310,6 +356,105 @@ fn fields_link_alike_when_the_field_table_changes() {
     grown.intern("TargetUserName");
     let t = compare_with(log, &mut state, &grown);
     assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+}
+
+#[test]
+fn nested_records_fill_the_same_leaves_typed_and_replay_plans() {
+    let events = unusual_events();
+    let mut state = TypedState::default();
+    // One table: plans go when the table changes.
+    let table = FieldTable::new();
+    let t = compare_with(nested_log_of(&events), &mut state, &table);
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    // As in one template: all but the float, the repeated `Data` names and the plain
+    // record.
+    assert_eq!(t.typed, events.len() as u64 - 4);
+    let again = compare_with(nested_log_of(&events), &mut state, &table);
+    assert!(
+        again.mismatches.is_empty(),
+        "{}",
+        again.mismatches.join("\n")
+    );
+    assert_eq!(again.typed, t.typed);
+    // Every shape was seen before but those with string arrays (two events).
+    assert_eq!(again.replayed, again.typed - 2);
+
+    let generated: Vec<Event> = Generator::new(11)
+        .expect("a generator")
+        .take(3000)
+        .map(|(e, _)| e)
+        .collect();
+    let t = compare(nested_log_of(&generated), &mut TypedState::default());
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    assert!(t.typed * 100 >= t.records * 95, "{t:?}");
+    assert!(t.replayed * 100 >= t.typed * 90, "{t:?}");
+}
+
+#[test]
+fn a_nested_instance_of_another_template_has_a_plan_of_its_own() {
+    // One root template, and values null or empty alike, but nested instances of
+    // templates that differ by a name or hold other elements: a plan of one must not
+    // stand for another.
+    let data = |name: &str, v: String| event(1, Element::new("EventData").child(named(name, v)));
+    let user_data = |v: String| {
+        let log = Element::new("Log").child(Element::new("User").text(v));
+        event(1, Element::new("UserData").child(log))
+    };
+    let events: Vec<Event> = (0..6)
+        .flat_map(|i| {
+            [
+                data("User", format!("a{i}")),
+                data("Target", format!("b{i}")),
+                user_data(format!("c{i}")),
+            ]
+        })
+        .collect();
+    let t = compare(nested_log_of(&events), &mut TypedState::default());
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    assert_eq!((t.typed, t.replayed), (18, 15), "the first of each walked");
+}
+
+#[test]
+fn null_and_empty_nested_values_and_a_null_instance_have_plans_of_their_own() {
+    // An attribute whose value is empty is left out, and an element with only such
+    // attributes is one with no content; an event without event data holds a null
+    // value where the others hold their nested instance.
+    let with = |kind: Value, user: Value| {
+        let data = Element::new("EventData")
+            .child(named("User", user))
+            .child(Element::new("Param").attr("Kind", kind));
+        event(2, data)
+    };
+    let bare = || {
+        let mut e = event(2, Element::new("EventData"));
+        e.root.children.pop();
+        e
+    };
+    let mut events = Vec::new();
+    for i in 0..4 {
+        events.extend([
+            with(Value::from("k"), Value::from(format!("u{i}"))),
+            with(Value::from(""), Value::from(format!("u{i}"))),
+            bare(),
+            with(Value::from("k"), Value::from("")),
+            with(Value::Null, Value::Null),
+        ]);
+    }
+    let t = compare(nested_log_of(&events), &mut TypedState::default());
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    assert_eq!((t.typed, t.replayed), (20, 15), "the first of each walked");
+}
+
+#[test]
+fn a_data_name_taken_from_a_nested_value_leaves_the_record_without_a_plan() {
+    let named_by = |n: u32| {
+        let data = Element::new("Data").attr("Name", Value::U32(n)).text("v");
+        event(3, Element::new("EventData").child(data))
+    };
+    let events: Vec<Event> = (0..4).map(named_by).collect();
+    let t = compare(nested_log_of(&events), &mut TypedState::default());
+    assert!(t.mismatches.is_empty(), "{}", t.mismatches.join("\n"));
+    assert_eq!((t.typed, t.replayed), (4, 0));
 }
 
 /// Each record `read_evtx` hands over for `log`: its id and its leaves, then its

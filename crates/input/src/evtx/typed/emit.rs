@@ -138,16 +138,20 @@ impl Emit<'_> {
     /// An element's value without its attributes: its text, or an object of its children.
     /// An element other than `Data` (`data`) that its template gives no content at all,
     /// not even a substitution with an empty value, is one with no content (Hayabusa's
-    /// `null`; see [`RecordView::push_empty_element`]), or no field at all for a container.
+    /// `null`; see [`RecordView::push_empty_element`]). A container without text is no
+    /// field at all, whether its template gives it no content or an empty value (the
+    /// crate renders both `null`).
     fn value(&mut self, e: u32, container: bool, data: bool) {
         let r = self.r;
         let re = r.elems[e as usize];
         if re.has_elem {
             self.body(e, container);
-        } else if data || !re.no_content {
-            self.leaf_of(r.children(e), false);
-        } else if !flatten::is_container(self.path) {
-            self.leaf_of(r.children(e), true);
+        } else if flatten::is_container(self.path) {
+            if r.has_text(r.children(e)) {
+                self.leaf_of(r.children(e), false);
+            }
+        } else {
+            self.leaf_of(r.children(e), !data && re.no_content);
         }
     }
 
@@ -325,6 +329,12 @@ mod tests {
             ]
         );
         assert_eq!(leaves(Element::new("EventData")).len(), 3);
+        // An empty substitution in a container: the crate renders it `null`, no field.
+        assert_eq!(leaves(Element::new("EventData").text("")).len(), 3);
+        assert_eq!(
+            leaves(Element::new("EventData").text("x"))[3..],
+            ["Event.EventData=x"]
+        );
         let data = Element::new("UserData").child(Element::new("Log").child(Element::new("P")));
         assert_eq!(leaves(data)[3..], ["Event.UserData.Log.P (no content)"]);
     }

@@ -63,10 +63,12 @@ pub struct TypedState {
     /// The root template of the record prepared, and its instance.
     root_template: u32,
     root: u32,
+    /// The shape of the record prepared, when a plan may stand for it.
+    shape: Shape,
     /// The record prepared has a plan (it is not resolved)…
     planned: bool,
-    /// …or may record one: its shape, and where its values' text ends.
-    to_plan: Option<(Shape, u32)>,
+    /// …or is to record one for its shape: where its values' text ends.
+    to_plan: Option<u32>,
     /// Values the typed path does not reproduce are read as opaque text
     /// ([`Self::prepare_template`]).
     opaque: bool,
@@ -141,15 +143,15 @@ impl TypedState {
         self.to_plan = None;
         self.root = self.read_instance(data, offset, size, 0)?;
         self.root_template = self.rec.insts[self.root as usize].template;
-        let shape = Shape::of(&self.rec);
-        let plan = shape.and_then(|s| self.templates.plans.find(self.root_template, s));
-        let (bytes, nodes) = match plan {
+        let shaped = self.shape.read(&self.rec);
+        let plan = shaped.then(|| self.templates.plans.find(&self.shape));
+        let (bytes, nodes) = match plan.flatten() {
             Some(plan) => {
                 self.planned = true;
                 plan.cost(&self.rec)
             }
             None => {
-                self.resolve_to_walk(shape)?;
+                self.resolve_to_walk(shaped)?;
                 self.rec.cost(&self.templates.names)
             }
         };
@@ -162,16 +164,16 @@ impl TypedState {
     }
 
     /// Resolves the record read (its values only) from its root instance, to be walked,
-    /// and notes that a plan for its shape (`None`: no plan stands for it) is to be
+    /// and notes whether a plan for its shape (`shaped`: read into `self.shape`) is to be
     /// recorded as it is walked; `None` when the typed path does not cover it.
-    fn resolve_to_walk(&mut self, shape: Option<Shape>) -> Option<()> {
+    fn resolve_to_walk(&mut self, shaped: bool) -> Option<()> {
         let values_end = self.rec.text.len() as u32;
         let t = self.templates.get(self.root_template);
         self.rec.resolve(&self.templates, self.root, t.root, 0)?;
         if self.rec.data_names && self.rec.data_names_repeat(&self.templates.names) {
             return None;
         }
-        self.to_plan = shape.map(|s| (s, values_end));
+        self.to_plan = shaped.then_some(values_end);
         Some(())
     }
 
@@ -249,6 +251,13 @@ impl TypedState {
         Some(id)
     }
 
+    /// Whether the record [`Self::prepare`] accepted is to fill its view from a leaf plan
+    /// (recorded from an earlier record of its template and shape) rather than by
+    /// resolving its tree and walking it.
+    pub fn planned(&self) -> bool {
+        self.planned
+    }
+
     /// Clears `view` and fills it with the leaves of the record [`Self::prepare`] accepted.
     pub fn fill(&mut self, table: &FieldTable, view: &mut RecordView) {
         view.clear(table.len());
@@ -260,15 +269,13 @@ impl TypedState {
             self.ids_version = table.version();
         }
         if self.planned {
-            let shape = Shape::of(&self.rec);
-            let plan = shape.and_then(|s| self.templates.plans.find(self.root_template, s));
-            if let Some(plan) = plan {
+            if let Some(plan) = self.templates.plans.find(&self.shape) {
                 plan.fill(&self.rec, &mut self.leaf, view);
                 return;
             }
             // Its plan went with the field ids: resolve it and walk it.
             self.planned = false;
-            if self.resolve_to_walk(shape).is_none() {
+            if self.resolve_to_walk(true).is_none() {
                 return;
             }
         }
@@ -289,17 +296,12 @@ impl TypedState {
             view,
             memo: &mut self.leaf_ids[t],
             leaf_no: 0,
-            recorder: self.to_plan.map(|(shape, end)| Recorder::new(shape, end)),
+            recorder: self.to_plan.map(Recorder::new),
         };
         out.root();
         if let Some(recorder) = out.recorder.take() {
             let cost = self.rec.cost(&self.templates.names);
-            recorder.finish(
-                &self.rec,
-                cost,
-                self.root_template,
-                &mut self.templates.plans,
-            );
+            recorder.finish(&self.rec, cost, &self.shape, &mut self.templates.plans);
         }
         self.to_plan = None;
     }

@@ -1,54 +1,74 @@
-//! Leaf plans: the leaves a template's records fill, kept per template and shape, so
-//! that a record of a shape seen before fills its view straight from its values, without
-//! resolving its tree and walking it again.
+//! Leaf plans: the leaves a record fills, kept per shape, so that a record of a shape
+//! seen before fills its view straight from its values, without resolving its tree and
+//! walking it again.
 //!
 //! A record's leaves (their paths, ids, and how each text is made of template text and
-//! values) follow from its template and, per value, whether it is null and whether it is
-//! empty, when the record is one instance without string arrays whose template cannot
-//! repeat `Data` names (no `Data` is named by a value). For such records the first of
-//! each shape is resolved and walked as usual and the walk is recorded; the next ones
-//! replay it. Plans hold field ids, so they are dropped when the field table changes.
-//! A worker keeps at most 8 shapes per template and 2,048 plans in all.
+//! values) follow from its [`Shape`]: its template instances in reading order (the root
+//! and those nested in BinXML values, each with its template and number of values) and,
+//! per value, whether it is null, whether it is empty and which instance it holds, when
+//! the record has no string arrays and no template that may repeat `Data` names. The
+//! walk reads a value's text in one way only that a plan cannot replay: a `Data` name
+//! taken from a value, which leaves the record without a plan. For such records the
+//! first of each shape is resolved and walked as usual and the walk is recorded; the
+//! next ones replay it. Plans hold field ids, so they are dropped when the field table
+//! changes. A worker keeps at most 512 shapes per root template and 2,048 plans in all.
 
-use super::resolve::{Kind, Resolved};
-use scanner_rules::FieldId;
+use super::resolve::{Kind, Resolved, NONE};
+use scanner_rules::{FieldId, FxHashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Numbers plans in this process, from 1: a plan's number stands for its leaf paths.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Most values a record may have for its shape to key a plan (one bit each).
-const MAX_VALUES: usize = 64;
-/// Shapes kept per template; past that the oldest gives way.
-const PER_TEMPLATE: usize = 8;
+/// Most values a record may have for its shape to key a plan (a value's text is
+/// referred to by a 16-bit index).
+const MAX_VALUES: usize = 1024;
+/// Shapes kept per root template (records whose event data is an instance nested in
+/// the root's share one root template across event types); past that its records of
+/// new shapes are walked without being recorded, until the plans start afresh.
+const PER_TEMPLATE: u16 = 512;
 /// Plans a worker keeps in all (a few KB each); past that they start afresh.
 const MAX_PLANS: usize = 2048;
 
-/// Which values of a record are null and which are empty.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The shape of a record: what its leaves follow from besides its values' texts, as
+/// one key. Per instance in reading order (the root first, then depth first those that
+/// values hold) its template and number of values; per value in reading order, the
+/// instance it holds, or whether it is null and whether it is empty.
+#[derive(Debug, Default)]
 pub(super) struct Shape {
-    nulls: u64,
-    empties: u64,
+    key: Vec<u32>,
 }
 
+/// A value's code in a shape's key: null (1) and empty (2), or this plus the index of
+/// the instance it holds.
+const HOLDS: u32 = 4;
+
 impl Shape {
-    /// The shape of the record read into `r`, if a plan may stand for it.
-    pub(super) fn of(r: &Resolved) -> Option<Shape> {
-        if r.insts.len() != 1 || r.data_names || r.vals.len() > MAX_VALUES {
-            return None;
+    /// Reads the shape of the record read into `r`; `false` when no plan may stand for it.
+    pub(super) fn read(&mut self, r: &Resolved) -> bool {
+        self.key.clear();
+        if r.data_names || r.vals.len() > MAX_VALUES {
+            return false;
         }
-        let mut shape = Shape {
-            nulls: 0,
-            empties: 0,
-        };
-        for (i, v) in r.vals.iter().enumerate() {
+        self.key.push(r.insts.len() as u32);
+        for inst in &r.insts {
+            self.key.extend([inst.template, inst.vals.1 - inst.vals.0]);
+        }
+        for v in &r.vals {
             if v.items.is_some() {
-                return None;
+                return false;
             }
-            shape.nulls |= u64::from(v.null) << i;
-            shape.empties |= u64::from(v.span.0 == v.span.1) << i;
+            self.key.push(match v.nested {
+                NONE => u32::from(v.null) | u32::from(v.span.0 == v.span.1) << 1,
+                inst => HOLDS + inst,
+            });
         }
-        Some(shape)
+        true
+    }
+
+    /// The root template of the record read.
+    fn root_template(&self) -> u32 {
+        self.key[1]
     }
 }
 
@@ -69,12 +89,11 @@ struct PlanLeaf {
     empty: bool,
 }
 
-/// The leaves of one template and shape.
+/// The leaves of one shape.
 #[derive(Debug)]
 pub(super) struct Plan {
     /// Unique in the process: views it fills are given it (`RecordView::set_paths_id`).
     id: u64,
-    shape: Shape,
     leaves: Vec<PlanLeaf>,
     /// The record's rendering cost (see `Resolved::cost`) but for its values' text…
     bytes: usize,
@@ -123,63 +142,55 @@ fn value_text(r: &Resolved, v: u16) -> &str {
 }
 
 /// The value whose text is exactly `text[a..b]` (not empty), when the text is a value's
-/// and not template text, which comes after all values (`values_end`).
+/// and not template text, which comes after all values (`values_end`). Values are in
+/// reading order, their texts one after the other, but those holding instances have
+/// empty spans: searched one by one (only while a plan is recorded).
 fn value_at(r: &Resolved, (a, b): (u32, u32), values_end: u32) -> Option<Result<u16, ()>> {
     if a == b || a >= values_end {
         return None;
     }
-    let from = r.vals.partition_point(|v| v.span.0 < a);
-    let found = r.vals[from..]
-        .iter()
-        .take_while(|v| v.span.0 == a)
-        .position(|v| v.span.1 == b)
-        .map(|i| (from + i) as u16);
-    Some(found.ok_or(()))
+    let found = r.vals.iter().position(|v| v.span == (a, b));
+    Some(found.map(|i| i as u16).ok_or(()))
 }
 
-/// Per worker: the plans of each template it has parsed (by template index).
+/// Per worker: the plans of the shapes it has seen.
 #[derive(Debug, Default)]
 pub(super) struct Plans {
-    by_template: Vec<Vec<Plan>>,
-    /// Plans held.
-    count: usize,
+    by_shape: FxHashMap<Box<[u32]>, Plan>,
+    /// Plans held per root template (by template index).
+    per_template: Vec<u16>,
 }
 
 impl Plans {
-    pub(super) fn find(&self, template: u32, shape: Shape) -> Option<&Plan> {
-        self.by_template
-            .get(template as usize)?
-            .iter()
-            .find(|p| p.shape == shape)
+    pub(super) fn find(&self, shape: &Shape) -> Option<&Plan> {
+        self.by_shape.get(&shape.key[..])
     }
 
     pub(super) fn clear(&mut self) {
-        self.by_template.clear();
-        self.count = 0;
+        self.by_shape.clear();
+        self.per_template.clear();
     }
 
-    fn insert(&mut self, template: u32, plan: Plan) {
-        if self.count >= MAX_PLANS {
+    fn insert(&mut self, shape: &Shape, plan: Plan) {
+        if self.by_shape.len() >= MAX_PLANS {
             self.clear();
         }
-        let t = template as usize;
-        if self.by_template.len() <= t {
-            self.by_template.resize_with(t + 1, Vec::new);
+        let t = shape.root_template() as usize;
+        if self.per_template.len() <= t {
+            self.per_template.resize(t + 1, 0);
         }
-        let list = &mut self.by_template[t];
-        if list.len() >= PER_TEMPLATE {
-            list.remove(0);
-            self.count -= 1;
+        if self.per_template[t] >= PER_TEMPLATE {
+            return;
         }
-        list.push(plan);
-        self.count += 1;
+        if self.by_shape.insert(shape.key[..].into(), plan).is_none() {
+            self.per_template[t] += 1;
+        }
     }
 }
 
-/// Records a plan while a record of shape `shape` is walked.
+/// Records a plan while a record is walked.
 #[derive(Debug)]
 pub(super) struct Recorder {
-    shape: Shape,
     /// Where the values' text ends in `Resolved::text` (template text follows).
     values_end: u32,
     leaves: Vec<PlanLeaf>,
@@ -188,9 +199,8 @@ pub(super) struct Recorder {
 }
 
 impl Recorder {
-    pub(super) fn new(shape: Shape, values_end: u32) -> Recorder {
+    pub(super) fn new(values_end: u32) -> Recorder {
         Recorder {
-            shape,
             values_end,
             leaves: Vec::new(),
             ok: true,
@@ -243,12 +253,12 @@ impl Recorder {
         }
     }
 
-    /// Keeps the plan recorded for `template`, with the cost of the walked record `r`.
+    /// Keeps the plan recorded for `shape`, the walked record `r`'s, with its cost.
     pub(super) fn finish(
         self,
         r: &Resolved,
         (bytes, nodes): (usize, usize),
-        template: u32,
+        shape: &Shape,
         plans: &mut Plans,
     ) {
         if !self.ok {
@@ -267,24 +277,108 @@ impl Recorder {
         let text: usize = uses.iter().map(|&v| value_text(r, v).len()).sum();
         let plan = Plan {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            shape: self.shape,
             leaves: self.leaves,
             bytes: bytes - 6 * text,
             nodes,
             uses: uses.into(),
         };
-        plans.insert(template, plan);
+        plans.insert(shape, plan);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::TypedState;
     use super::*;
+    use crate::evtx::test_log::{event, first_chunk, log, named};
+    use crate::RecordView;
+    use scanner_evtx_writer::Element;
+    use scanner_rules::FieldTable;
 
-    fn plan(nulls: u64) -> Plan {
+    /// Makes the element named `name` of the template defined in `chunk` depend on value
+    /// `value`: left out of the instances where that value is null. (The writer writes
+    /// no dependencies; the name follows its element's start in place, at first use.)
+    fn depend(chunk: &mut [u8], name: &str, value: u16) {
+        let mut needle = (name.len() as u16).to_le_bytes().to_vec();
+        needle.extend(name.encode_utf16().flat_map(u16::to_le_bytes));
+        let at = chunk
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("the name in place");
+        // Token, dependency, size and name offset, then the name's link and hash.
+        let start = at - 2 - 4 - 4 - 4 - 2 - 1;
+        assert_eq!(chunk[start] & 0x0f, 0x01, "an element's start");
+        assert_eq!(chunk[start + 1..start + 3], [0xff, 0xff], "no dependency");
+        chunk[start + 1..start + 3].copy_from_slice(&value.to_le_bytes());
+    }
+
+    /// Makes value `value` of the record whose BinXML starts at `at` a null one (it must
+    /// be empty): its descriptor's type becomes NullType.
+    fn make_null(chunk: &mut [u8], at: usize, value: usize) {
+        let u32_at = |p: usize| u32::from_le_bytes(chunk[p..p + 4].try_into().unwrap());
+        // Fragment header, instance token, a byte, template id, definition offset, and
+        // the definition in place at its first use (link, GUID, size, body).
+        let mut pos = at + 4 + 1 + 1 + 4;
+        let def = u32_at(pos) as usize;
+        pos += 4;
+        if def == pos {
+            pos += 24 + u32_at(pos + 20) as usize;
+        }
+        let d = pos + 4 + 4 * value;
+        assert_eq!(chunk[d..d + 3], [0, 0, 0x01], "an empty string");
+        chunk[d + 2] = 0x00;
+    }
+
+    #[test]
+    fn a_null_value_and_an_empty_one_have_plans_of_their_own() {
+        // `Dep` depends on `A`'s value (the fourth: Provider's name, EventID and
+        // Channel come first): a null `A` leaves it out, an empty one does not. The
+        // writer gives a null value a template of its own: it writes an empty string,
+        // made null here.
+        let rec = |a: &str| {
+            let data = Element::new("EventData")
+                .child(named("A", a))
+                .child(Element::new("Dep").text("d"));
+            event(1, data)
+        };
+        let events: Vec<_> = ["", "", "x"].repeat(3).into_iter().map(rec).collect();
+        let (mut chunk, records) = first_chunk(&log(&events));
+        depend(&mut chunk, "Dep", 3);
+        for at in records.iter().step_by(3) {
+            make_null(&mut chunk, at.offset, 3);
+        }
+        let table = FieldTable::new();
+        let mut state = TypedState::default();
+        state.begin_chunk();
+        let (mut replayed, mut walked) = (RecordView::default(), RecordView::default());
+        let (mut plans, mut kept) = (0, Vec::new());
+        let dep = |v: &RecordView| v.leaves().any(|(p, _)| p == "Event.EventData.Dep");
+        for at in &records {
+            assert!(state.prepare_at(&chunk, at.offset, at.size));
+            plans += usize::from(state.planned());
+            state.fill(&table, &mut replayed);
+            let mut fresh = TypedState::default();
+            fresh.begin_chunk();
+            assert!(fresh.prepare_at(&chunk, at.offset, at.size));
+            fresh.fill(&table, &mut walked);
+            assert!(
+                replayed
+                    .leaves_and_empty_elements()
+                    .eq(walked.leaves_and_empty_elements()),
+                "record {}: {:?} walked {:?}",
+                at.id,
+                replayed.leaves_and_empty_elements().collect::<Vec<_>>(),
+                walked.leaves_and_empty_elements().collect::<Vec<_>>()
+            );
+            kept.push(dep(&replayed));
+        }
+        assert_eq!(plans, 6, "three shapes, each walked once");
+        assert_eq!(kept, [false, true, true].repeat(3));
+    }
+
+    fn plan() -> Plan {
         Plan {
             id: 0,
-            shape: Shape { nulls, empties: 0 },
             leaves: Vec::new(),
             bytes: 0,
             nodes: 0,
@@ -292,23 +386,39 @@ mod tests {
         }
     }
 
+    /// The shape of a one-instance record of `template` whose `n`th value is null.
+    fn shape(template: u32, n: u32) -> Shape {
+        Shape {
+            key: vec![1, template, 1, n],
+        }
+    }
+
     #[test]
-    fn plans_are_bounded_per_template_and_in_all() {
+    fn plans_are_bounded_per_root_template_and_in_all() {
         let mut p = Plans::default();
-        for n in 0..PER_TEMPLATE as u64 + 3 {
-            p.insert(1, plan(n));
+        for n in 0..u32::from(PER_TEMPLATE) + 3 {
+            p.insert(&shape(1, n), plan());
         }
-        let shape = |nulls| Shape { nulls, empties: 0 };
-        assert!(p.find(1, shape(0)).is_none(), "the oldest shape gave way");
-        assert!(p.find(1, shape(PER_TEMPLATE as u64 + 2)).is_some());
-        assert_eq!(p.count, PER_TEMPLATE);
-        for t in 2..2 + MAX_PLANS as u32 {
-            p.insert(t, plan(0));
-            assert!(p.count <= MAX_PLANS);
+        let kept = u32::from(PER_TEMPLATE);
+        assert!(p.find(&shape(1, 0)).is_some(), "the first shapes stay");
+        assert!(p.find(&shape(1, kept - 1)).is_some());
+        assert!(
+            p.find(&shape(1, kept)).is_none(),
+            "no more for that template"
+        );
+        assert_eq!(p.by_shape.len(), usize::from(PER_TEMPLATE));
+        p.insert(&shape(2, 0), plan());
+        assert!(
+            p.find(&shape(2, 0)).is_some(),
+            "other templates still get plans"
+        );
+        for t in 3..3 + MAX_PLANS as u32 {
+            p.insert(&shape(t, 0), plan());
+            assert!(p.by_shape.len() <= MAX_PLANS);
         }
-        assert!(p.find(2 + MAX_PLANS as u32 - 1, shape(0)).is_some());
+        assert!(p.find(&shape(3 + MAX_PLANS as u32 - 1, 0)).is_some());
+        assert!(p.find(&shape(1, 0)).is_none(), "started afresh");
         p.clear();
-        assert_eq!(p.count, 0);
-        assert!(p.find(1, shape(PER_TEMPLATE as u64 + 2)).is_none());
+        assert!(p.by_shape.is_empty() && p.per_template.is_empty());
     }
 }

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 /// Configuration read from a config folder (or the built-in one).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// `eventkey_alias.txt`: rule field name → event path.
     pub aliases: Vec<(String, String)>,
@@ -45,7 +45,7 @@ pub struct Config {
 /// One `data_mapping/*.yaml` file: display rewrites for the fields of one kind of
 /// event. They change what Details, ExtraFieldInfo and AllFieldInfo show, never what
 /// rules match.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DataMapping {
     /// `Channel`, as written.
     pub channel: String,

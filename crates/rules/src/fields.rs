@@ -112,7 +112,7 @@ pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// The interned field paths of a rule set, and the alias table that maps rule field
 /// names to event paths.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FieldTable {
     aliases: FxHashMap<Box<str>, Box<str>>,
     by_path: FxHashMap<Box<str>, FieldId>,
@@ -122,7 +122,8 @@ pub struct FieldTable {
     paths: Vec<Box<str>>,
     /// Stands for what [`FieldTable::lookup_leaf`] answers: unique to this table (and
     /// its clones), renewed whenever a path is interned, so callers may keep answers
-    /// for as long as it holds.
+    /// for as long as it holds. A table read back from a rule set cache gets a new one.
+    #[serde(skip, default = "next_version")]
     version: u64,
 }
 

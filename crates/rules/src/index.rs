@@ -9,7 +9,7 @@ use crate::rule::{Constraint, Rule};
 use rayon::prelude::*;
 
 /// The rules under one (channel, EventID) key.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Bucket {
     /// Rule indices, in rule-set order.
     pub rules: Vec<u32>,
@@ -35,7 +35,7 @@ impl Bucket {
 }
 
 /// Buckets keyed by lowercase channel, then EventID text; `""` stands for "any".
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RuleIndex {
     map: FxHashMap<Box<str>, FxHashMap<Box<str>, Bucket>>,
 }

@@ -77,6 +77,7 @@ mod load;
 mod logsource;
 mod matcher;
 mod meta;
+mod nesting;
 mod prefilter;
 mod report;
 mod rule;

@@ -3,7 +3,7 @@
 //! loader fills it, the rule set carries it.
 
 /// A document that could not be loaded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LoadError {
     /// The rule file.
     pub file: String,
@@ -31,7 +31,7 @@ impl std::fmt::Display for LoadError {
 /// Rules that share one `id`: all are loaded (as Hayabusa does), but whatever refers
 /// to the id (a correlation, `exclude_rules.txt`, the timeline's RuleID column) cannot
 /// tell them apart, so loading warns once per id.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DuplicateId {
     /// The id.
     pub id: String,
@@ -63,7 +63,9 @@ impl std::fmt::Display for DuplicateId {
 }
 
 /// Why a loaded rule is not enabled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Disabled {
     /// Listed in `exclude_rules.txt`.
     Excluded,
@@ -109,7 +111,7 @@ impl Disabled {
 }
 
 /// What loading did.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct LoadReport {
     /// Rule files read.
     pub files: usize,
@@ -137,9 +139,12 @@ pub struct LoadReport {
     /// Compiled size (NFA bytes) of the distinct regexes, charged to
     /// [`REGEX_BUDGET`](crate::REGEX_BUDGET).
     pub regex_bytes: usize,
-    /// Wall time of each loading phase (printed by `--debug`).
+    /// Wall time of each loading phase (printed by `--debug`); not kept when the set is
+    /// written.
+    #[serde(skip)]
     pub timings: Vec<(&'static str, std::time::Duration)>,
-    /// What the rule cache served.
+    /// What the rule cache served (not kept either).
+    #[serde(skip)]
     pub cache: CacheUse,
 }
 

@@ -247,6 +247,16 @@ impl FieldTable {
         self.by_path.get(self.path_of(name).as_str()).copied()
     }
 
+    /// Whether it holds together (as read back from a rule set cache): Channel and
+    /// EventID first, and every id it maps a name to within it.
+    pub(crate) fn is_sound(&self) -> bool {
+        let within = |id: &FieldId| (*id as usize) < self.paths.len();
+        self.paths.len() > EVENT_ID as usize
+            && self.paths.len() <= FieldId::MAX as usize
+            && self.by_path.values().all(within)
+            && self.data_names.values().all(within)
+    }
+
     /// Number of interned fields (the size of a record's slot array).
     pub fn len(&self) -> usize {
         self.paths.len()

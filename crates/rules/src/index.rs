@@ -113,6 +113,11 @@ impl RuleIndex {
         self.map.contains_key(channel) || self.map.contains_key("")
     }
 
+    /// Every bucket, in no order.
+    pub(crate) fn buckets(&self) -> impl Iterator<Item = &Bucket> {
+        self.map.values().flat_map(|m| m.values())
+    }
+
     /// Number of (channel, EventID) keys.
     pub fn keys(&self) -> usize {
         self.map.values().map(|m| m.len()).sum()

@@ -73,6 +73,7 @@ mod error;
 mod event;
 mod fields;
 mod index;
+mod inputs;
 mod load;
 mod logsource;
 mod matcher;
@@ -104,7 +105,7 @@ pub use crate::{
     },
     meta::{Level, RuleMeta},
     prefilter::Admission,
-    report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport},
+    report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport, SetCacheUse},
     rule::{Rule, Selection},
     set::RuleSet,
 };

@@ -1,20 +1,30 @@
-//! The rule cache, kept between runs in the user's cache folder so that rules loaded
-//! before load fast: each rule file's parsed YAML, by the hash of its text
-//! (`documents`), so that only the files whose text is new are parsed.
+//! The rule caches, kept between runs in the user's cache folder so that rules loaded
+//! before load fast. Two levels, each a file of its own:
 //!
-//! A cache file is read only when it can be trusted (this module): a regular file (not
+//! - the rule set cache (`set`): the whole loaded set, compiled, with the list of every
+//!   file and folder the load looked at and their statuses. A load with the same
+//!   sources and options that finds each of them as it was reads the set from it and
+//!   nothing else: no rule file is read, nothing compiled.
+//! - the document cache (`documents`): each rule file's parsed YAML, by the hash of its
+//!   text. When the set cache cannot serve (a rule edited, a file added, other options),
+//!   the rules are read and compiled, but only the files whose text is new are parsed.
+//!
+//! Both are read only when they can be trusted (this module): a regular file (not
 //! followed if a link), the user's, writable by nobody else, at most
 //! [`MAX_CACHE_BYTES`], whose header names this very build and whose checksum holds.
 //! Anything else is ignored, said in a note, and replaced; another build's file is
 //! replaced without a word. Files are written whole to a private temporary file beside
 //! them, then renamed over them, so concurrent runs each see a whole file, old or new,
-//! and a planted link is replaced, never followed. The [`MAX_CACHES`] most recently
-//! written files are kept.
+//! and a planted link is replaced, never followed. Each kind keeps its
+//! [`MAX_CACHES`] most recently written files.
 
 mod codec;
 mod documents;
+mod set;
+mod sound;
 
 pub(super) use documents::{encode_docs, key, Cache, Key};
+pub(super) use set::{SetCache, SetLookup};
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -23,8 +33,8 @@ use std::path::{Path, PathBuf};
 /// Largest cache file read (the hayabusa rules take about 10 MiB of documents).
 pub const MAX_CACHE_BYTES: u64 = 256 << 20;
 
-/// Cache files of one kind kept in the folder (one per list of rule sources); past it,
-/// the least recently written go.
+/// Cache files of one kind kept in the folder (one per list of rule sources, or per
+/// sources and options); past it, the least recently written go.
 pub const MAX_CACHES: usize = 16;
 
 /// Removes all but the `keep` most recently written cache files of `dir` named

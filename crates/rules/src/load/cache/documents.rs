@@ -17,7 +17,9 @@
 //! that does not decode makes the whole cache ignored (the rules are parsed as if there
 //! were none) and replaced.
 
-use super::{codec, framed, header, prune, read_trusted, write_atomic, Unusable, MAX_CACHES};
+use super::{
+    codec, header, prune, read_trusted, sealed, unsealed, write_atomic, Unusable, MAX_CACHES,
+};
 use crate::fields::FxHashMap;
 use crate::load::RuleSource;
 use std::fs;
@@ -115,19 +117,18 @@ impl Cache {
     /// Writes a cache of `entries` (each a key and its encoded documents, from
     /// [`encode_docs`] or [`Cache::raw`]) in place of this one.
     pub fn save<'e>(&self, entries: impl Iterator<Item = (Key, &'e [u8])>) -> io::Result<()> {
-        let out = framed(MAGIC, &self.header, |out| {
-            out.reserve(self.data.len());
-            let count = out.len();
-            out.extend_from_slice(&0u64.to_le_bytes());
-            let mut n = 0u64;
-            for (key, bytes) in entries {
-                out.extend_from_slice(&key.to_le_bytes());
-                out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                out.extend_from_slice(bytes);
-                n += 1;
-            }
-            out[count..count + 8].copy_from_slice(&n.to_le_bytes());
-        });
+        let mut out = unsealed(MAGIC, &self.header, self.data.len().max(1 << 20));
+        let count = out.len();
+        out.extend_from_slice(&0u64.to_le_bytes());
+        let mut n = 0u64;
+        for (key, bytes) in entries {
+            out.extend_from_slice(&key.to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(bytes);
+            n += 1;
+        }
+        out[count..count + 8].copy_from_slice(&n.to_le_bytes());
+        let out = sealed(out);
         write_atomic(&self.file, &out)?;
         prune(
             self.file.parent().unwrap_or(Path::new(".")),

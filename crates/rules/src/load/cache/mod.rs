@@ -109,12 +109,17 @@ fn body<'d>(data: &'d [u8], magic: &[u8], header: &[u8]) -> Result<&'d [u8], Unu
     Ok(&data[at..end])
 }
 
-/// `magic`, `header`, `body` and the checksum over them: a cache file's bytes.
-fn framed(magic: &[u8], header: &[u8], body: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
-    let mut out = Vec::with_capacity(1 << 20);
+/// The start of a cache file's bytes: `magic` and `header`, with room for `capacity`
+/// bytes in all; the body follows, then [`sealed`] appends the checksum.
+fn unsealed(magic: &[u8], header: &[u8], capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity.max(magic.len() + header.len() + 4));
     out.extend_from_slice(magic);
     out.extend_from_slice(header);
-    body(&mut out);
+    out
+}
+
+/// A cache file's bytes: `out` and the checksum over them.
+fn sealed(mut out: Vec<u8>) -> Vec<u8> {
     let sum = crc32fast::hash(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out

@@ -24,7 +24,9 @@
 //!   ignored with a note, the set loaded from the rule files, and the file replaced.
 
 use super::sound::sound;
-use super::{body, framed, header, prune, read_trusted, write_atomic, Unusable, MAX_CACHES};
+use super::{
+    body, header, prune, read_trusted, sealed, unsealed, write_atomic, Unusable, MAX_CACHES,
+};
 use crate::inputs::{Inputs, Seen};
 use crate::load::{LoadOptions, RuleSelect, RuleSource};
 use crate::matcher::{collecting, resolving, SharedTable};
@@ -53,6 +55,8 @@ pub struct SetCache {
     key: Vec<u8>,
     /// When the load began: what the inputs' times must be older than.
     started: SystemTime,
+    /// Room to write the file in: the size of the one read, else a guess.
+    capacity: std::cell::Cell<usize>,
 }
 
 /// What looking the set up gave.
@@ -132,6 +136,7 @@ impl SetCache {
             header: header(FORMAT),
             key,
             started,
+            capacity: std::cell::Cell::new(8 << 20),
         }
     }
 
@@ -152,7 +157,10 @@ impl SetCache {
             why,
         };
         let data = match read_trusted(&self.file) {
-            Ok(Some(data)) => data,
+            Ok(Some(data)) => {
+                self.capacity.set(data.len() + (data.len() >> 4));
+                data
+            }
             Ok(None) => return missed("none yet"),
             Err(e) => return damaged(e.to_string()),
         };
@@ -188,20 +196,19 @@ impl SetCache {
         inputs
             .settled(self.started, SETTLE)
             .map_err(|i| NotWritten::Unsettled(i.path().to_path_buf()))?;
-        let (set_bytes, table) = collecting(|| postcard::to_stdvec(set));
-        let set_bytes = set_bytes?;
-        let inputs_bytes = postcard::to_stdvec(&inputs)?;
-        let table_bytes = postcard::to_stdvec(&table)?;
-        let out = framed(MAGIC, &self.header, |out| {
-            out.reserve(
-                self.key.len() + inputs_bytes.len() + table_bytes.len() + set_bytes.len() + 8,
-            );
-            out.extend_from_slice(&(self.key.len() as u64).to_le_bytes());
-            out.extend_from_slice(&self.key);
-            out.extend_from_slice(&inputs_bytes);
-            out.extend_from_slice(&table_bytes);
-            out.extend_from_slice(&set_bytes);
-        });
+        // Written in place, in the order read: the key, the inputs, the set (its length
+        // first: the table it refers to comes after it, as it is made while writing it).
+        let mut out = unsealed(MAGIC, &self.header, self.capacity.get());
+        out.extend_from_slice(&(self.key.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.key);
+        let mut out = postcard::to_extend(&inputs, out)?;
+        let set_at = out.len();
+        out.extend_from_slice(&0u64.to_le_bytes());
+        let (out, table) = collecting(|| postcard::to_extend(set, out));
+        let mut out = out?;
+        let set_len = (out.len() - set_at - 8) as u64;
+        out[set_at..set_at + 8].copy_from_slice(&set_len.to_le_bytes());
+        let out = sealed(postcard::to_extend(&table, out)?);
         write_atomic(&self.file, &out).map_err(NotWritten::Io)?;
         prune(
             self.file.parent().unwrap_or(Path::new(".")),
@@ -219,10 +226,20 @@ fn key_of(body: &[u8]) -> Option<(&[u8], &[u8])> {
     (len <= rest.len()).then(|| rest.split_at(len))
 }
 
-/// The shared table and the set after it, when they decode and nothing follows.
+/// The set (its length, then its bytes) and the table of automata and regexes after
+/// it, when they decode and nothing follows.
 fn decode(bytes: &[u8]) -> Option<RuleSet> {
-    let (table, rest) = postcard::take_from_bytes::<SharedTable>(bytes).ok()?;
-    let (set, _) = resolving(table, || postcard::take_from_bytes::<RuleSet>(rest));
+    let (len, rest) = bytes.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    if len > rest.len() {
+        return None;
+    }
+    let (set, table) = rest.split_at(len);
+    let table = match postcard::take_from_bytes::<SharedTable>(table).ok()? {
+        (table, []) => table,
+        _ => return None,
+    };
+    let (set, _) = resolving(table, || postcard::take_from_bytes::<RuleSet>(set));
     match set {
         Ok((set, [])) => Some(set),
         _ => None,
@@ -672,8 +689,9 @@ mod tests {
         let set = load(&[RuleSource::Path(d.clone())], &LoadOptions::default());
         assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
         let (bytes, table) = collecting(|| postcard::to_stdvec(&set).unwrap());
-        let mut good = postcard::to_stdvec(&table).unwrap();
+        let mut good = (bytes.len() as u64).to_le_bytes().to_vec();
         good.extend_from_slice(&bytes);
+        good.extend_from_slice(&postcard::to_stdvec(&table).unwrap());
         let back = decode(&good).expect("decodes");
         assert!(sound(&back));
         same(&described(&back), &described(&set), "read back");
@@ -698,7 +716,9 @@ mod tests {
         }
         assert!(refused > 0 && decoded > 0, "{refused} {decoded}");
         // A count past the bytes left asks for no huge allocation.
-        assert!(decode(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]).is_none());
+        let mut huge = 1u64.to_le_bytes().to_vec();
+        huge.extend_from_slice(&[0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        assert!(decode(&huge).is_none());
         fs::remove_dir_all(&d).unwrap();
     }
 

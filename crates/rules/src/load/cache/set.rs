@@ -11,7 +11,7 @@
 //!   working folder when a path is relative): a file made for others, even under the
 //!   same name, is not used. The file's name is a hash of that key, so each set of
 //!   sources and options has a file of its own (`set-<hash>.bin`, the
-//!   [`MAX_CACHES`](super::MAX_CACHES) most recently written kept).
+//!   [`MAX_CACHES`] most recently written kept).
 //! - Check: the statuses of every rule file, config file and folder the load read,
 //!   listed or looked for ([`Inputs`]) must all be as they were. None of them is read.
 //!   A set whose inputs changed within [`SETTLE`] of its load is not written at all

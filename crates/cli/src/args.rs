@@ -180,8 +180,8 @@ pub struct RuleArgs {
     /// Only the rules listed in proven_rules.txt of the config folder.
     #[arg(short = 'P', long = "proven-rules")]
     pub proven_rules: bool,
-    /// Parse every rule file, neither reading nor writing the rule cache
-    /// ($XDG_CACHE_HOME/scanner, else ~/.cache/scanner).
+    /// Read, parse and compile every rule file, neither reading nor writing the rule
+    /// caches ($XDG_CACHE_HOME/scanner, else ~/.cache/scanner).
     #[arg(long = "no-rule-cache")]
     pub no_rule_cache: bool,
     /// Only rules with one of these tags (e.g. attack.execution); comma-separated.

@@ -86,7 +86,8 @@ pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
                 .into(),
         );
     }
-    if let Some(note) = &set.report().cache.note {
+    let cache = &set.report().cache;
+    for note in [&cache.set.note, &cache.note].into_iter().flatten() {
         eprintln!("warning: {}", safe(note));
     }
     let failures = &set.report().config_failures;
@@ -152,10 +153,33 @@ pub fn print_timings(set: &RuleSet) {
         scanner_rules::REGEX_BUDGET >> 20
     );
     let c = &set.report().cache;
+    let s = &c.set;
+    let path = |f: &std::path::Path| safe(&f.display().to_string()).into_owned();
+    match &s.file {
+        Some(f) if s.served => {
+            eprintln!(
+                "load: rule cache: the whole rule set from {} ({} rule and config files and folders unchanged)",
+                path(f),
+                s.inputs
+            );
+            return;
+        }
+        Some(f) => eprintln!(
+            "load: rule set cache {}: {}{}",
+            path(f),
+            safe(s.missed.as_deref().unwrap_or("not used")),
+            match (&s.not_written, s.written) {
+                (_, true) => format!(", written anew ({} files and folders to check)", s.inputs),
+                (Some(why), false) => format!(", not written: {}", safe(why)),
+                (None, false) => String::new(),
+            }
+        ),
+        None => {}
+    }
     match &c.file {
         Some(f) => eprintln!(
             "load: rule cache {}: {} of {} files from it{}",
-            safe(&f.display().to_string()),
+            path(f),
             c.hits,
             c.hits + c.misses,
             if c.written { ", written anew" } else { "" }

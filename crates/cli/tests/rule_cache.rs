@@ -1,7 +1,11 @@
-//! The rule cache as a user meets it: a second run of the same rules reads them from
-//! the cache and finds the same detections; an edited rule is parsed again and its edit
-//! shows; a damaged or untrusted cache is ignored (with a warning) and rebuilt;
-//! `--no-rule-cache` neither reads nor writes one.
+//! The rule caches as a user meets them. The rule set cache: a second run of the same
+//! rules and options takes the whole set from it and prints and finds the same; an
+//! edited, added or removed rule, a config file added or changed, or other options,
+//! miss it, and the change shows. The document cache (each file's parsed YAML): a run
+//! that cannot take the set reads the files it holds and finds the same; an edited
+//! rule is parsed again and its edit shows. A damaged or untrusted cache of either
+//! kind is ignored (with a warning) and rebuilt; `--no-rule-cache` neither reads nor
+//! writes one.
 
 mod support;
 
@@ -45,11 +49,46 @@ fn timeline(rules: &Path, cache: &Path, extra: &[&str]) -> (Output, String) {
     (out, err)
 }
 
-/// The debug line saying what the cache served.
+/// The debug line saying what the document cache served (or that the rule set cache
+/// served all).
 fn cache_line(err: &str) -> &str {
     err.lines()
         .find(|l| l.starts_with("load: rule cache"))
         .unwrap_or_else(|| panic!("no cache line in:\n{err}"))
+}
+
+/// The debug line saying what the rule set cache did when it did not serve.
+fn set_line(err: &str) -> &str {
+    err.lines()
+        .find(|l| l.starts_with("load: rule set cache "))
+        .unwrap_or_else(|| panic!("no rule set cache line in:\n{err}"))
+}
+
+/// The cache files of `kind` (`rules-` for documents, `set-` for rule sets) under the
+/// cache home `cache`.
+fn cache_files(cache: &Path, kind: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(cache.join("scanner"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    out.retain(|p| {
+        let name = p.file_name().unwrap().to_string_lossy();
+        name.starts_with(kind) && name.ends_with(".bin")
+    });
+    out.sort();
+    out
+}
+
+/// Removes the rule set caches, so that a run goes through the document cache.
+fn forget_sets(cache: &Path) {
+    for f in cache_files(cache, "set-") {
+        fs::remove_file(f).unwrap();
+    }
+}
+
+/// Waits until files written now are old enough for a rule set cache to vouch for
+/// them (it is not written while a rule or config file changed within two seconds).
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(2200));
 }
 
 /// The `.yml` files under `dir`, sorted.
@@ -84,6 +123,7 @@ fn a_second_run_reads_the_cache_and_finds_the_same() {
         "{}",
         cache_line(&err)
     );
+    forget_sets(&cache);
     let (second, err) = timeline(&rules, &cache, &[]);
     assert!(
         cache_line(&err).ends_with(&format!(": {n} of {n} files from it")),
@@ -114,6 +154,7 @@ fn a_second_run_reads_the_cache_and_finds_the_same() {
         + "\n";
     assert_ne!(before, after, "{} has a level line", edited.display());
     fs::write(&edited, after).unwrap();
+    forget_sets(&cache);
     let (third, err) = timeline(&rules, &cache, &[]);
     assert!(
         cache_line(&err).ends_with(&format!(": {} of {n} files from it, written anew", n - 1)),
@@ -146,16 +187,13 @@ fn a_damaged_or_untrusted_cache_is_ignored_with_a_warning_and_rebuilt() {
     let cache = dir.join("cache");
     let n = rule_files(&rules).len();
     let (first, _) = timeline(&rules, &cache, &[]);
-    let file = fs::read_dir(cache.join("scanner"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "bin"))
-        .expect("a cache file");
+    let file = cache_files(&cache, "rules-").pop().expect("a cache file");
 
     let mut bytes = fs::read(&file).unwrap();
     let i = bytes.len() * 2 / 3;
     bytes[i] ^= 0x55;
     fs::write(&file, &bytes).unwrap();
+    forget_sets(&cache);
     let (damaged, err) = timeline(&rules, &cache, &[]);
     assert!(
         err.contains("warning: rule cache ") && err.contains(": damaged; rules parsed"),
@@ -163,6 +201,7 @@ fn a_damaged_or_untrusted_cache_is_ignored_with_a_warning_and_rebuilt() {
     );
     assert!(cache_line(&err).ends_with(&format!(": 0 of {n} files from it, written anew")));
     assert_eq!(damaged.stdout, first.stdout);
+    forget_sets(&cache);
     let (_, err) = timeline(&rules, &cache, &[]);
     assert!(cache_line(&err).ends_with(&format!(": {n} of {n} files from it")));
 
@@ -177,7 +216,275 @@ fn a_damaged_or_untrusted_cache_is_ignored_with_a_warning_and_rebuilt() {
             "{err}"
         );
         assert_eq!(cache_line(&err), "load: rule cache not used");
+        assert!(!err.contains("load: rule set cache"), "{err}");
         assert_eq!(open.stdout, first.stdout);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `rules check --debug` of `rules` with the cache under `cache`: standard output,
+/// standard error as without `--debug` (up to the summary line), and the debug lines
+/// that follow it (`load…`: what the caches did, how long each phase took).
+fn check(rules: &Path, cache: &Path, extra: &[&str]) -> (String, String, String) {
+    let out = command()
+        .env("XDG_CACHE_HOME", cache)
+        .args(["--debug", "rules", "check", "-r"])
+        .arg(rules)
+        .args(extra)
+        .output()
+        .expect("run scanner");
+    let err = text(&out.stderr);
+    let end = err
+        .lines()
+        .position(|l| l.starts_with("rules: "))
+        .unwrap_or_else(|| panic!("no summary in:\n{err}"));
+    let report: Vec<&str> = err.lines().take(end + 1).collect();
+    let debug: Vec<&str> = err
+        .lines()
+        .skip(end + 1)
+        .filter(|l| l.starts_with("load"))
+        .collect();
+    (text(&out.stdout), report.join("\n"), debug.join("\n"))
+}
+
+#[test]
+fn a_repeat_run_takes_the_whole_set_from_its_cache_and_prints_and_finds_the_same() {
+    let dir = scratch("rule-set-cache");
+    let rules = rules_copy(&dir);
+    let cache = dir.join("cache");
+    settle();
+
+    let cold = check(&rules, &cache, &[]);
+    let line = set_line(&cold.2);
+    assert!(line.contains(": none yet, written anew ("), "{line}");
+    assert_eq!(cache_files(&cache, "set-").len(), 1);
+    let from_set = check(&rules, &cache, &[]);
+    let line = cache_line(&from_set.2);
+    assert!(
+        line.starts_with("load: rule cache: the whole rule set from ")
+            && line.ends_with(" rule and config files and folders unchanged)"),
+        "{line}"
+    );
+    forget_sets(&cache);
+    let from_documents = check(&rules, &cache, &[]);
+    assert!(
+        cache_line(&from_documents.2).contains(" files from it"),
+        "{}",
+        from_documents.2
+    );
+    let plain = check(&rules, &dir.join("no-cache"), &["--no-rule-cache"]);
+    assert!(!dir.join("no-cache").exists());
+    for (run, name) in [
+        (&from_set, "set"),
+        (&from_documents, "documents"),
+        (&plain, "none"),
+    ] {
+        assert_eq!((&run.0, &run.1), (&cold.0, &cold.1), "{name}");
+    }
+    assert!(cold.0.starts_with("loaded "), "{}", cold.0);
+
+    // A timeline: the same detections from every level. Its rules and options are
+    // those `rules check` loaded: their set cache serves.
+    let (from_set, err) = timeline(&rules, &cache, &[]);
+    assert!(
+        cache_line(&err).contains("the whole rule set from"),
+        "{err}"
+    );
+    let (cold, err) = timeline(&rules, &dir.join("cold"), &[]);
+    assert!(set_line(&err).contains(": none yet, written anew"), "{err}");
+    forget_sets(&cache);
+    let (from_documents, err) = timeline(&rules, &cache, &[]);
+    assert!(cache_line(&err).contains(" files from it"), "{err}");
+    assert!(!cold.stdout.is_empty());
+    assert_eq!(from_set.stdout, cold.stdout);
+    assert_eq!(from_documents.stdout, cold.stdout);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_edited_added_or_removed_rule_a_config_file_or_other_options_miss_the_set_cache() {
+    let dir = scratch("rule-set-cache-misses");
+    let rules = rules_copy(&dir);
+    let cache = dir.join("cache");
+    settle();
+    let (before, _) = timeline(&rules, &cache, &[]);
+    let (_, err) = timeline(&rules, &cache, &[]);
+    assert!(
+        cache_line(&err).contains("the whole rule set from"),
+        "{err}"
+    );
+    let summary = |c: &(String, String, String)| {
+        c.1.lines()
+            .find(|l| l.starts_with("rules: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let missed = |err: &str, path: &Path| {
+        let want = format!(": {} changed, ", path.display());
+        assert!(set_line(err).contains(&want), "{want} in\n{err}");
+    };
+
+    // An edited rule: every level raised to critical in one file.
+    let edited = first_rule_with_detections(&rules, &before.stdout);
+    let text_before = fs::read_to_string(&edited).unwrap();
+    fs::write(
+        &edited,
+        text_before.replace("\nlevel: ", "\nlevel: critical\n#"),
+    )
+    .unwrap();
+    let (after, err) = timeline(&rules, &cache, &[]);
+    missed(&err, &edited);
+    assert!(
+        set_line(&err).contains(", not written: "),
+        "a file just changed: {err}"
+    );
+    let title = rule_title(&text_before);
+    let critical = |out: &[u8]| {
+        text(out)
+            .lines()
+            .filter(|l| l.contains(&title) && l.contains(",\"crit\","))
+            .count()
+    };
+    assert_eq!(critical(&before.stdout), 0);
+    assert!(critical(&after.stdout) > 0, "the edit shows");
+
+    // Waits, then loads once to write the set cache anew.
+    let rewrite = || {
+        settle();
+        let run = check(&rules, &cache, &[]);
+        assert!(
+            set_line(&run.2).ends_with(" files and folders to check)"),
+            "{}",
+            run.2
+        );
+        run
+    };
+
+    // A rule added, then one removed: their folder changed.
+    let base = rewrite();
+    let folder = edited.parent().unwrap();
+    let added = folder.join("zz-added.yml");
+    fs::copy(&edited, &added).unwrap();
+    let more = check(&rules, &cache, &[]);
+    missed(&more.2, folder);
+    assert_ne!(summary(&more), summary(&base), "one more file");
+    assert!(
+        more.1.contains("rule warning: rule id "),
+        "its id now twice:\n{}",
+        more.1
+    );
+    rewrite();
+    fs::remove_file(&added).unwrap();
+    let fewer = check(&rules, &cache, &[]);
+    missed(&fewer.2, folder);
+    assert_eq!(summary(&fewer), summary(&base));
+
+    // A config file added to the config folder: the rule it excludes is disabled.
+    rewrite();
+    let id = text_before
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .expect("an id")
+        .trim()
+        .to_string();
+    fs::write(rules.join("config/exclude_rules.txt"), format!("{id}\n")).unwrap();
+    let excluded = check(&rules, &cache, &[]);
+    missed(&excluded.2, &rules.join("config"));
+    assert!(
+        summary(&excluded).contains("1 excluded"),
+        "{}",
+        summary(&excluded)
+    );
+
+    // Changed: the rule it excluded is back.
+    rewrite();
+    fs::write(rules.join("config/exclude_rules.txt"), "# none\n").unwrap();
+    let back = check(&rules, &cache, &[]);
+    missed(&back.2, &rules.join("config/exclude_rules.txt"));
+    assert_eq!(summary(&back), summary(&base));
+
+    // Other options: a set cache of their own; the first one still serves.
+    rewrite();
+    assert!(cache_line(&check(&rules, &cache, &[]).2).contains("the whole rule set"));
+    let high = check(&rules, &cache, &["--min-level", "high"]);
+    assert!(
+        set_line(&high.2).contains(": none yet, written anew"),
+        "{}",
+        high.2
+    );
+    assert_ne!(summary(&high), summary(&base));
+    let high_again = check(&rules, &cache, &["--min-level", "high"]);
+    assert!(
+        cache_line(&high_again.2).contains("the whole rule set"),
+        "{}",
+        high_again.2
+    );
+    assert_eq!((&high_again.0, &high_again.1), (&high.0, &high.1));
+    assert!(cache_line(&check(&rules, &cache, &[]).2).contains("the whole rule set"));
+    assert_eq!(cache_files(&cache, "set-").len(), 2);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_damaged_or_untrusted_rule_set_cache_is_ignored_with_a_warning_and_rebuilt() {
+    let dir = scratch("rule-set-cache-damage");
+    let rules = rules_copy(&dir);
+    let cache = dir.join("cache");
+    settle();
+    let good = check(&rules, &cache, &[]);
+    let file = cache_files(&cache, "set-").pop().expect("a rule set cache");
+    let bytes = fs::read(&file).unwrap();
+    let warned = |why: &str| {
+        let run = check(&rules, &cache, &[]);
+        let warning = format!(
+            "warning: rule set cache {}: {why}; rules loaded from their files",
+            file.display()
+        );
+        assert!(run.1.starts_with(&warning), "{warning} in\n{}", run.1);
+        assert_eq!(run.1.replacen(&format!("{warning}\n"), "", 1), good.1);
+        assert_eq!(run.0, good.0);
+        assert!(set_line(&run.2).contains(", written anew"), "{}", run.2);
+        let again = check(&rules, &cache, &[]);
+        assert!(
+            cache_line(&again.2).contains("the whole rule set"),
+            "rebuilt: {}",
+            again.2
+        );
+        assert_eq!((&again.0, &again.1), (&good.0, &good.1));
+    };
+    fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    warned("damaged");
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() * 2 / 3] ^= 0x04;
+    fs::write(&file, &flipped).unwrap();
+    warned("damaged");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o664)).unwrap();
+        warned("writable by group or others");
+        // A link where the cache goes: not followed, replaced.
+        let target = dir.join("target.bin");
+        fs::write(&target, &bytes).unwrap();
+        fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&target, &file).unwrap();
+        let run = check(&rules, &cache, &[]);
+        assert!(
+            run.1
+                .starts_with(&format!("warning: rule set cache {}: ", file.display())),
+            "{}",
+            run.1
+        );
+        assert_eq!(run.0, good.0);
+        assert_eq!(
+            fs::read(&target).unwrap(),
+            bytes,
+            "the link's target untouched"
+        );
+        assert!(
+            fs::symlink_metadata(&file).unwrap().is_file(),
+            "the link replaced"
+        );
     }
     fs::remove_dir_all(&dir).unwrap();
 }

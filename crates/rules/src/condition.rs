@@ -7,18 +7,21 @@
 use crate::error::{ErrorKind, RuleError};
 
 /// A compiled condition over a rule's selections (by index).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Cond {
     /// Selection `i` matches.
     Sel(u32),
     /// Negation.
-    Not(Box<Cond>),
+    Not(#[serde(deserialize_with = "crate::nesting::nested")] Box<Cond>),
     /// All of.
-    And(Vec<Cond>),
+    And(#[serde(deserialize_with = "crate::nesting::nested")] Vec<Cond>),
     /// Any of.
-    Or(Vec<Cond>),
+    Or(#[serde(deserialize_with = "crate::nesting::nested")] Vec<Cond>),
     /// At least `n` of.
-    AtLeast(u32, Vec<Cond>),
+    AtLeast(
+        u32,
+        #[serde(deserialize_with = "crate::nesting::nested")] Vec<Cond>,
+    ),
 }
 
 impl Cond {

@@ -4,13 +4,14 @@
 
 use crate::error::{ErrorKind::Malformed, RuleError};
 use crate::fields::FxHashMap;
+use crate::inputs::Seen;
 use crate::report::LoadError;
 use crate::text_file::{self, read_error, TextFile};
 use std::collections::HashSet;
 use std::path::Path;
 
 /// Configuration read from a config folder (or the built-in one).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Config {
     /// `eventkey_alias.txt`: rule field name → event path.
     pub aliases: Vec<(String, String)>,
@@ -45,7 +46,7 @@ pub struct Config {
 /// One `data_mapping/*.yaml` file: display rewrites for the fields of one kind of
 /// event. They change what Details, ExtraFieldInfo and AllFieldInfo show, never what
 /// rules match.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DataMapping {
     /// `Channel`, as written.
     pub channel: String,
@@ -190,6 +191,12 @@ impl Config {
 
     /// Reads a config folder; unreadable files are recorded in `errors`.
     pub fn load_dir(dir: &Path) -> Config {
+        Config::load_dir_noting(dir, &Seen::off())
+    }
+
+    /// [`Config::load_dir`], noting in `seen` every file read and every path looked
+    /// for (a table may be added later).
+    pub(crate) fn load_dir_noting(dir: &Path, seen: &Seen) -> Config {
         let mut c = Config::default();
         let names = [
             "eventkey_alias.txt",
@@ -205,23 +212,25 @@ impl Config {
         ];
         for n in names {
             let p = dir.join(n);
-            if !p.exists() {
+            if seen.stat(&p).is_none() {
                 continue;
             }
-            match text_file::read(&p, TextFile::Config) {
+            match text_file::read_noting(&p, TextFile::Config, seen) {
                 Ok(t) => c.add_file(n, &t),
                 Err(e) => c.errors.push(read_error(&p, e)),
             }
         }
-        if let Ok(rd) = std::fs::read_dir(dir.join("data_mapping")) {
+        let maps = dir.join("data_mapping");
+        seen.stat(&maps);
+        if let Ok(rd) = std::fs::read_dir(&maps) {
             let mut paths: Vec<_> = rd.flatten().map(|e| e.path()).collect();
             paths.sort();
             for p in paths {
                 if !matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
                     continue;
                 }
-                let parsed =
-                    text_file::read(&p, TextFile::Config).and_then(|t| DataMapping::parse(&t));
+                let parsed = text_file::read_noting(&p, TextFile::Config, seen)
+                    .and_then(|t| DataMapping::parse(&t));
                 match parsed {
                     Ok(m) => c.data_mappings.push(m),
                     Err(e) => c.errors.push(read_error(&p, e)),
@@ -233,7 +242,7 @@ impl Config {
             dir.join("..").join("config").join("expand"),
         ] {
             // Either folder may be absent.
-            let _ = c.add_placeholder_dir(&sub);
+            let _ = c.add_placeholder_dir_noting(&sub, seen);
         }
         c
     }
@@ -242,6 +251,16 @@ impl Config {
     /// from `dir`. An unreadable file is recorded in `errors`; an unreadable folder is
     /// the error returned.
     pub fn add_placeholder_dir(&mut self, dir: &Path) -> Result<(), LoadError> {
+        self.add_placeholder_dir_noting(dir, &Seen::off())
+    }
+
+    /// [`Config::add_placeholder_dir`], noting in `seen` the folder and the files read.
+    pub(crate) fn add_placeholder_dir_noting(
+        &mut self,
+        dir: &Path,
+        seen: &Seen,
+    ) -> Result<(), LoadError> {
+        seen.stat(dir);
         let rd = std::fs::read_dir(dir).map_err(|e| read_error(dir, e))?;
         for e in rd.flatten() {
             let p = e.path();
@@ -251,7 +270,7 @@ impl Config {
             if p.extension().and_then(|e| e.to_str()) != Some("txt") {
                 continue;
             }
-            match text_file::read(&p, TextFile::Placeholder) {
+            match text_file::read_noting(&p, TextFile::Placeholder, seen) {
                 Ok(t) => {
                     self.placeholders
                         .insert(name.to_string(), lines(&t).map(str::to_string).collect());

@@ -112,7 +112,7 @@ pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// The interned field paths of a rule set, and the alias table that maps rule field
 /// names to event paths.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FieldTable {
     aliases: FxHashMap<Box<str>, Box<str>>,
     by_path: FxHashMap<Box<str>, FieldId>,
@@ -122,7 +122,8 @@ pub struct FieldTable {
     paths: Vec<Box<str>>,
     /// Stands for what [`FieldTable::lookup_leaf`] answers: unique to this table (and
     /// its clones), renewed whenever a path is interned, so callers may keep answers
-    /// for as long as it holds.
+    /// for as long as it holds. A table read back from a rule set cache gets a new one.
+    #[serde(skip, default = "next_version")]
     version: u64,
 }
 
@@ -244,6 +245,16 @@ impl FieldTable {
     /// The id of an already interned rule field name.
     pub fn get(&self, name: &str) -> Option<FieldId> {
         self.by_path.get(self.path_of(name).as_str()).copied()
+    }
+
+    /// Whether it holds together (as read back from a rule set cache): Channel and
+    /// EventID first, and every id it maps a name to within it.
+    pub(crate) fn is_sound(&self) -> bool {
+        let within = |id: &FieldId| (*id as usize) < self.paths.len();
+        self.paths.len() > EVENT_ID as usize
+            && self.paths.len() <= FieldId::MAX as usize
+            && self.by_path.values().all(within)
+            && self.data_names.values().all(within)
     }
 
     /// Number of interned fields (the size of a record's slot array).

@@ -9,7 +9,7 @@ use crate::rule::{Constraint, Rule};
 use rayon::prelude::*;
 
 /// The rules under one (channel, EventID) key.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Bucket {
     /// Rule indices, in rule-set order.
     pub rules: Vec<u32>,
@@ -35,7 +35,7 @@ impl Bucket {
 }
 
 /// Buckets keyed by lowercase channel, then EventID text; `""` stands for "any".
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RuleIndex {
     map: FxHashMap<Box<str>, FxHashMap<Box<str>, Bucket>>,
 }
@@ -111,6 +111,11 @@ impl RuleIndex {
     /// indexed under it, or a rule with no channel constraint.
     pub fn has_channel(&self, channel: &str) -> bool {
         self.map.contains_key(channel) || self.map.contains_key("")
+    }
+
+    /// Every bucket, in no order.
+    pub(crate) fn buckets(&self) -> impl Iterator<Item = &Bucket> {
+        self.map.values().flat_map(|m| m.values())
     }
 
     /// Number of (channel, EventID) keys.

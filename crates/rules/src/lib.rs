@@ -9,8 +9,10 @@
 //! What it is not: it knows nothing of EVTX or JSON (rules test an [`Event`], an
 //! interface the engine implements over its record view), it does not scan, sort or
 //! print, and it does no file I/O beyond reading rules and their config folder, and
-//! the rule cache when [`LoadOptions::cache_dir`] names one (the parsed YAML of each
-//! rule file, kept between runs: `load::cache`).
+//! the rule caches when [`LoadOptions::cache_dir`] names a folder for them
+//! (`load::cache`): the whole loaded set, taken while none of the files and folders it
+//! came from changed (checked by their status, not read: `inputs`), and the parsed
+//! YAML of each rule file, for a load that cannot take the set.
 //! Correlations are loaded and resolved here but evaluated by the engine after a scan.
 //!
 //! Three decisions shape it:
@@ -38,9 +40,10 @@
 //!
 //! Inside, loading runs in four phases (`load/`): read the config and rule files,
 //! compile each YAML document in parallel (`load::document`, filters in
-//! `load::filter`), select what runs (`load::select`), and index. `meta` (what a rule
-//! says about itself), `correlation::count` and `event` are leaves, so the module graph
-//! has no cycles.
+//! `load::filter`), select what runs (`load::select`), and index; unless the rule set
+//! cache serves the whole set. `meta` (what a rule says about itself),
+//! `correlation::count`, `event`, `inputs` and `nesting` are leaves, so the module
+//! graph has no cycles.
 //!
 //! ```
 //! use scanner_rules::{load, LoadOptions, RuleSource};
@@ -73,10 +76,12 @@ mod error;
 mod event;
 mod fields;
 mod index;
+mod inputs;
 mod load;
 mod logsource;
 mod matcher;
 mod meta;
+mod nesting;
 mod prefilter;
 mod report;
 mod rule;
@@ -103,7 +108,7 @@ pub use crate::{
     },
     meta::{Level, RuleMeta},
     prefilter::Admission,
-    report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport},
+    report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport, SetCacheUse},
     rule::{Rule, Selection},
     set::RuleSet,
 };

@@ -9,7 +9,19 @@ use yaml_serde::{Mapping, Value as Yaml};
 /// Sigma levels, lowest first, and Hayabusa's `emergency` above them: no rule has it, a
 /// row gets it when its rule is `critical` and its computer is listed in
 /// `critical_systems.txt` (see [`Level::raised`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub enum Level {
     /// `informational`
     #[default]
@@ -89,7 +101,7 @@ impl Level {
 }
 
 /// The `logsource` of a rule.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LogSource {
     /// `product`
     pub product: Option<CompactString>,
@@ -100,7 +112,7 @@ pub struct LogSource {
 }
 
 /// What the timeline needs to know about a rule; nothing else is kept.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RuleMeta {
     /// `title`
     pub title: CompactString,

@@ -3,7 +3,7 @@
 //! loader fills it, the rule set carries it.
 
 /// A document that could not be loaded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LoadError {
     /// The rule file.
     pub file: String,
@@ -31,7 +31,7 @@ impl std::fmt::Display for LoadError {
 /// Rules that share one `id`: all are loaded (as Hayabusa does), but whatever refers
 /// to the id (a correlation, `exclude_rules.txt`, the timeline's RuleID column) cannot
 /// tell them apart, so loading warns once per id.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DuplicateId {
     /// The id.
     pub id: String,
@@ -63,7 +63,9 @@ impl std::fmt::Display for DuplicateId {
 }
 
 /// Why a loaded rule is not enabled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Disabled {
     /// Listed in `exclude_rules.txt`.
     Excluded,
@@ -109,7 +111,7 @@ impl Disabled {
 }
 
 /// What loading did.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct LoadReport {
     /// Rule files read.
     pub files: usize,
@@ -137,23 +139,52 @@ pub struct LoadReport {
     /// Compiled size (NFA bytes) of the distinct regexes, charged to
     /// [`REGEX_BUDGET`](crate::REGEX_BUDGET).
     pub regex_bytes: usize,
-    /// Wall time of each loading phase (printed by `--debug`).
+    /// Wall time of each loading phase (printed by `--debug`); not kept in the rule set
+    /// cache (a set read from it has the phases of reading it).
+    #[serde(skip)]
     pub timings: Vec<(&'static str, std::time::Duration)>,
-    /// What the rule cache served.
+    /// What the rule caches served (not kept in the rule set cache either).
+    #[serde(skip)]
     pub cache: CacheUse,
 }
 
-/// How the cache served a load, for `--debug` and `rules check`.
+/// How the rule caches served a load, for `--debug` and `rules check`: the rule set
+/// cache (the whole set) first, the document cache (each file's parsed YAML) when the
+/// set was loaded from the rule files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheUse {
-    /// Rule files whose documents came from the cache.
+    /// Rule files whose documents came from the document cache.
     pub hits: usize,
     /// Rule files parsed.
     pub misses: usize,
-    /// The cache file, when one was used.
+    /// The document cache file, when one was used.
     pub file: Option<std::path::PathBuf>,
-    /// Why an existing cache was not used, or could not be written.
+    /// Why an existing document cache was not used, or could not be written; or why
+    /// the cache folder could not be used.
     pub note: Option<String>,
-    /// Whether a new cache was written.
+    /// Whether a new document cache was written.
     pub written: bool,
+    /// The rule set cache.
+    pub set: SetCacheUse,
+}
+
+/// How the rule set cache served a load.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetCacheUse {
+    /// Its file, when one was looked for.
+    pub file: Option<std::path::PathBuf>,
+    /// Whether the set came from it.
+    pub served: bool,
+    /// The rule and config files and folders it was checked against (when served),
+    /// or lists (when written).
+    pub inputs: usize,
+    /// Why it did not serve: none yet, another build's, an input changed, …
+    pub missed: Option<String>,
+    /// Why a file that was there could not be used (damaged, not the user's, …): a
+    /// warning.
+    pub note: Option<String>,
+    /// Whether a new one was written.
+    pub written: bool,
+    /// Why none was written, when the load could have written one.
+    pub not_written: Option<String>,
 }

@@ -9,12 +9,12 @@ use crate::meta::RuleMeta;
 use yaml_serde::{Mapping, Value as Yaml};
 
 /// A selection: a map of entries (AND) or a list of selections (OR).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Selection {
     /// Every entry matches.
     All(Vec<FieldTest>),
     /// Some item matches.
-    Any(Vec<Selection>),
+    Any(#[serde(deserialize_with = "crate::nesting::nested")] Vec<Selection>),
 }
 
 impl Selection {
@@ -64,7 +64,7 @@ impl Selection {
 }
 
 /// A compiled detection.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Detection {
     /// Selection names, in the order of the rule.
     pub names: Vec<String>,
@@ -99,7 +99,7 @@ impl Detection {
 }
 
 /// A loaded rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Rule {
     /// Metadata for output.
     pub meta: RuleMeta,

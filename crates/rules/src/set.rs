@@ -10,7 +10,10 @@ use crate::meta::Level;
 use crate::report::LoadReport;
 use crate::rule::Rule;
 
-/// A loaded, compiled, indexed rule set.
+/// A loaded, compiled, indexed rule set. It can be written whole and read back (the
+/// rule set cache, `load::cache`): every part of it but what callers set after loading
+/// (the critical systems).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct RuleSet {
     /// Enabled rules; index positions are `u32` ids.
     pub(crate) rules: Vec<Rule>,
@@ -29,6 +32,7 @@ pub struct RuleSet {
     /// Number of distinct compiled regexes.
     pub(crate) regexes: usize,
     /// `critical_systems.txt`: whose detections are raised a level (empty by default).
+    #[serde(skip)]
     pub(crate) critical: CriticalSystems,
 }
 

@@ -9,6 +9,7 @@
 //! the open changes nothing), and the read stops one byte past the cap.
 
 use crate::error::{ErrorKind, RuleError};
+use crate::inputs::Seen;
 use crate::report::LoadError;
 use std::io::Read;
 use std::path::Path;
@@ -49,7 +50,13 @@ impl TextFile {
 /// `kind.cap()` bytes of UTF-8. The error says why, not which file: the caller's
 /// report names it (see [`read_error`]).
 pub fn read(path: &Path, kind: TextFile) -> Result<String, RuleError> {
-    read_capped(path, kind, kind.cap())
+    read_capped(path, kind, kind.cap(), &Seen::off())
+}
+
+/// [`read`], noting in `seen` the status of the file opened (or of the path, when it
+/// could not be opened), taken before its text is read.
+pub fn read_noting(path: &Path, kind: TextFile, seen: &Seen) -> Result<String, RuleError> {
+    read_capped(path, kind, kind.cap(), seen)
 }
 
 /// The load report's entry for a file that could not be read or parsed.
@@ -62,9 +69,15 @@ pub fn read_error(path: &Path, e: impl std::fmt::Display) -> LoadError {
     }
 }
 
-fn read_capped(path: &Path, kind: TextFile, cap: u64) -> Result<String, RuleError> {
-    let file = open_nonblocking(path).map_err(ErrorKind::Io)?;
-    let meta = file.metadata().map_err(ErrorKind::Io)?;
+fn read_capped(path: &Path, kind: TextFile, cap: u64, seen: &Seen) -> Result<String, RuleError> {
+    let (file, meta) = match open_nonblocking(path).and_then(|f| Ok((f.metadata()?, f))) {
+        Ok((meta, file)) => (file, meta),
+        Err(e) => {
+            seen.unopened(path);
+            return Err(ErrorKind::Io(e).into());
+        }
+    };
+    seen.opened(path, &meta);
     if !meta.is_file() {
         return Err(ErrorKind::NotARegularFile(what(&meta.file_type())).into());
     }
@@ -166,8 +179,8 @@ mod tests {
         let d = scratch("cap");
         let p = d.join("big.yml");
         std::fs::write(&p, "x".repeat(11)).unwrap();
-        assert!(read_capped(&p, TextFile::Rule, 11).is_ok());
-        let e = read_capped(&p, TextFile::Rule, 10).unwrap_err();
+        assert!(read_capped(&p, TextFile::Rule, 11, &Seen::off()).is_ok());
+        let e = read_capped(&p, TextFile::Rule, 10, &Seen::off()).unwrap_err();
         assert!(matches!(
             e.kind(),
             ErrorKind::FileTooLarge {

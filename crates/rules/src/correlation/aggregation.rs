@@ -5,7 +5,7 @@ use super::count::CountOp;
 use crate::error::{ErrorKind, RuleError};
 
 /// A parsed `| count()` clause.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Aggregation {
     /// `count(field)`: distinct values of the field; `count()`: events.
     pub field: Option<String>,

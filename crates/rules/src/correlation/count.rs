@@ -4,7 +4,7 @@
 use crate::error::{ErrorKind, RuleError};
 
 /// A comparison on a count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CountOp {
     /// `gt`
     Gt,

@@ -14,7 +14,7 @@ use crate::meta::RuleMeta;
 use yaml_serde::{Mapping, Value as Yaml};
 
 /// Correlation types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CorrelationKind {
     /// Number of events per group and window.
     EventCount,
@@ -33,7 +33,7 @@ pub enum CorrelationKind {
 }
 
 /// Where a correlation input's events come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CorrelationSource {
     /// A rule (an index into the rule set's rules; one per log-source variant).
     Rule(u32),
@@ -43,7 +43,7 @@ pub enum CorrelationSource {
 }
 
 /// How an input finds one group-by or value field in its events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum InputKey {
     /// A record field (after aliases and the rule's log-source field mapping).
     Field(crate::FieldId),
@@ -53,7 +53,7 @@ pub enum InputKey {
 
 /// One resolved input of a correlation: a rule (variant) or a correlation, which of the
 /// correlation's references it answers to, and where its group-by and value fields are.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CorrelationInput {
     /// The rule or correlation.
     pub source: CorrelationSource,
@@ -70,7 +70,7 @@ pub struct CorrelationInput {
 pub type Alias = (String, Vec<(String, String)>);
 
 /// A loaded correlation rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Correlation {
     /// Metadata for output.
     pub meta: RuleMeta,

@@ -5,6 +5,7 @@
 
 use super::RuleSource;
 use crate::builtin;
+use crate::inputs::Seen;
 use crate::report::LoadError;
 use crate::text_file::{self, TextFile};
 use rayon::prelude::*;
@@ -20,8 +21,13 @@ pub(super) struct RuleText {
 }
 
 /// Reads every rule file of `sources`, in order; a missing source or an unreadable file
-/// or folder is recorded in `errors` and the others are read.
-pub(super) fn read(sources: &[RuleSource], errors: &mut Vec<LoadError>) -> Vec<RuleText> {
+/// or folder is recorded in `errors` and the others are read. Every file read, folder
+/// listed and path looked at is noted in `seen`.
+pub(super) fn read(
+    sources: &[RuleSource],
+    errors: &mut Vec<LoadError>,
+    seen: &Seen,
+) -> Vec<RuleText> {
     let mut texts = Vec::new();
     for s in sources {
         match s {
@@ -33,23 +39,23 @@ pub(super) fn read(sources: &[RuleSource], errors: &mut Vec<LoadError>) -> Vec<R
                 name: name.clone(),
                 text: text.clone(),
             }),
-            RuleSource::Path(root) => read_path(root, &mut texts, errors),
+            RuleSource::Path(root) => read_path(root, &mut texts, errors, seen),
         }
     }
     texts
 }
 
 /// Reads the rule file `root`, or every rule file under the folder `root`.
-fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>) {
-    if !root.exists() {
+fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>, seen: &Seen) {
+    let Some(meta) = seen.stat(root) else {
         errors.push(file_error(root, "no such file or folder".into()));
         return;
-    }
+    };
     // Read in parallel (thousands of small files: the system calls are the cost), kept
     // in the order listed.
-    let read: Vec<_> = rule_files(root, errors)
+    let read: Vec<_> = rule_files(root, &meta, errors, seen)
         .into_par_iter()
-        .map(|f| (text_file::read(&f, TextFile::Rule), f))
+        .map(|f| (text_file::read_noting(&f, TextFile::Rule, seen), f))
         .collect();
     for (text, f) in read {
         match text {
@@ -96,23 +102,27 @@ fn folder_id(p: &Path, _: &std::fs::Metadata) -> Option<FolderId> {
     p.canonicalize().ok()
 }
 
-/// Lists rule files under `root` (sorted), skipping hidden folders and a top-level
-/// `config`. Links are followed, to files and to folders; a folder reached twice is read
-/// once, and a link back to a folder that holds it (a loop) is reported, not followed.
-/// Anything with a rule file's name that is not a folder is listed, so that a FIFO or a
-/// device there is reported when read.
-fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
+/// Lists rule files under `root` (of status `meta`, sorted), skipping hidden folders
+/// and a top-level `config`. Links are followed, to files and to folders; a folder
+/// reached twice is read once, and a link back to a folder that holds it (a loop) is
+/// reported, not followed. Anything with a rule file's name that is not a folder is
+/// listed, so that a FIFO or a device there is reported when read. The status of each
+/// folder and link looked at is noted in `seen` (a folder's before it is listed), but
+/// not of the folders skipped by name: what happens in `.git` changes no rule.
+fn rule_files(
+    root: &Path,
+    meta: &std::fs::Metadata,
+    errors: &mut Vec<LoadError>,
+    seen: &Seen,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(meta) = std::fs::metadata(root) else {
-        return out;
-    };
     if !meta.is_dir() {
         out.push(root.to_path_buf());
         return out;
     }
     let mut visited: HashSet<FolderId> = HashSet::new();
     // Each folder still to read, its identity, and the folders that hold it (for loops).
-    let mut stack = vec![(root.to_path_buf(), folder_id(root, &meta), Vec::new())];
+    let mut stack = vec![(root.to_path_buf(), folder_id(root, meta), Vec::new())];
     while let Some((dir, id, mut ancestors)) = stack.pop() {
         if let Some(id) = id {
             if ancestors.contains(&id) {
@@ -144,10 +154,15 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
         for entry in entries {
             let p = entry.path();
             let Ok(ft) = entry.file_type() else { continue };
-            let dir_meta = if ft.is_symlink() || ft.is_dir() {
-                std::fs::metadata(&p).ok().filter(|m| m.is_dir())
-            } else {
-                None
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let skipped = name.starts_with('.') || (dir == root && name == "config");
+            let dir_meta = match ft.is_symlink() || ft.is_dir() {
+                // A folder skipped by name, or a link there that is not read as a rule
+                // either way: not looked at.
+                true if skipped && !is_rule_file(&p) => continue,
+                true => seen.stat(&p).filter(|m| m.is_dir()),
+                false => None,
             };
             let Some(dir_meta) = dir_meta else {
                 if is_rule_file(&p) {
@@ -155,9 +170,7 @@ fn rule_files(root: &Path, errors: &mut Vec<LoadError>) -> Vec<PathBuf> {
                 }
                 continue;
             };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with('.') || (dir == root && name == "config") {
+            if skipped {
                 continue;
             }
             let id = folder_id(&p, &dir_meta);
@@ -196,7 +209,8 @@ mod tests {
             std::fs::write(&p, "title: x\n").unwrap();
         }
         let mut errors = Vec::new();
-        let names: Vec<String> = rule_files(&d, &mut errors)
+        let meta = std::fs::metadata(&d).unwrap();
+        let names: Vec<String> = rule_files(&d, &meta, &mut errors, &Seen::off())
             .iter()
             .map(|p| p.strip_prefix(&d).unwrap().display().to_string())
             .collect();
@@ -220,7 +234,8 @@ mod tests {
         symlink(&real, root.join("l2")).unwrap();
         symlink(&root, real.join("sub/back")).unwrap();
         let mut errors = Vec::new();
-        let names: Vec<String> = rule_files(&root, &mut errors)
+        let meta = std::fs::metadata(&root).unwrap();
+        let names: Vec<String> = rule_files(&root, &meta, &mut errors, &Seen::off())
             .iter()
             .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
             .collect();
@@ -250,7 +265,7 @@ mod tests {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let mut errors = Vec::new();
-        let texts = read(&[RuleSource::Path(d.clone())], &mut errors);
+        let texts = read(&[RuleSource::Path(d.clone())], &mut errors, &Seen::off());
         assert_eq!(texts.len(), 1);
         assert_eq!(
             errors[0].to_string(),
@@ -274,6 +289,7 @@ mod tests {
                 },
             ],
             &mut errors,
+            &Seen::off(),
         );
         assert_eq!(texts.len(), 1);
         assert_eq!(
@@ -289,7 +305,7 @@ mod tests {
 
     #[test]
     fn builtin_rules_are_named_under_builtin() {
-        let texts = read(&[RuleSource::Builtin], &mut Vec::new());
+        let texts = read(&[RuleSource::Builtin], &mut Vec::new(), &Seen::off());
         assert_eq!(texts.len(), builtin::RULES.len());
         assert!(texts.iter().all(|t| t.name.starts_with("builtin:")));
     }

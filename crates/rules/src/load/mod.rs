@@ -19,6 +19,7 @@ use crate::config::Config;
 use crate::correlation::Correlation;
 use crate::fields::FieldTable;
 use crate::index::RuleIndex;
+use crate::inputs::Seen;
 use crate::logsource::LogsourceMap;
 use crate::matcher::RegexCache;
 use crate::meta::Level;
@@ -33,7 +34,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// Where rules come from.
 #[derive(Debug, Clone)]
@@ -76,13 +77,23 @@ pub struct LoadOptions {
     pub proven_only: bool,
     /// Rule selection by tag, `logsource.category` and `status` (`--include-tag` …).
     pub select: RuleSelect,
-    /// A folder for the rule cache (the parsed YAML of rule files, reused while their
-    /// text is unchanged); `None` parses every file. Used when a source is a path.
+    /// A folder for the rule caches (the whole loaded set, reused while no file it
+    /// came from changes; the parsed YAML of each rule file, reused while its text is
+    /// unchanged); `None` reads and parses every file. Used when a source is a path.
+    /// The one option that is no part of what is loaded.
     pub cache_dir: Option<PathBuf>,
 }
 
-/// Loads rules from `sources` (the built-in set when empty).
+/// Loads rules from `sources` (the built-in set when empty): from the rule set cache
+/// when it holds this set and none of its files changed, else from the rule files
+/// (through the document cache), writing the rule set cache anew.
 pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
+    load_at(sources, opts, SystemTime::now())
+}
+
+/// [`load`], begun at `started` (what the rule set cache takes the files' times to be
+/// older than; tests take a load begun long after they wrote the files).
+pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: SystemTime) -> RuleSet {
     let mut report = LoadReport::default();
     let mut clock = Laps(Instant::now());
     let sources: Vec<RuleSource> = if sources.is_empty() {
@@ -90,15 +101,34 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     } else {
         sources.to_vec()
     };
-    let config_dir = config_dir(&sources, opts);
-    let config = read_config(config_dir.as_ref(), opts, &mut report);
-    let logsources = read_logsources(config_dir.as_ref(), &mut report);
-    let texts = files::read(&sources, &mut report.errors);
+    let dir = cache_folder(&sources, opts, &mut report);
+    let set_cache = dir.map(|d| cache::SetCache::new(d, &sources, opts, started));
+    if let Some(sc) = &set_cache {
+        report.cache.set.file = Some(sc.file().to_path_buf());
+        let found = sc.lookup(&mut |phase| clock.lap(&mut report, phase));
+        match found {
+            cache::SetLookup::Served(set, inputs) => return served(*set, report, inputs),
+            cache::SetLookup::Missed { why, note } => {
+                report.cache.set.missed = Some(why);
+                report.cache.set.note = note;
+                clock.lap(&mut report, "rule set cache looked up");
+            }
+        }
+    }
+    // What the load looks at, for the rule set cache to check next time.
+    let seen = match set_cache {
+        Some(_) => Seen::on(),
+        None => Seen::off(),
+    };
+    let config_dir = config_dir(&sources, opts, &seen);
+    let config = read_config(config_dir.as_ref(), opts, &mut report, &seen);
+    let logsources = read_logsources(config_dir.as_ref(), &mut report, &seen);
+    let texts = files::read(&sources, &mut report.errors, &seen);
     report.files = texts.len();
     clock.lap(&mut report, "config and rule files read");
 
     let regexes = RegexCache::default();
-    let cache = open_cache(&sources, opts, &mut report);
+    let cache = dir.and_then(|d| open_cache(d, &sources, &mut report));
     let (loaded, fields) = compile(
         texts,
         &config,
@@ -109,24 +139,45 @@ pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     );
     let enabled = select::enable(loaded, &config, opts, &mut report);
     report.regex_bytes = regexes.compiled_bytes();
-    index(
+    let mut set = index(
         enabled,
         fields,
         config,
         &logsources,
         report,
         regexes.len(),
-        clock,
-    )
+        &mut clock,
+    );
+    if let Some(sc) = set_cache {
+        let saved = sc.save(&set, seen);
+        let used = &mut set.report.cache.set;
+        match saved {
+            Ok(inputs) => (used.written, used.inputs) = (true, inputs),
+            Err(e) => used.not_written = Some(e.to_string()),
+        }
+        clock.lap(&mut set.report, "rule set cache written");
+    }
+    set
 }
 
-/// The rule cache for `sources`, when one is asked for and some source is a path.
-fn open_cache(
+/// A set read from the rule set cache, with this load's timings and cache use (its
+/// own are not kept there).
+fn served(mut set: RuleSet, report: LoadReport, inputs: usize) -> RuleSet {
+    set.report.timings = report.timings;
+    set.report.cache = report.cache;
+    set.report.cache.set.served = true;
+    set.report.cache.set.inputs = inputs;
+    set
+}
+
+/// The rule caches' folder: when one is asked for, some source is a path, and the
+/// folder (made if missing) can be trusted; else `None` (with why in the report).
+fn cache_folder<'o>(
     sources: &[RuleSource],
-    opts: &LoadOptions,
+    opts: &'o LoadOptions,
     report: &mut LoadReport,
-) -> Option<cache::Cache> {
-    let dir = opts.cache_dir.as_ref()?;
+) -> Option<&'o Path> {
+    let dir = opts.cache_dir.as_deref()?;
     if !sources.iter().any(|s| matches!(s, RuleSource::Path(_))) {
         return None;
     }
@@ -137,6 +188,11 @@ fn open_cache(
         ));
         return None;
     }
+    Some(dir)
+}
+
+/// The document cache for `sources`, in the cache folder `dir`.
+fn open_cache(dir: &Path, sources: &[RuleSource], report: &mut LoadReport) -> Option<cache::Cache> {
     let (c, note) = cache::Cache::open(dir, sources);
     report.cache.note = note;
     report.cache.file = Some(c.file().to_path_buf());
@@ -225,10 +281,13 @@ impl Laps {
 
 /// The config folder: the one given, else `<rules folder>/config` of the first rules
 /// folder that has one.
-fn config_dir(sources: &[RuleSource], opts: &LoadOptions) -> Option<PathBuf> {
+fn config_dir(sources: &[RuleSource], opts: &LoadOptions, seen: &Seen) -> Option<PathBuf> {
     opts.config_dir.clone().or_else(|| {
         sources.iter().find_map(|s| match s {
-            RuleSource::Path(p) if p.join("config").is_dir() => Some(p.join("config")),
+            RuleSource::Path(p) => {
+                let c = p.join("config");
+                seen.stat(&c).is_some_and(|m| m.is_dir()).then_some(c)
+            }
             _ => None,
         })
     })
@@ -236,15 +295,20 @@ fn config_dir(sources: &[RuleSource], opts: &LoadOptions) -> Option<PathBuf> {
 
 /// The configuration: the config folder's, its gaps filled from the built-in one (or
 /// the built-in one), plus the `expand` folder given; problems go to the report.
-fn read_config(dir: Option<&PathBuf>, opts: &LoadOptions, report: &mut LoadReport) -> Config {
+fn read_config(
+    dir: Option<&PathBuf>,
+    opts: &LoadOptions,
+    report: &mut LoadReport,
+    seen: &Seen,
+) -> Config {
     let builtin_config = builtin::config();
     let mut config = match dir {
-        Some(d) => Config::load_dir(d),
+        Some(d) => Config::load_dir_noting(d, seen),
         None => builtin_config.clone(),
     };
     config.fill_from(&builtin_config);
     if let Some(dir) = &opts.expand_dir {
-        if let Err(e) = config.add_placeholder_dir(dir) {
+        if let Err(e) = config.add_placeholder_dir_noting(dir, seen) {
             config.errors.push(e);
         }
     }
@@ -254,7 +318,7 @@ fn read_config(dir: Option<&PathBuf>, opts: &LoadOptions, report: &mut LoadRepor
 
 /// The log-source table: the built-in one, with the config folder's entries replacing
 /// its entries of the same name.
-fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport) -> LogsourceMap {
+fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport, seen: &Seen) -> LogsourceMap {
     let mut logsources = LogsourceMap::default();
     for (name, text) in builtin::CONFIG {
         if *name == "logsource.yaml" {
@@ -269,8 +333,9 @@ fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport) -> LogsourceM
     if let Some(d) = dir {
         let p = d.join("logsource.yaml");
         // Anything there but a link to nowhere is read, or reported.
-        if p.exists() {
-            match text_file::read(&p, TextFile::Config).and_then(|t| LogsourceMap::parse(&t)) {
+        if seen.stat(&p).is_some() {
+            let text = text_file::read_noting(&p, TextFile::Config, seen);
+            match text.and_then(|t| LogsourceMap::parse(&t)) {
                 Ok(m) => logsources.merge(m),
                 Err(e) => report.config_failures.push(read_error(&p, e)),
             }
@@ -390,7 +455,7 @@ fn index(
     logsources: &LogsourceMap,
     mut report: LoadReport,
     regexes: usize,
-    mut clock: Laps,
+    clock: &mut Laps,
 ) -> RuleSet {
     let select::Enabled {
         mut rules,

@@ -12,8 +12,10 @@ type Bytes = HashSet<Box<[u8]>, BuildHasherDefault<FxHasher>>;
 /// Tests of this many affixes (of one kind and casing) or more are merged.
 pub const MIN_AFFIXES: usize = 8;
 
-/// A set of prefixes or suffixes.
-#[derive(Debug, Clone)]
+/// A set of prefixes or suffixes. Written (in a rule set cache) as its needles; its
+/// sets are made again when read.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(from = "Written<Vec<Box<str>>>")]
 pub struct AffixSet {
     /// Suffixes (`endswith`); otherwise prefixes.
     pub suffix: bool,
@@ -23,6 +25,31 @@ pub struct AffixSet {
     by_len: Box<[(usize, Bytes)]>,
     /// The needles themselves (for the rule-set prefilter).
     pub needles: Box<[Box<str>]>,
+}
+
+/// What an [`AffixSet`] is written as.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Written<N> {
+    needles: N,
+    suffix: bool,
+    cased: bool,
+}
+
+impl From<Written<Vec<Box<str>>>> for AffixSet {
+    fn from(w: Written<Vec<Box<str>>>) -> AffixSet {
+        AffixSet::new(w.needles, w.suffix, w.cased)
+    }
+}
+
+impl serde::Serialize for AffixSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let w = Written {
+            needles: &self.needles,
+            suffix: self.suffix,
+            cased: self.cased,
+        };
+        serde::Serialize::serialize(&w, s)
+    }
 }
 
 impl AffixSet {

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// How an automaton is built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Build {
     /// A contiguous NFA with leftmost-first semantics (a value test: whether some needle
     /// occurs, and where the first one does, shortest needle first).
@@ -38,7 +38,8 @@ pub enum Build {
 
 /// Needles and the automaton over them, built on first use. Clones share it (and
 /// its build): the loader gives every rule with the same needle list one automaton
-/// ([`Automaton::share`]).
+/// ([`Automaton::share`]). In a rule set cache it is written once, as its needles and
+/// way of building, and read back unbuilt (`matcher::shared`).
 #[derive(Debug, Clone)]
 pub struct Automaton(Arc<Inner>);
 
@@ -106,6 +107,17 @@ impl Automaton {
     /// The needles, in pattern order.
     pub fn needles(&self) -> &[Box<str>] {
         &self.0.needles
+    }
+
+    /// How it is built.
+    pub fn build(&self) -> Build {
+        self.0.build
+    }
+
+    /// What tells this automaton (and its clones, which share it) from others: the
+    /// address of what they share.
+    pub fn address(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
     }
 
     /// Whether it has been built (for tests and statistics).

@@ -4,7 +4,7 @@ use crate::error::{ErrorKind, RuleError};
 use std::net::IpAddr;
 
 /// A network: an address and a prefix length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cidr {
     net: u128,
     mask: u128,

@@ -15,12 +15,14 @@ mod compile;
 mod encode;
 mod pattern;
 mod regex_cache;
+mod shared;
 mod time_part;
 
 pub use affix::AffixSet;
 pub use automaton::{Automaton, Build, Hit, SharedAutomata};
 pub(crate) use compile::{compile_entry, merge_needles, CompileContext};
 pub use regex_cache::{RegexCache, REGEX_BUDGET, REGEX_SIZE_LIMIT};
+pub(crate) use shared::{collecting, resolving, SharedTable};
 pub use time_part::TimePart;
 
 use crate::event::{Event, Value};
@@ -30,7 +32,7 @@ use regex_cache::CompiledRegex;
 use std::sync::Arc;
 
 /// A plain string test on one value.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum StrKind {
     /// Whole-value equality.
     Exact(Box<str>),
@@ -43,11 +45,11 @@ pub enum StrKind {
     /// Any value.
     Any,
     /// Anchored regex for wildcards in the middle of a value.
-    Glob(Arc<CompiledRegex>),
+    Glob(#[serde(with = "shared::regex")] Arc<CompiledRegex>),
 }
 
 /// A test on one value of a field.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum ValueTest {
     /// A string test.
     Str {
@@ -69,7 +71,7 @@ pub enum ValueTest {
     /// Many `startswith` or `endswith` values: one set lookup per needle length.
     Affixes(AffixSet),
     /// `re`: unanchored search on the raw value.
-    Regex(Arc<CompiledRegex>),
+    Regex(#[serde(with = "shared::regex")] Arc<CompiledRegex>),
     /// `cidr`.
     Cidr(Cidr),
     /// `gt`/`gte`/`lt`/`lte`.
@@ -80,7 +82,7 @@ pub enum ValueTest {
 }
 
 /// Numeric comparisons.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Cmp {
     /// `gt`
     Gt,
@@ -200,7 +202,7 @@ impl ValueTest {
 }
 
 /// What a field test reads: one field, or every value of the record (keywords).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Target {
     /// One field.
     Field(FieldId),
@@ -209,7 +211,7 @@ pub enum Target {
 }
 
 /// How field references compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RefKind {
     /// Equal.
     Eq,
@@ -222,7 +224,7 @@ pub enum RefKind {
 }
 
 /// The check made on a field's values.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Check {
     /// `null`: the field is absent.
     Absent,
@@ -249,7 +251,7 @@ pub enum Check {
 }
 
 /// One `field|modifiers: values` entry of a selection.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FieldTest {
     /// What is read.
     pub target: Target,

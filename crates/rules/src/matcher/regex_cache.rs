@@ -38,14 +38,20 @@ pub struct CompiledRegex {
 /// charged to the budget at load, so the build cannot fail for its size; patterns that
 /// could (a failed measure, or a size near the limit) are built at load instead, where
 /// an error rejects the rule. Loading the hayabusa rules compiled 352 regexes up front
-/// (6% of the load), most of which a scan of one host never runs.
-#[derive(Debug)]
+/// (6% of the load), most of which a scan of one host never runs. (Shown as its
+/// pattern: whether it is built yet is no part of what it is.)
 pub struct LazyRegex {
     source: Box<str>,
     /// What is built instead of `source`, when less matches the same values
     /// ([`for_is_match`]).
     shorter: Option<Box<str>>,
     built: OnceLock<Option<Regex>>,
+}
+
+impl std::fmt::Debug for LazyRegex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LazyRegex").field(&self.source).finish()
+    }
 }
 
 /// The regex `source` compiles to, with the cache's limits.
@@ -57,6 +63,15 @@ fn build(source: &str) -> Result<Regex, regex::Error> {
 }
 
 impl LazyRegex {
+    /// A regex of `source`, not built yet: one measured and built (or vouched for) by
+    /// a load before, read back from the rule set cache.
+    pub(crate) fn unbuilt(source: Box<str>) -> LazyRegex {
+        LazyRegex {
+            source,
+            built: OnceLock::new(),
+        }
+    }
+
     /// The pattern.
     pub fn as_str(&self) -> &str {
         &self.source
@@ -166,7 +181,7 @@ const EAGER_SIZE: usize = REGEX_SIZE_LIMIT / 8;
 /// A pattern that only asks for `n` characters in a row: on one line (`.{N,}`), or
 /// anywhere (`(?s).{N,}`). Tested by counting, which costs what reading the value costs,
 /// where the compiled regex (N copies of `.`) took milliseconds on long values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MinRun {
     /// Characters in a row.
     pub n: usize,

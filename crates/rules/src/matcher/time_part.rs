@@ -7,7 +7,7 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 /// The part of a date a time modifier compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TimePart {
     /// `minute`: 0–59.
     Minute,

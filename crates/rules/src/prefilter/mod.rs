@@ -131,7 +131,7 @@ pub fn requirement(rule: &Rule) -> Option<Requirement> {
 type Needles = (Vec<Box<str>>, FxHashMap<Box<str>, usize>, Vec<Vec<u32>>);
 
 /// One field's automaton: which rules each needle stands for.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FieldScan {
     /// The field scanned.
     pub field: FieldId,
@@ -142,7 +142,7 @@ pub struct FieldScan {
 }
 
 /// The prefilter of one bucket.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Prefilter {
     /// Rules that must always be evaluated (no requirement).
     pub always: Vec<u32>,

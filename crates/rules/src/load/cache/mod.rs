@@ -1,161 +1,52 @@
-//! The rule cache: each rule file's parsed YAML documents, kept between runs so that a
-//! rule set loaded before is not parsed again.
+//! The rule caches, kept between runs in the user's cache folder so that rules loaded
+//! before load fast. Two levels, each a file of its own:
 //!
-//! Parsing the YAML was half of loading the hayabusa rules; compiling what was parsed
-//! is cheap once automata and regexes are built on first use (`matcher`). Compiled
-//! automata and regexes cannot be written out (their crates offer no way), and need not
-//! be: what the cache holds is exactly what the YAML parser gave, so a cached load
-//! compiles the same values through the same code as a fresh one.
+//! - the rule set cache (`set`): the whole loaded set, compiled, with the list of every
+//!   file and folder the load looked at and their statuses. A load with the same
+//!   sources and options that finds each of them as it was reads the set from it and
+//!   nothing else: no rule file is read, nothing compiled.
+//! - the document cache (`documents`): each rule file's parsed YAML, by the hash of its
+//!   text. When the set cache cannot serve (a rule edited, a file added, other options),
+//!   the rules are read and compiled, but only the files whose text is new are parsed.
 //!
-//! One file per list of rule sources, `rules-<hash of the sources>.bin` in the cache
-//! folder. An entry is keyed by a 128-bit hash of a rule file's text: a file edited,
-//! added or removed misses, is parsed, and the cache is written anew with it. The
-//! header names the cache format, the binary's version and the binary itself (size and
-//! modification time), so another build never reads this one's cache.
-//!
-//! Nothing in it is trusted: a cache that is not a regular file owned by the user and
-//! writable by nobody else, that is larger than [`MAX_CACHE_BYTES`], whose checksum or
-//! header does not match, or any of whose entries does not decode, is ignored (the
-//! rules are parsed as if there were none) and replaced. A cache is written to a
-//! temporary file created exclusively beside it, then renamed over it, so concurrent
-//! runs each see a whole cache, old or new, and a planted link is replaced, never
-//! followed.
+//! Both are read only when they can be trusted (this module): a regular file (not
+//! followed if a link), the user's, writable by nobody else, at most
+//! [`MAX_CACHE_BYTES`], whose header names this very build and whose checksum holds.
+//! Anything else is ignored, said in a note, and replaced; another build's file is
+//! replaced without a word. Files are written whole to a private temporary file beside
+//! them, then renamed over them, so concurrent runs each see a whole file, old or new,
+//! and a planted link is replaced, never followed. Each kind keeps its
+//! [`MAX_CACHES`] most recently written files.
 
 mod codec;
+mod documents;
+mod set;
+mod sound;
 
-use crate::fields::FxHashMap;
-use crate::load::RuleSource;
+pub(super) use documents::{encode_docs, key, Cache, Key};
+pub(super) use set::{SetCache, SetLookup};
+
 use std::fs::{self, File, OpenOptions};
-use std::hash::{Hash, Hasher};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use yaml_serde::Value;
 
-/// Largest cache file read (the hayabusa rules take about 10 MiB).
+/// Largest cache file read (the hayabusa rules take about 10 MiB of documents).
 pub const MAX_CACHE_BYTES: u64 = 256 << 20;
 
-/// Bumped whenever the encoding or what the parser produces changes.
-const FORMAT: u32 = 1;
-const MAGIC: &[u8; 8] = b"SCNRULE\0";
-
-/// A rule file's text, hashed.
-pub(super) type Key = u128;
-
-/// The key of a rule file's text: its CRC-32 and length beside a 64-bit multiplicative
-/// hash of its words. Not a defence against a forger (whoever can write the rule files
-/// chooses the rules anyway), but two texts an edit tells apart do not collide by
-/// chance; and both are cheap (SipHash over the hayabusa rules' 8.6 MB cost 6% of a
-/// cached load).
-pub(super) fn key(text: &str) -> Key {
-    let mut h = crate::fields::FxHasher::default();
-    h.write(text.as_bytes());
-    let crc = u128::from(crc32fast::hash(text.as_bytes()));
-    (crc << 96) ^ ((text.len() as u128 & 0xffff_ffff) << 64) ^ u128::from(h.finish())
-}
-
-/// An opened cache: its entries, where they lie in its bytes.
-pub(super) struct Cache {
-    file: PathBuf,
-    /// What this build writes after the magic, and expects to read there.
-    header: Vec<u8>,
-    data: Vec<u8>,
-    entries: FxHashMap<Key, (usize, usize)>,
-}
-
-/// What could not be used, said once.
-fn note(path: &Path, why: impl std::fmt::Display) -> String {
-    format!("rule cache {}: {why}; rules parsed", path.display())
-}
-
-impl Cache {
-    /// The cache of `sources` under `dir`: its entries when the file is there and
-    /// sound, else none (with why, when a file was there).
-    pub fn open(dir: &Path, sources: &[RuleSource]) -> (Cache, Option<String>) {
-        let file = dir.join(format!("rules-{:016x}.bin", sources_hash(sources)));
-        let mut cache = Cache {
-            file,
-            header: header(),
-            data: Vec::new(),
-            entries: FxHashMap::default(),
-        };
-        let why = match read_trusted(&cache.file) {
-            Ok(None) => return (cache, None),
-            Ok(Some(data)) => match index(&data, &cache.header) {
-                Ok(entries) => {
-                    cache.data = data;
-                    cache.entries = entries;
-                    return (cache, None);
-                }
-                // Written by another build (an upgrade): replaced without a word.
-                Err(Unusable::OtherBuild) => return (cache, None),
-                Err(Unusable::Damaged) => "damaged".to_string(),
-            },
-            Err(e) => e.to_string(),
-        };
-        let n = note(&cache.file, why);
-        (cache, Some(n))
-    }
-
-    /// The cache file.
-    pub fn file(&self) -> &Path {
-        &self.file
-    }
-
-    /// The documents of the rule file of text `key`, when cached and sound.
-    pub fn get(&self, key: Key) -> Option<Vec<Value>> {
-        let mut r = codec::Reader::new(self.raw(key)?);
-        let n = r.len().ok()?;
-        let mut docs = Vec::with_capacity(n);
-        for _ in 0..n {
-            docs.push(r.value().ok()?);
-        }
-        r.is_done().then_some(docs)
-    }
-
-    /// The encoded documents of entry `key`, to carry into a new cache.
-    pub fn raw(&self, key: Key) -> Option<&[u8]> {
-        let &(start, end) = self.entries.get(&key)?;
-        self.data.get(start..end)
-    }
-
-    /// Writes a cache of `entries` (each a key and its encoded documents, from
-    /// [`encode_docs`] or [`Cache::raw`]) in place of this one.
-    pub fn save<'e>(&self, entries: impl Iterator<Item = (Key, &'e [u8])>) -> io::Result<()> {
-        let mut out = Vec::with_capacity(self.data.len().max(1 << 20));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&self.header);
-        let body = out.len();
-        out.extend_from_slice(&0u64.to_le_bytes());
-        let mut n = 0u64;
-        for (key, bytes) in entries {
-            out.extend_from_slice(&key.to_le_bytes());
-            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-            out.extend_from_slice(bytes);
-            n += 1;
-        }
-        out[body..body + 8].copy_from_slice(&n.to_le_bytes());
-        let sum = crc32fast::hash(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        write_atomic(&self.file, &out)?;
-        prune(self.file.parent().unwrap_or(Path::new(".")), MAX_CACHES);
-        Ok(())
-    }
-}
-
-/// Cache files kept in the folder (one per list of rule sources); past it, the least
-/// recently written go.
+/// Cache files of one kind kept in the folder (one per list of rule sources, or per
+/// sources and options); past it, the least recently written go.
 pub const MAX_CACHES: usize = 16;
 
-/// Removes all but the `keep` most recently written cache files of `dir` (regular
-/// files named as caches; links and anything else are left alone).
-fn prune(dir: &Path, keep: usize) {
+/// Removes all but the `keep` most recently written cache files of `dir` named
+/// `<prefix>…bin` (regular files only; links and anything else are left alone).
+fn prune(dir: &Path, prefix: &str, keep: usize) {
     let Ok(list) = fs::read_dir(dir) else { return };
     let mut caches: Vec<(std::time::SystemTime, PathBuf)> = list
         .filter_map(Result::ok)
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            name.starts_with("rules-") && name.ends_with(".bin")
+            name.starts_with(prefix) && name.ends_with(".bin")
         })
         .filter_map(|e| {
             let m = e.metadata().ok().filter(fs::Metadata::is_file)?;
@@ -171,34 +62,9 @@ fn prune(dir: &Path, keep: usize) {
     }
 }
 
-/// A rule file's documents, encoded for the cache.
-pub(super) fn encode_docs(docs: &[Value]) -> Vec<u8> {
-    let mut out = Vec::new();
-    codec::put_len(docs.len(), &mut out);
-    for d in docs {
-        codec::encode(d, &mut out);
-    }
-    out
-}
-
-/// Which sources a cache file serves: their kinds and absolute paths.
-fn sources_hash(sources: &[RuleSource]) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    for s in sources {
-        match s {
-            RuleSource::Builtin => "builtin".hash(&mut h),
-            RuleSource::Path(p) => fs::canonicalize(p)
-                .unwrap_or_else(|_| p.clone())
-                .hash(&mut h),
-            RuleSource::Text { name, .. } => name.hash(&mut h),
-        }
-    }
-    h.finish()
-}
-
-/// What a cache must have been written by: this format, this version of scanner, this
-/// very binary.
-fn header() -> Vec<u8> {
+/// What a cache must have been written by: this format of it, this version of
+/// scanner, this very binary (its size and modification time).
+fn header(format: u32) -> Vec<u8> {
     let exe = std::env::current_exe()
         .and_then(fs::metadata)
         .map(|m| {
@@ -210,7 +76,7 @@ fn header() -> Vec<u8> {
             format!("{}:{mtime}", m.len())
         })
         .unwrap_or_default();
-    let text = format!("{FORMAT}|{}|{exe}", env!("CARGO_PKG_VERSION"));
+    let text = format!("{format}|{}|{exe}", env!("CARGO_PKG_VERSION"));
     let mut out = (text.len() as u32).to_le_bytes().to_vec();
     out.extend_from_slice(text.as_bytes());
     out
@@ -225,40 +91,38 @@ enum Unusable {
     Damaged,
 }
 
-/// The entries of a cache file's bytes, when its header is this build's and its
-/// checksum holds.
-fn index(data: &[u8], header: &[u8]) -> Result<FxHashMap<Key, (usize, usize)>, Unusable> {
+/// The body of a cache file's bytes (between the header and the checksum), when they
+/// start with `magic` and `header` and the checksum over all before it holds.
+fn body<'d>(data: &'d [u8], magic: &[u8], header: &[u8]) -> Result<&'d [u8], Unusable> {
     let rest = data
-        .strip_prefix(MAGIC.as_slice())
+        .strip_prefix(magic)
         .and_then(|r| r.strip_prefix(header))
         .ok_or(Unusable::OtherBuild)?;
     let at = data.len() - rest.len();
-    entries(data, at).ok_or(Unusable::Damaged)
+    let end = data.len().checked_sub(4).filter(|&e| e >= at);
+    let end = end.ok_or(Unusable::Damaged)?;
+    let (all, sum) = data.split_at(end);
+    let sum = u32::from_le_bytes(sum.try_into().map_err(|_| Unusable::Damaged)?);
+    if crc32fast::hash(all) != sum {
+        return Err(Unusable::Damaged);
+    }
+    Ok(&data[at..end])
 }
 
-/// The entries after the header (which ends at `at`), when the checksum holds and
-/// every entry lies within the file.
-fn entries(data: &[u8], mut at: usize) -> Option<FxHashMap<Key, (usize, usize)>> {
-    let (body, sum) = data.split_at(data.len().checked_sub(4)?);
-    if at > body.len() || crc32fast::hash(body) != u32::from_le_bytes(sum.try_into().ok()?) {
-        return None;
-    }
-    let u64_at = |at: &mut usize| -> Option<u64> {
-        let v = u64::from_le_bytes(body.get(*at..*at + 8)?.try_into().ok()?);
-        *at += 8;
-        Some(v)
-    };
-    let n = u64_at(&mut at)?;
-    let mut entries = FxHashMap::default();
-    for _ in 0..n {
-        let key = u128::from_le_bytes(body.get(at..at + 16)?.try_into().ok()?);
-        at += 16;
-        let len = usize::try_from(u64_at(&mut at)?).ok()?;
-        let end = at.checked_add(len).filter(|&e| e <= body.len())?;
-        entries.insert(key, (at, end));
-        at = end;
-    }
-    (at == body.len()).then_some(entries)
+/// The start of a cache file's bytes: `magic` and `header`, with room for `capacity`
+/// bytes in all; the body follows, then [`sealed`] appends the checksum.
+fn unsealed(magic: &[u8], header: &[u8], capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity.max(magic.len() + header.len() + 4));
+    out.extend_from_slice(magic);
+    out.extend_from_slice(header);
+    out
+}
+
+/// A cache file's bytes: `out` and the checksum over them.
+fn sealed(mut out: Vec<u8>) -> Vec<u8> {
+    let sum = crc32fast::hash(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
 }
 
 /// The cache file's bytes; `None` when there is none. An error when something is
@@ -364,119 +228,4 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn temp_dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("scanner-cache-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        folder(&d).unwrap();
-        d
-    }
-
-    fn docs(text: &str) -> Vec<Value> {
-        crate::yaml::documents(text).map(Result::unwrap).collect()
-    }
-
-    #[test]
-    fn entries_written_read_back_and_damage_is_ignored() {
-        let dir = temp_dir("rw");
-        let sources = [RuleSource::Path(dir.clone())];
-        let (cache, note) = Cache::open(&dir, &sources);
-        assert_eq!(note, None, "no cache yet is no problem");
-        let a = docs("title: a\ndetection: {s: {x: 1}, condition: s}\n---\ntitle: b\n");
-        let (ka, kb) = (key("A"), key("B"));
-        let ea = encode_docs(&a);
-        cache.save([(ka, ea.as_slice())].into_iter()).unwrap();
-        let (cache, note) = Cache::open(&dir, &sources);
-        assert_eq!(note, None);
-        assert_eq!(cache.get(ka), Some(a));
-        assert_eq!(cache.get(kb), None);
-        // Another list of sources has a cache of its own.
-        let (other, _) = Cache::open(&dir, &[RuleSource::Builtin]);
-        assert_ne!(other.file(), cache.file());
-        assert_eq!(other.get(ka), None);
-        // One byte changed anywhere: the whole cache is ignored, with why.
-        let mut bytes = fs::read(cache.file()).unwrap();
-        let mid = bytes.len() / 2;
-        bytes[mid] ^= 0x20;
-        fs::write(cache.file(), &bytes).unwrap();
-        let (damaged, note) = Cache::open(&dir, &sources);
-        assert_eq!(damaged.get(ka), None);
-        assert!(note.unwrap().contains("damaged"));
-        // A cut file likewise.
-        fs::write(cache.file(), &bytes[..mid]).unwrap();
-        assert!(Cache::open(&dir, &sources).1.is_some());
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_cache_others_could_write_or_a_link_is_not_read() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = temp_dir("trust");
-        let sources = [RuleSource::Path(dir.clone())];
-        let (cache, _) = Cache::open(&dir, &sources);
-        let a = docs("title: a\n");
-        cache
-            .save([(key("A"), encode_docs(&a).as_slice())].into_iter())
-            .unwrap();
-        fs::set_permissions(cache.file(), fs::Permissions::from_mode(0o666)).unwrap();
-        let (c, note) = Cache::open(&dir, &sources);
-        assert_eq!(c.get(key("A")), None);
-        assert!(note.unwrap().contains("writable by group or others"));
-        // A link where the cache goes: not followed when read, replaced when written.
-        let target = dir.join("elsewhere");
-        fs::write(&target, b"keep").unwrap();
-        fs::remove_file(cache.file()).unwrap();
-        std::os::unix::fs::symlink(&target, cache.file()).unwrap();
-        let (c, note) = Cache::open(&dir, &sources);
-        assert!(note.is_some(), "a link is not read");
-        c.save([(key("A"), encode_docs(&a).as_slice())].into_iter())
-            .unwrap();
-        assert_eq!(fs::read(&target).unwrap(), b"keep");
-        assert!(fs::symlink_metadata(c.file()).unwrap().is_file());
-        assert_eq!(Cache::open(&dir, &sources).0.get(key("A")), Some(a));
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn another_builds_cache_is_replaced_without_a_word_and_old_caches_go() {
-        let dir = temp_dir("prune");
-        let sources = [RuleSource::Path(dir.clone())];
-        let (cache, _) = Cache::open(&dir, &sources);
-        let mut other = MAGIC.to_vec();
-        other.extend_from_slice(b"\x05\0\0\0other");
-        fs::write(cache.file(), &other).unwrap();
-        let (c, note) = Cache::open(&dir, &sources);
-        assert_eq!((note, c.entries.len()), (None, 0));
-        // Seventeen lists of sources: the least recently written cache goes.
-        for i in 0..=MAX_CACHES {
-            let (c, _) = Cache::open(&dir, &[RuleSource::Path(dir.join(i.to_string()))]);
-            c.save(std::iter::empty()).unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        let left = fs::read_dir(&dir)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(".bin")
-            })
-            .count();
-        assert_eq!(left, MAX_CACHES);
-        assert!(!cache.file().exists(), "the oldest went");
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn keys_tell_texts_apart() {
-        assert_ne!(key("title: a\n"), key("title: b\n"));
-        assert_eq!(key("x"), key("x"));
-    }
 }

@@ -145,7 +145,8 @@ impl Automaton {
         if spent.saturating_add(search) < inner.build_cost {
             return self.anchors();
         }
-        self.build().map_or_else(|| self.anchors(), Engine::Built)
+        self.build_now()
+            .map_or_else(|| self.anchors(), Engine::Built)
     }
 
     /// The index, built on its first search.
@@ -154,7 +155,7 @@ impl Automaton {
     }
 
     /// Builds the automaton now (once), unless it is.
-    fn build(&self) -> Option<&AhoCorasick> {
+    fn build_now(&self) -> Option<&AhoCorasick> {
         let inner = &*self.0;
         inner
             .built
@@ -260,7 +261,7 @@ mod tests {
     /// Built now, as it would be after enough searches.
     fn built(list: &[&str], build: Build) -> Automaton {
         let a = Automaton::new(needles(list), build);
-        assert!(a.build().is_some());
+        assert!(a.build_now().is_some());
         a
     }
 

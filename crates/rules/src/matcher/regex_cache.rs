@@ -65,9 +65,10 @@ fn build(source: &str) -> Result<Regex, regex::Error> {
 impl LazyRegex {
     /// A regex of `source`, not built yet: one measured and built (or vouched for) by
     /// a load before, read back from the rule set cache.
-    pub(crate) fn unbuilt(source: Box<str>) -> LazyRegex {
+    pub(crate) fn unbuilt(source: Box<str>, shorter: Option<Box<str>>) -> LazyRegex {
         LazyRegex {
             source,
+            shorter,
             built: OnceLock::new(),
         }
     }
@@ -75,6 +76,11 @@ impl LazyRegex {
     /// The pattern.
     pub fn as_str(&self) -> &str {
         &self.source
+    }
+
+    /// The pattern built instead, when a shorter one matches the same values.
+    pub(crate) fn shorter(&self) -> Option<&str> {
+        self.shorter.as_deref()
     }
 
     /// Whether the regex matches somewhere in `hay`. A regex whose build failed (none

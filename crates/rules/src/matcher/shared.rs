@@ -162,6 +162,7 @@ struct AutomatonEntry<N> {
 #[derive(Serialize, Deserialize)]
 struct RegexEntry<S, R> {
     source: S,
+    shorter: Option<S>,
     required: R,
     min_run: Option<MinRun>,
 }
@@ -181,6 +182,7 @@ impl Serialize for SharedTable {
             .iter()
             .map(|r| RegexEntry {
                 source: r.re.as_str(),
+                shorter: r.re.shorter(),
                 required: &r.required,
                 min_run: r.min_run,
             })
@@ -205,7 +207,7 @@ impl<'de> Deserialize<'de> for SharedTable {
                 .into_iter()
                 .map(|r| {
                     Arc::new(CompiledRegex {
-                        re: LazyRegex::unbuilt(r.source),
+                        re: LazyRegex::unbuilt(r.source, r.shorter),
                         required: r.required,
                         min_run: r.min_run,
                     })
@@ -262,6 +264,21 @@ mod tests {
         assert!(!back.re.re.is_built(), "built on first use, again");
         assert!(back.re.re.is_match("C:\\MimiCatz.EXE"));
         assert_eq!(back.re.required, holder.re.required);
+        // A regex built from a shorter pattern keeps it.
+        let long = cache.get(r"-k\s\w{1,64}(?:\s?(?:-p|-s))?").unwrap();
+        assert!(long.re.shorter().is_some());
+        let holder = Holder {
+            automata: Vec::new(),
+            re: long.clone(),
+            again: long.clone(),
+        };
+        let (bytes, table) = collecting(|| postcard::to_stdvec(&holder).unwrap());
+        let table_bytes = postcard::to_stdvec(&table).unwrap();
+        let table: SharedTable = postcard::from_bytes(&table_bytes).unwrap();
+        let (back, _) = resolving(table, || postcard::from_bytes::<Holder>(&bytes).unwrap());
+        assert_eq!(back.re.re.as_str(), long.re.as_str());
+        assert_eq!(back.re.re.shorter(), long.re.shorter());
+        assert!(back.re.re.is_match("svchost.exe -k netsvcs") && !back.re.re.is_match("-k  x"));
 
         // Outside a call, or a number past the table: an error.
         assert!(postcard::to_stdvec(&holder).is_err());

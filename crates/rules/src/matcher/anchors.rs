@@ -14,6 +14,12 @@ use crate::fields::FxHashMap;
 /// The bytes a needle is filed under.
 const KEY: usize = 4;
 
+/// What a search costs, in instructions (estimates, for [`super::automaton`] to weigh
+/// against a build): each position looked at, each table lookup, each needle compared.
+const POSITION: u64 = 2;
+const LOOKUP: u64 = 20;
+const COMPARE: u64 = 25;
+
 /// The index of a needle list (the needles themselves stay with their owner, which
 /// passes them to each search).
 #[derive(Debug)]
@@ -82,15 +88,25 @@ impl Anchors {
         }
     }
 
-    /// Calls `each` with every needle that occurs at `p` in `hay` (not in list order).
+    /// Calls `each` with every needle that occurs at `p` in `hay` (not in list order);
+    /// adds what that cost to `cost`.
     #[inline]
-    fn at(&self, needles: &[Box<str>], hay: &[u8], p: usize, mut each: impl FnMut(u32)) {
+    fn at(
+        &self,
+        needles: &[Box<str>],
+        hay: &[u8],
+        p: usize,
+        cost: &mut u64,
+        mut each: impl FnMut(u32),
+    ) {
+        *cost += POSITION;
         if let Some(e) = self.empty {
             each(e);
         }
         let Some(&b0) = hay.get(p) else { return };
         let rest = &hay[p..];
         if !self.short.is_empty() && bit(&self.short_starts, usize::from(b0)) {
+            *cost += COMPARE * self.short.len() as u64;
             for &i in self.short.iter() {
                 if rest.starts_with(needles[i as usize].as_bytes()) {
                     each(i);
@@ -98,7 +114,9 @@ impl Anchors {
             }
         }
         if rest.len() >= KEY && bit(&self.pairs, usize::from(b0) << 8 | usize::from(rest[1])) {
+            *cost += LOOKUP;
             if let Some(&(s, e)) = self.long.get(&key(rest)) {
+                *cost += COMPARE * u64::from(e - s);
                 for &i in &self.ids[s as usize..e as usize] {
                     if rest.starts_with(needles[i as usize].as_bytes()) {
                         each(i);
@@ -108,15 +126,15 @@ impl Anchors {
         }
     }
 
-    /// Whether some needle occurs in `hay`.
-    pub fn is_match(&self, needles: &[Box<str>], hay: &str) -> bool {
+    /// Whether some needle occurs in `hay`; adds what the search cost to `cost`.
+    pub fn is_match(&self, needles: &[Box<str>], hay: &str, cost: &mut u64) -> bool {
         if self.empty.is_some() {
             return true;
         }
         let hay = hay.as_bytes();
         let mut found = false;
         for p in 0..hay.len() {
-            self.at(needles, hay, p, |_| found = true);
+            self.at(needles, hay, p, cost, |_| found = true);
             if found {
                 return true;
             }
@@ -125,12 +143,19 @@ impl Anchors {
     }
 
     /// The needle that occurs first at or after `at`, and of those starting there the
-    /// first in the list: (its index, where it starts).
-    pub fn find_from(&self, needles: &[Box<str>], hay: &str, at: usize) -> Option<(usize, usize)> {
+    /// first in the list: (its index, where it starts); adds what the search cost to
+    /// `cost`.
+    pub fn find_from(
+        &self,
+        needles: &[Box<str>],
+        hay: &str,
+        at: usize,
+        cost: &mut u64,
+    ) -> Option<(usize, usize)> {
         let hay = hay.as_bytes();
         for p in at..=hay.len() {
             let mut first: Option<u32> = None;
-            self.at(needles, hay, p, |i| {
+            self.at(needles, hay, p, cost, |i| {
                 first = Some(first.map_or(i, |f| f.min(i)))
             });
             if let Some(i) = first {
@@ -140,11 +165,18 @@ impl Anchors {
         None
     }
 
-    /// Calls `each` with (needle, start) for every occurrence of every needle in `hay`.
-    pub fn for_each(&self, needles: &[Box<str>], hay: &str, mut each: impl FnMut(usize, usize)) {
+    /// Calls `each` with (needle, start) for every occurrence of every needle in `hay`;
+    /// adds what the search cost to `cost`.
+    pub fn for_each(
+        &self,
+        needles: &[Box<str>],
+        hay: &str,
+        cost: &mut u64,
+        mut each: impl FnMut(usize, usize),
+    ) {
         let hay = hay.as_bytes();
         for p in 0..=hay.len() {
-            self.at(needles, hay, p, |i| each(i as usize, p));
+            self.at(needles, hay, p, cost, |i| each(i as usize, p));
         }
     }
 }
@@ -196,17 +228,27 @@ mod tests {
             for hay in hays {
                 let want = naive(list, hay);
                 let mut got = Vec::new();
-                a.for_each(list, hay, |i, p| got.push((i, p)));
+                let mut cost = 0;
+                a.for_each(list, hay, &mut cost, |i, p| got.push((i, p)));
+                assert!(cost >= POSITION * (hay.len() as u64 + 1), "{cost}");
                 got.sort_by_key(|&(i, p)| (p, i));
                 assert_eq!(got, want, "{list:?} in {hay:?}");
-                assert_eq!(a.is_match(list, hay), !want.is_empty(), "{hay:?}");
+                assert_eq!(
+                    a.is_match(list, hay, &mut cost),
+                    !want.is_empty(),
+                    "{hay:?}"
+                );
                 for at in 0..=hay.len() + 1 {
                     let first = want
                         .iter()
                         .filter(|&&(_, p)| p >= at)
                         .min_by_key(|&&(i, p)| (p, i))
                         .copied();
-                    assert_eq!(a.find_from(list, hay, at), first, "{hay:?} at {at}");
+                    assert_eq!(
+                        a.find_from(list, hay, at, &mut cost),
+                        first,
+                        "{hay:?} at {at}"
+                    );
                 }
             }
         }

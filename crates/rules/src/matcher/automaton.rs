@@ -10,12 +10,12 @@
 //! of driver hashes twice), and building them was a fifth of the run.
 //!
 //! So an [`Automaton`] first searches an index of its needles by their first bytes
-//! ([`super::anchors`]), cheap to build and a few instructions a byte slower to search,
-//! adding up what that costs beyond the automaton, and builds the automaton (once,
-//! whichever thread gets there first; the others wait for it) when that sum reaches
-//! half the estimated cost of the build: a ski-rental rule, by which an automaton
-//! searched often costs at most half a build more, and one searched a few times costs
-//! a few searches instead of a build. The answers are the same either way (tested).
+//! ([`super::anchors`]), cheap to build and slower to search, adding up what the index
+//! counts its searches cost, and builds the automaton (once, whichever thread gets
+//! there first; the others wait for it) when that sum reaches a quarter of the
+//! estimated cost of the build: a ski-rental rule, by which an automaton searched often
+//! costs at most a quarter of a build more, and one searched a few times costs a few
+//! searches instead of a build. The answers are the same either way (tested).
 //! Should a build fail (the crate refuses automata past its state limits, which rule
 //! files bounded to a few MiB do not reach), the index goes on being searched.
 
@@ -58,23 +58,17 @@ struct Inner {
 
 /// An automaton is built once searching without it has cost this fraction of the build.
 /// Measured on the attack corpus and on five copies of it (instructions, one thread,
-/// hayabusa rules, the regex change of the same day in): always built 2.36 G and 6.17 G;
-/// with the index, built at a quarter of a build's cost 2.234 G and 6.126 G, at half
-/// 2.231 G and 6.111 G, at a whole 2.227 G and 6.129 G, never 2.49 G and 6.10 G. Before
-/// the index, with `memmem` needle by needle: at a whole build's cost 2.79 G and 6.59 G,
-/// at a quarter 2.60 G and 6.23 G.
-const SEARCHED_BEFORE_BUILD: u64 = 2;
+/// hayabusa rules): with `memmem` needle by needle, always built 2.83 G and 6.36 G, at
+/// a whole build's cost 2.79 G and 6.59 G, at a quarter 2.60 G and 6.23 G; with the
+/// index, charged by an estimate of 20 + 6 per byte, at half 2.23 G and 6.11 G; charged
+/// what the index counts it did (the rule set from its cache, nested plans in), at half
+/// 1.088 G and 3.723 G, at a quarter 1.061 G and 3.694 G (charging only what the index
+/// cost beyond 3 instructions a byte left busy lists unbuilt: 1.30 G and 4.75 G).
+const SEARCHED_BEFORE_BUILD: u64 = 4;
 
 /// Instructions a build costs per needle byte (measured with cachegrind on the hayabusa
 /// rules' automata: 906 KB of needles took 610 M instructions, about 670 a byte).
 const BUILD_PER_BYTE: u64 = 670;
-
-/// Instructions a search of the index costs beyond its haystack bytes.
-const SEARCH_SETUP: u64 = 20;
-
-/// Instructions a search of the index costs per haystack byte beyond what the built
-/// automaton would (an estimate: 3 and 12 gave the same totals within 0.3%).
-const SEARCH_PER_BYTE: u64 = 6;
 
 /// Automata by what they are built from, so that equal ones are built once.
 pub type SharedAutomata = FxHashMap<(Build, Box<[Box<str>]>), Automaton>;
@@ -132,21 +126,24 @@ impl Automaton {
         *self = shared.entry(key).or_insert_with(|| self.clone()).clone();
     }
 
-    /// The automaton to search `hay` with: the built one, when it is built or searching
-    /// the index has now cost what its build is worth; else the index.
+    /// The automaton to search with: the built one, when it is built or searching the
+    /// index has now cost what its build is worth; else the index.
     #[inline]
-    fn get(&self, hay: &str) -> Engine<'_> {
+    fn get(&self) -> Engine<'_> {
         let inner = &*self.0;
         if let Some(built) = inner.built.get() {
             return built.as_ref().map_or_else(|| self.anchors(), Engine::Built);
         }
-        let search = SEARCH_SETUP + (hay.len() as u64).saturating_mul(SEARCH_PER_BYTE);
-        let spent = inner.spent.fetch_add(search, Ordering::Relaxed);
-        if spent.saturating_add(search) < inner.build_cost {
+        if inner.spent.load(Ordering::Relaxed) < inner.build_cost {
             return self.anchors();
         }
         self.build_now()
             .map_or_else(|| self.anchors(), Engine::Built)
+    }
+
+    /// Charges a search of the index that cost `cost` to the build.
+    fn charge(&self, cost: u64) {
+        self.0.spent.fetch_add(cost, Ordering::Relaxed);
     }
 
     /// The index, built on its first search.
@@ -179,9 +176,14 @@ impl Automaton {
     /// Whether some needle occurs in `hay`.
     #[inline]
     pub fn is_match(&self, hay: &str) -> bool {
-        match self.get(hay) {
+        match self.get() {
             Engine::Built(ac) => ac.is_match(hay),
-            Engine::Anchors(a) => a.is_match(&self.0.needles, hay),
+            Engine::Anchors(a) => {
+                let mut cost = 0;
+                let found = a.is_match(&self.0.needles, hay, &mut cost);
+                self.charge(cost);
+                found
+            }
         }
     }
 
@@ -191,19 +193,22 @@ impl Automaton {
         if at > hay.len() {
             return None;
         }
-        match self.get(hay) {
+        match self.get() {
             Engine::Built(ac) => ac.find(Input::new(hay).span(at..hay.len())).map(|m| Hit {
                 needle: m.pattern().as_usize(),
                 start: m.start(),
                 end: m.end(),
             }),
-            Engine::Anchors(a) => a
-                .find_from(&self.0.needles, hay, at)
-                .map(|(needle, start)| Hit {
+            Engine::Anchors(a) => {
+                let mut cost = 0;
+                let found = a.find_from(&self.0.needles, hay, at, &mut cost);
+                self.charge(cost);
+                found.map(|(needle, start)| Hit {
                     needle,
                     start,
                     end: start + self.0.needles[needle].len(),
-                }),
+                })
+            }
         }
     }
 
@@ -211,7 +216,7 @@ impl Automaton {
     /// needle's index and where it lies. Only for an automaton built
     /// [`Build::Overlapping`] (the other kind is searched needle by needle).
     pub fn for_each_overlapping(&self, hay: &str, mut each: impl FnMut(Hit)) {
-        let engine = match self.get(hay) {
+        let engine = match self.get() {
             // Of the other kind, the index: the same hits, and no refusal.
             Engine::Built(_) if self.0.build != Build::Overlapping => self.anchors(),
             engine => engine,
@@ -226,13 +231,17 @@ impl Automaton {
                     });
                 }
             }
-            Engine::Anchors(a) => a.for_each(&self.0.needles, hay, |needle, start| {
-                each(Hit {
-                    needle,
-                    start,
-                    end: start + self.0.needles[needle].len(),
-                })
-            }),
+            Engine::Anchors(a) => {
+                let mut cost = 0;
+                a.for_each(&self.0.needles, hay, &mut cost, |needle, start| {
+                    each(Hit {
+                        needle,
+                        start,
+                        end: start + self.0.needles[needle].len(),
+                    })
+                });
+                self.charge(cost);
+            }
         }
     }
 }
@@ -251,7 +260,8 @@ mod tests {
         list.iter().map(|s| Box::from(*s)).collect()
     }
 
-    /// The fallback search (used when a build fails) answers as the automaton does.
+    /// The index (searched before the build, and for good when a build fails) answers
+    /// as the automaton does.
     fn unbuilt(list: &[&str], build: Build) -> Automaton {
         let a = Automaton::new(needles(list), build);
         a.0.built.set(None).unwrap();
@@ -277,28 +287,28 @@ mod tests {
         }
         assert_eq!(shared.len(), 2, "one per needle list and way of building");
         let hay = "c:\\windows\\system32\\cmd.exe";
-        // 20 needle bytes cost 13,400 to build, half of it 6,700; a search of 27 bytes
-        // 20 + 27 × 6 = 182: built on the 37th search (through either twin), not before.
-        let per_search = SEARCH_SETUP + hay.len() as u64 * SEARCH_PER_BYTE;
-        let searches = (20 * BUILD_PER_BYTE / SEARCHED_BEFORE_BUILD).div_ceil(per_search);
-        for i in 1..searches {
-            let twin = if i % 2 == 0 { &a } else { &b };
-            assert!(twin.is_match(hay));
-            assert!(!a.is_built(), "built after {i} searches");
+        // 20 needle bytes cost 13,400 to build, a quarter of it 3,350; a search of this
+        // value costs the index about 130 instructions: built after some 25 searches
+        // (through either twin), not before.
+        let mut searches = 0;
+        while !a.is_built() {
+            let twin = if searches % 2 == 0 { &a } else { &b };
+            assert!(twin.is_match(hay) && !twin.is_match("explorer.exe"));
+            searches += 2;
+            assert!(searches < 1000, "never built");
         }
-        assert!(b.is_match(hay));
-        assert!(a.is_built(), "built on search {searches}");
+        assert!(searches > 10, "built after {searches} searches");
         assert!(b.is_built(), "built once, for both");
         assert!(!other.is_built());
         assert!(a.is_match(hay) && !a.is_match("explorer.exe"));
-        // A long value costs more to search needle by needle: fewer searches pay.
-        let long = "x".repeat(100_000);
+        // A long value pays for the build at once (charged after its search).
         let c = Automaton::new(needles(&list), Build::Overlapping);
-        c.for_each_overlapping(&long, |_| panic!("no needle in it"));
-        assert!(
-            c.is_built(),
-            "one search of 100 KB costs more than the build"
-        );
+        let mut hits = 0;
+        c.for_each_overlapping(&"cmd".repeat(30_000), |_| hits += 1);
+        assert_eq!(hits, 30_000);
+        assert!(!c.is_built(), "charged after the search");
+        c.for_each_overlapping("cmd", |_| hits += 1);
+        assert!(c.is_built());
     }
 
     #[test]

@@ -19,7 +19,8 @@ use scanner_rules::RuleSet;
 /// header tables and one record are parsed.
 pub fn first_channel(path: &std::path::Path) -> Option<String> {
     let settings = std::sync::Arc::new(evtx::settings());
-    let mut parser = EvtxParser::from_path(path)
+    let file = std::fs::File::open(path).ok()?;
+    let mut parser = EvtxParser::from_read_seek(file)
         .ok()?
         .with_configuration((*settings).clone());
     let mut data = parser.chunks().next()?.ok()?;

@@ -6,8 +6,9 @@
 //! needle (a 64 Ki-bit table), and otherwise compares the needles filed under its four
 //! bytes. Needles of fewer than four bytes are compared wherever their first byte
 //! stands. Building costs a sort of the needles; a search costs a few instructions a
-//! haystack byte, where an Aho-Corasick automaton costs about 670 instructions a needle
-//! byte to build and a few fewer a haystack byte to search.
+//! haystack byte and a comparison per needle filed where it looks, where an
+//! Aho-Corasick automaton costs about 670 instructions a needle byte to build and less
+//! to search. Each search counts what it cost, for its owner to weigh against a build.
 
 use crate::fields::FxHashMap;
 
@@ -33,8 +34,8 @@ pub struct Anchors {
     short_starts: [u64; 4],
     /// The shorter needles (not empty), in list order.
     short: Box<[u32]>,
-    /// Whether some needle is empty (it occurs at every position).
-    empty: Option<u32>,
+    /// The empty needles (each occurs at every position).
+    empty: Box<[u32]>,
 }
 
 /// The first `KEY` bytes of `b`, which holds at least that many.
@@ -48,25 +49,28 @@ fn bit(bits: &[u64], i: usize) -> bool {
     bits[i >> 6] >> (i & 63) & 1 == 1
 }
 
+fn set_bit(bits: &mut [u64], i: usize) {
+    bits[i >> 6] |= 1 << (i & 63);
+}
+
 impl Anchors {
     /// The index of `needles`.
     pub fn new(needles: &[Box<str>]) -> Anchors {
         let mut pairs = vec![0u64; (1 << 16) / 64].into_boxed_slice();
         let mut short_starts = [0u64; 4];
         let mut short = Vec::new();
-        let mut empty = None;
+        let mut empty = Vec::new();
         let mut filed: Vec<(u32, u32)> = Vec::new();
         for (i, n) in needles.iter().enumerate() {
             let (b, i) = (n.as_bytes(), i as u32);
             if b.len() >= KEY {
-                let pair = usize::from(b[0]) << 8 | usize::from(b[1]);
-                pairs[pair >> 6] |= 1 << (pair & 63);
+                set_bit(&mut pairs, usize::from(b[0]) << 8 | usize::from(b[1]));
                 filed.push((key(b), i));
             } else if let Some(&first) = b.first() {
-                short_starts[usize::from(first >> 6)] |= 1 << (first & 63);
+                set_bit(&mut short_starts, usize::from(first));
                 short.push(i);
             } else {
-                empty = empty.or(Some(i));
+                empty.push(i);
             }
         }
         filed.sort_unstable();
@@ -84,7 +88,7 @@ impl Anchors {
             ids: filed.into_iter().map(|(_, i)| i).collect(),
             short_starts,
             short: short.into_boxed_slice(),
-            empty,
+            empty: empty.into_boxed_slice(),
         }
     }
 
@@ -100,7 +104,7 @@ impl Anchors {
         mut each: impl FnMut(u32),
     ) {
         *cost += POSITION;
-        if let Some(e) = self.empty {
+        for &e in self.empty.iter() {
             each(e);
         }
         let Some(&b0) = hay.get(p) else { return };
@@ -128,7 +132,7 @@ impl Anchors {
 
     /// Whether some needle occurs in `hay`; adds what the search cost to `cost`.
     pub fn is_match(&self, needles: &[Box<str>], hay: &str, cost: &mut u64) -> bool {
-        if self.empty.is_some() {
+        if !self.empty.is_empty() {
             return true;
         }
         let hay = hay.as_bytes();
@@ -210,6 +214,7 @@ mod tests {
             ]),
             needles(&["powershell", "pwsh", "-enc", "iex(", "x"]),
             needles(&["", "ab"]),
+            needles(&["ab", "", "x", ""]),
             needles(&[]),
         ];
         let hays = [

@@ -31,8 +31,8 @@ pub enum Build {
     /// A contiguous NFA with leftmost-first semantics (a value test: whether some needle
     /// occurs, and where the first one does, shortest needle first).
     FirstMatch,
-    /// The crate's default kind and semantics, searched for every overlapping needle
-    /// (a prefilter: every rule a value may admit).
+    /// A contiguous NFA with the standard semantics, searched for every overlapping
+    /// needle (a prefilter: every rule a value may admit).
     Overlapping,
 }
 
@@ -146,6 +146,15 @@ impl Automaton {
         self.0.spent.fetch_add(cost, Ordering::Relaxed);
     }
 
+    /// Needle `needle` found by the index at `start`.
+    fn hit_at(&self, needle: usize, start: usize) -> Hit {
+        Hit {
+            needle,
+            start,
+            end: start + self.0.needles[needle].len(),
+        }
+    }
+
     /// The index, built on its first search.
     fn anchors(&self) -> Engine<'_> {
         Engine::Anchors(self.0.anchors.get_or_init(|| Anchors::new(&self.0.needles)))
@@ -197,27 +206,19 @@ impl Automaton {
             return None;
         }
         match self.get() {
-            Engine::Built(ac) => ac.find(Input::new(hay).span(at..hay.len())).map(|m| Hit {
-                needle: m.pattern().as_usize(),
-                start: m.start(),
-                end: m.end(),
-            }),
+            Engine::Built(ac) => ac.find(Input::new(hay).span(at..hay.len())).map(Hit::from),
             Engine::Anchors(a) => {
                 let mut cost = 0;
                 let found = a.find_from(&self.0.needles, hay, at, &mut cost);
                 self.charge(cost);
-                found.map(|(needle, start)| Hit {
-                    needle,
-                    start,
-                    end: start + self.0.needles[needle].len(),
-                })
+                found.map(|(needle, start)| self.hit_at(needle, start))
             }
         }
     }
 
     /// Every occurrence of every needle in `hay`, overlapping ones too; `each` gets each
-    /// needle's index and where it lies. Only for an automaton built
-    /// [`Build::Overlapping`] (the other kind is searched needle by needle).
+    /// needle's index and where it lies. The automaton searches only when built
+    /// [`Build::Overlapping`]; the other kind is searched through the index.
     pub fn for_each_overlapping(&self, hay: &str, mut each: impl FnMut(Hit)) {
         let engine = match self.get() {
             // Of the other kind, the index: the same hits, and no refusal.
@@ -225,26 +226,24 @@ impl Automaton {
             engine => engine,
         };
         match engine {
-            Engine::Built(ac) => {
-                for m in ac.find_overlapping_iter(hay) {
-                    each(Hit {
-                        needle: m.pattern().as_usize(),
-                        start: m.start(),
-                        end: m.end(),
-                    });
-                }
-            }
+            Engine::Built(ac) => ac.find_overlapping_iter(hay).for_each(|m| each(m.into())),
             Engine::Anchors(a) => {
                 let mut cost = 0;
                 a.for_each(&self.0.needles, hay, &mut cost, |needle, start| {
-                    each(Hit {
-                        needle,
-                        start,
-                        end: start + self.0.needles[needle].len(),
-                    })
+                    each(self.hit_at(needle, start))
                 });
                 self.charge(cost);
             }
+        }
+    }
+}
+
+impl From<aho_corasick::Match> for Hit {
+    fn from(m: aho_corasick::Match) -> Hit {
+        Hit {
+            needle: m.pattern().as_usize(),
+            start: m.start(),
+            end: m.end(),
         }
     }
 }

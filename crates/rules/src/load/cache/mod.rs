@@ -65,17 +65,21 @@ fn prune(dir: &Path, prefix: &str, keep: usize) {
 /// What a cache must have been written by: this format of it, this version of
 /// scanner, this very binary (its size and modification time).
 fn header(format: u32) -> Vec<u8> {
-    let exe = std::env::current_exe()
-        .and_then(fs::metadata)
-        .map(|m| {
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}:{mtime}", m.len())
-        })
-        .unwrap_or_default();
+    // Both caches' headers stamp the binary: it is looked at once per process.
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let exe = EXE.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(fs::metadata)
+            .map(|m| {
+                let mtime = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("{}:{mtime}", m.len())
+            })
+            .unwrap_or_default()
+    });
     let text = format!("{format}|{}|{exe}", env!("CARGO_PKG_VERSION"));
     let mut out = (text.len() as u32).to_le_bytes().to_vec();
     out.extend_from_slice(text.as_bytes());

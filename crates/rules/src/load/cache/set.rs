@@ -170,7 +170,7 @@ impl SetCache {
             Err(Unusable::OtherBuild) => return missed("written by another build"),
             Err(Unusable::Damaged) => return damaged("damaged".into()),
         };
-        let Some(rest) = key_of(body).filter(|k| k.0 == self.key).map(|k| k.1) else {
+        let Some(rest) = prefixed(body).filter(|k| k.0 == self.key).map(|k| k.1) else {
             return missed("made for other sources or options");
         };
         let Ok((inputs, rest)) = postcard::take_from_bytes::<Inputs>(rest) else {
@@ -219,9 +219,10 @@ impl SetCache {
     }
 }
 
-/// The key at the start of a body, and the bytes after it.
-fn key_of(body: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (len, rest) = body.split_first_chunk::<8>()?;
+/// The section at the start of `bytes` (its length, 8 bytes, then as many bytes: the
+/// key, the set), and the bytes after it.
+fn prefixed(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = bytes.split_first_chunk::<8>()?;
     let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
     (len <= rest.len()).then(|| rest.split_at(len))
 }
@@ -229,12 +230,7 @@ fn key_of(body: &[u8]) -> Option<(&[u8], &[u8])> {
 /// The set (its length, then its bytes) and the table of automata and regexes after
 /// it, when they decode and nothing follows.
 fn decode(bytes: &[u8]) -> Option<RuleSet> {
-    let (len, rest) = bytes.split_first_chunk::<8>()?;
-    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
-    if len > rest.len() {
-        return None;
-    }
-    let (set, table) = rest.split_at(len);
+    let (set, table) = prefixed(bytes)?;
     let table = match postcard::take_from_bytes::<SharedTable>(table).ok()? {
         (table, []) => table,
         _ => return None,

@@ -332,6 +332,18 @@ mod tests {
                 }
             }
         }
+        // Empty needles, twice: each found at every position by both.
+        let empties = ["", "b", ""];
+        let built_e = built(&empties, Build::Overlapping);
+        let fallback_e = unbuilt(&empties, Build::Overlapping);
+        for hay in hays {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            built_e.for_each_overlapping(hay, |h| a.push(h));
+            fallback_e.for_each_overlapping(hay, |h| b.push(h));
+            a.sort_by_key(|h| (h.needle, h.start));
+            b.sort_by_key(|h| (h.needle, h.start));
+            assert_eq!(a, b, "{hay}");
+        }
         // Leftmost first, then the first needle in the list (they are kept shortest
         // first): "ab" before "abc" at the same start.
         let built = built(&list, Build::FirstMatch);

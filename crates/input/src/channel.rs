@@ -12,15 +12,13 @@ pub const MIN_BYTES: u64 = 1 << 20;
 
 use crate::discover::InputFile;
 use crate::evtx;
-use ::evtx::EvtxParser;
 use scanner_rules::RuleSet;
 
 /// The `Channel` of a file's first record, if it can be read. Only the first chunk's
 /// header tables and one record are parsed.
 pub fn first_channel(path: &std::path::Path) -> Option<String> {
     let settings = std::sync::Arc::new(evtx::settings());
-    let file = std::fs::File::open(path).ok()?;
-    let mut parser = EvtxParser::from_read_seek(file)
+    let mut parser = evtx::open_parser(path)
         .ok()?
         .with_configuration((*settings).clone());
     let mut data = parser.chunks().next()?.ok()?;

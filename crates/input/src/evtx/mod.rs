@@ -132,6 +132,15 @@ pub fn settings_with(recover: bool) -> ParserSettings {
     settings().recover_records(recover)
 }
 
+/// The parser of the EVTX file `path`, or why it cannot be read. The file is opened
+/// here rather than by `EvtxParser::from_path`, which resolves the path first (a
+/// `readlink` per component: five per file of the attack corpus, 42,000 over 30
+/// copies of it) for nothing the scan uses.
+pub(crate) fn open_parser(path: &Path) -> Result<EvtxParser<std::fs::File>, ErrorKind> {
+    let file = std::fs::File::open(path).map_err(ErrorKind::CannotRead)?;
+    EvtxParser::from_read_seek(file).map_err(|e| why_unreadable(path, &e))
+}
+
 /// Scans one EVTX file. `init` makes per-worker state, `f` handles a record with it.
 /// Errors (file, chunk or record) go to `err`; the rest of the file is still read.
 /// `read.recover` also hands carved records (marked `recovered`) to `f`; `read.typed`
@@ -155,13 +164,7 @@ where
     E: Fn(InputError) + Sync + Send,
 {
     let settings = Arc::new(settings_with(read.recover));
-    // Opened here rather than by `EvtxParser::from_path`, which resolves the path first
-    // (a `readlink` per component: five per file of the attack corpus, 42,000 over 30
-    // copies of it) for nothing the scan uses.
-    let opened = std::fs::File::open(path)
-        .map_err(ErrorKind::CannotRead)
-        .and_then(|f| EvtxParser::from_read_seek(f).map_err(|e| why_unreadable(path, &e)));
-    let mut parser = match opened {
+    let mut parser = match open_parser(path) {
         Ok(p) => p.with_configuration((*settings).clone()),
         Err(kind) => {
             err(InputError::new(path, Position::None, kind));

@@ -122,12 +122,18 @@ impl TypedState {
         read.is_some()
     }
 
-    fn try_read_template(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
+    /// Starts a record: reads its root instance (and those nested in its values).
+    fn read_root(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
         self.rec.clear();
         self.planned = false;
         self.to_plan = None;
         self.root = self.read_instance(data, offset, size, 0)?;
         self.root_template = self.rec.insts[self.root as usize].template;
+        Some(())
+    }
+
+    fn try_read_template(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
+        self.read_root(data, offset, size)?;
         let t = self.templates.get(self.root_template);
         self.rec.resolve(&self.templates, self.root, t.root, 0)?;
         // Numbered `Data` names would need the values the crate numbers them by.
@@ -138,11 +144,7 @@ impl TypedState {
     }
 
     fn try_prepare(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
-        self.rec.clear();
-        self.planned = false;
-        self.to_plan = None;
-        self.root = self.read_instance(data, offset, size, 0)?;
-        self.root_template = self.rec.insts[self.root as usize].template;
+        self.read_root(data, offset, size)?;
         let shaped = self.shape.read(&self.rec);
         let plan = shaped.then(|| self.templates.plans.find(&self.shape));
         let (bytes, nodes) = match plan.flatten() {

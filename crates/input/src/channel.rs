@@ -18,10 +18,8 @@ use scanner_rules::RuleSet;
 /// header tables and one record are parsed.
 pub fn first_channel(path: &std::path::Path) -> Option<String> {
     let settings = std::sync::Arc::new(evtx::settings());
-    let mut parser = evtx::open_parser(path)
-        .ok()?
-        .with_configuration((*settings).clone());
-    let mut data = parser.chunks().next()?.ok()?;
+    let file = evtx::ChunkFile::open(path).ok()?;
+    let mut data = file.chunks().next()?.ok()?;
     let mut chunk = data.parse(settings).ok()?;
     let record = chunk.iter().next()?.ok()?;
     let json = record.into_json().ok()?;

@@ -462,7 +462,10 @@ fn a_data_name_taken_from_a_nested_value_leaves_the_record_without_a_plan() {
 fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec<String>) {
     let dir = std::env::temp_dir().join(format!("scanner-typed-walk-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let path = dir.join(format!("log-{typed}.evtx"));
+    // A file of its own per call: tests run at once on threads of one process.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("log-{typed}-{call}.evtx"));
     std::fs::write(&path, log).expect("written");
     let table = FieldTable::new();
     let records = std::sync::Mutex::new(Vec::new());

@@ -2,17 +2,19 @@
 //! record headers and handed as typed values where the typed path covers them, the
 //! others (and carved records) rendered to JSON by the `evtx` crate.
 
-use super::salvage::parseable;
+use super::chunks::recycle;
+use super::salvage::mend_string_table;
 use super::{at_chunk, Content, RawRecord, TypedState};
 use crate::error::{chain, ErrorKind, InputError, Position};
 use evtx::{EvtxChunk, EvtxChunkData, EvtxRecord, EvtxRecordHeader, ParserSettings};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Hands every record of one chunk to `f`.
+/// Hands every record of one chunk to `f`; the chunk's bytes are then kept for the
+/// thread's next chunk.
 pub(super) fn chunk_records<E, F>(
     path: &Path,
-    data: EvtxChunkData,
+    mut data: EvtxChunkData,
     settings: &Arc<ParserSettings>,
     recover: bool,
     mut typed: Option<&mut TypedState>,
@@ -23,23 +25,53 @@ pub(super) fn chunk_records<E, F>(
     F: FnMut(RawRecord<'_>),
 {
     let number = data.number.unwrap_or(0);
-    let Some(mut data) = parseable(path, data, settings, err) else {
-        return;
-    };
-    let mut chunk = match data.parse(Arc::clone(settings)) {
-        Ok(c) => c,
-        Err(e) => {
-            err(at_chunk(path, number, ErrorKind::DamagedChunk(chain(&e))));
-            return;
+    let mut mended = false;
+    loop {
+        let e = match data.parse(Arc::clone(settings)) {
+            Ok(mut chunk) => {
+                walk(
+                    (path, number),
+                    &mut chunk,
+                    recover,
+                    typed.as_deref_mut(),
+                    err,
+                    &mut f,
+                );
+                break;
+            }
+            Err(e) => chain(&e),
+        };
+        if mended {
+            err(at_chunk(path, number, ErrorKind::DamagedChunk(e)));
+            break;
         }
-    };
+        if !mend_string_table(path, &mut data, e, err) {
+            break;
+        }
+        mended = true;
+    }
+    recycle(data.data);
+}
+
+/// Hands every record of the parsed `chunk` (number `number` of `path`) to `f`.
+fn walk<E, F>(
+    (path, number): (&Path, u64),
+    chunk: &mut EvtxChunk<'_>,
+    recover: bool,
+    mut typed: Option<&mut TypedState>,
+    err: &E,
+    mut f: F,
+) where
+    E: Fn(InputError),
+    F: FnMut(RawRecord<'_>),
+{
     if let Some(t) = typed.as_deref_mut() {
         t.begin_chunk();
     }
     let mut spans = Vec::new();
     if let Some(t) = typed.as_deref_mut().filter(|_| !recover) {
-        if live_records(&chunk, &mut spans) {
-            return typed_records((path, number), &mut chunk, &spans, t, err, f);
+        if live_records(chunk, &mut spans) {
+            return typed_records((path, number), chunk, &spans, t, err, f);
         }
     }
     for rec in chunk.iter() {

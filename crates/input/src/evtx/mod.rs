@@ -8,6 +8,7 @@
 //! `value_text`) reads records straight from their templates and values.
 
 mod chunk;
+mod chunks;
 mod salvage;
 mod template;
 #[cfg(test)]
@@ -22,10 +23,11 @@ use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
 use crate::flatten::{Flattener, Nulls};
 use crate::record::RecordView;
 use chunk::chunk_records;
+pub(crate) use chunks::ChunkFile;
 use evtx::err::ChunkError;
-use evtx::{EvtxChunkData, EvtxParser, ParserSettings};
+use evtx::{EvtxChunkData, ParserSettings};
 use rayon::prelude::*;
-use salvage::{salvage, why_unreadable};
+use salvage::salvage;
 use scanner_rules::FieldTable;
 use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
@@ -132,15 +134,6 @@ pub fn settings_with(recover: bool) -> ParserSettings {
     settings().recover_records(recover)
 }
 
-/// The parser of the EVTX file `path`, or why it cannot be read. The file is opened
-/// here rather than by `EvtxParser::from_path`, which resolves the path first (a
-/// `readlink` per component: five per file of the attack corpus, 42,000 over 30
-/// copies of it) for nothing the scan uses.
-pub(crate) fn open_parser(path: &Path) -> Result<EvtxParser<std::fs::File>, ErrorKind> {
-    let file = std::fs::File::open(path).map_err(ErrorKind::CannotRead)?;
-    EvtxParser::from_read_seek(file).map_err(|e| why_unreadable(path, &e))
-}
-
 /// Scans one EVTX file. `init` makes per-worker state, `f` handles a record with it.
 /// Errors (file, chunk or record) go to `err`; the rest of the file is still read.
 /// `read.recover` also hands carved records (marked `recovered`) to `f`; `read.typed`
@@ -164,8 +157,8 @@ where
     E: Fn(InputError) + Sync + Send,
 {
     let settings = Arc::new(settings_with(read.recover));
-    let mut parser = match open_parser(path) {
-        Ok(p) => p.with_configuration((*settings).clone()),
+    let file = match ChunkFile::open(path) {
+        Ok(f) => f,
         Err(kind) => {
             err(InputError::new(path, Position::None, kind));
             return EvtxCounts::default();
@@ -225,11 +218,11 @@ where
         let mut state = if size / CHUNK_SIZE > PARALLEL_CHUNKS {
             // By reference: the tail below uses the closure again.
             let each = &chunk;
-            parser.chunks().par_bridge().for_each_init(&init, each);
+            file.chunks().par_bridge().for_each_init(&init, each);
             None
         } else {
             let mut state = init();
-            for c in parser.chunks() {
+            for c in file.chunks() {
                 chunk(&mut state, c);
             }
             Some(state)

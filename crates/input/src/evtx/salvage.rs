@@ -1,13 +1,12 @@
 //! Damage the `evtx` crate refuses but that leaves records readable: a chunk whose
 //! header does not verify, or a truncated last chunk, is read directly from the file
 //! ([`salvage`]); a chunk whose string table is damaged is read again without it
-//! ([`parseable`]). Also why a file does not open as EVTX, in words.
+//! ([`mend_string_table`]). Also why a file does not open as EVTX, in words.
 
 use super::{at_chunk, CHUNK_SIZE, HEADER_SIZE};
 use crate::error::{chain, ErrorKind, InputError};
-use evtx::{EvtxChunkData, ParserSettings};
+use evtx::EvtxChunkData;
 use std::path::Path;
-use std::sync::Arc;
 
 /// The string table of a chunk header: 64 offsets at bytes 128..384.
 const STRING_TABLE: std::ops::Range<usize> = 128..384;
@@ -50,39 +49,34 @@ pub(super) fn salvage<E: Fn(InputError)>(path: &Path, n: u64, err: &E) -> Option
     Some(d)
 }
 
-/// `data` (chunk `data.number` of `path`) once it parses: as it is, or, when its string
-/// table is damaged (reported), with the table cleared; `None`, reported, when it does
-/// not parse.
-pub(super) fn parseable<E: Fn(InputError)>(
+/// After chunk `data.number` of `path` failed to parse with `e`: when its string table
+/// is what is damaged (reported), `data` now holds the chunk with the table cleared,
+/// to be parsed again (`true`); otherwise the damage is reported (`false`).
+pub(super) fn mend_string_table<E: Fn(InputError)>(
     path: &Path,
-    mut data: EvtxChunkData,
-    settings: &Arc<ParserSettings>,
+    data: &mut EvtxChunkData,
+    e: String,
     err: &E,
-) -> Option<EvtxChunkData> {
+) -> bool {
     let number = data.number.unwrap_or(0);
-    let parsed = data.parse(Arc::clone(settings)).err().map(|e| chain(&e));
-    match parsed {
-        None => Some(data),
-        Some(e) if e.contains("string cache") => {
-            // A damaged string table: it only caches names that records also point to,
-            // so read the chunk again without it.
-            err(at_chunk(path, number, ErrorKind::DamagedStringTable(e)));
-            let mut bytes = std::mem::take(&mut data.data);
-            bytes[STRING_TABLE].fill(0);
-            match EvtxChunkData::new(bytes, false) {
-                Ok(mut d) => {
-                    d.number = data.number;
-                    Some(d)
-                }
-                Err(e) => {
-                    err(at_chunk(path, number, ErrorKind::DamagedChunk(chain(&e))));
-                    None
-                }
-            }
+    if !e.contains("string cache") {
+        err(at_chunk(path, number, ErrorKind::DamagedChunk(e)));
+        return false;
+    }
+    // A damaged string table: it only caches names that records also point to, so
+    // read the chunk again without it.
+    err(at_chunk(path, number, ErrorKind::DamagedStringTable(e)));
+    let mut bytes = std::mem::take(&mut data.data);
+    bytes[STRING_TABLE].fill(0);
+    match EvtxChunkData::new(bytes, false) {
+        Ok(mut d) => {
+            d.number = data.number;
+            *data = d;
+            true
         }
-        Some(e) => {
-            err(at_chunk(path, number, ErrorKind::DamagedChunk(e)));
-            None
+        Err(e) => {
+            err(at_chunk(path, number, ErrorKind::DamagedChunk(chain(&e))));
+            false
         }
     }
 }

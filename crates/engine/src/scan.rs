@@ -263,8 +263,8 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         // A panic while reading one file (a bug, in the parser or here) is reported
         // and ends that file only.
         // Each file is read by what its first bytes show, whatever its name or `-J`.
-        let format = match scanner_input::sniff(&f.path) {
-            Ok(format) => format,
+        let (format, file) = match scanner_input::sniff_open(&f.path) {
+            Ok(opened) => opened,
             Err(e) => {
                 report(e);
                 if let Some(p) = &opts.progress {
@@ -275,8 +275,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         };
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
             Format::Evtx => {
-                let n = scanner_input::read_evtx(
+                let n = scanner_input::read_evtx_file(
                     &f.path,
+                    file,
                     f.size,
                     scanner_input::EvtxRead {
                         recover: opts.recover_records,

@@ -38,15 +38,27 @@ const HEAD: usize = 4096;
 /// none of these is read as EVTX (whose reader says what is wrong with it); another
 /// empty file (or one of blanks) is JSON with no events.
 pub fn sniff(path: &Path) -> Result<Format, InputError> {
+    sniff_open(path).map(|(format, _)| format)
+}
+
+/// [`sniff`], handing back the file opened (at some position in its first bytes), for
+/// its reader to go on with rather than open it again.
+pub fn sniff_open(path: &Path) -> Result<(Format, std::fs::File), InputError> {
     let mut head = Vec::with_capacity(HEAD);
-    let read = std::fs::File::open(path).and_then(|f| f.take(HEAD as u64).read_to_end(&mut head));
-    if let Err(e) = read {
-        return Err(InputError::new(
-            path,
-            Position::None,
-            ErrorKind::CannotOpen(e),
-        ));
-    }
+    let opened = std::fs::File::open(path).and_then(|mut f| {
+        (&mut f).take(HEAD as u64).read_to_end(&mut head)?;
+        Ok(f)
+    });
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) => {
+            return Err(InputError::new(
+                path,
+                Position::None,
+                ErrorKind::CannotOpen(e),
+            ))
+        }
+    };
     if head.starts_with(GZIP) {
         head.clear();
         // A stream damaged this early is reported by its reader; tell what came through.
@@ -57,8 +69,8 @@ pub fn sniff(path: &Path) -> Result<Format, InputError> {
                 Position::None,
                 ErrorKind::CompressedEvtx,
             )),
-            Some(f) => Ok(f),
-            None if head.iter().all(u8::is_ascii_whitespace) => Ok(Format::Json),
+            Some(f) => Ok((f, file)),
+            None if head.iter().all(u8::is_ascii_whitespace) => Ok((Format::Json, file)),
             None => Err(InputError::new(
                 path,
                 Position::None,
@@ -69,7 +81,7 @@ pub fn sniff(path: &Path) -> Result<Format, InputError> {
     let evtx = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("evtx"));
-    Ok(match format_of(&head) {
+    let format = match format_of(&head) {
         Some(f) => f,
         None if evtx => Format::Evtx,
         None if head.iter().all(u8::is_ascii_whitespace) => Format::Json,
@@ -80,7 +92,8 @@ pub fn sniff(path: &Path) -> Result<Format, InputError> {
                 ErrorKind::UnknownFormat,
             ))
         }
-    })
+    };
+    Ok((format, file))
 }
 
 /// The format of a file starting with `head`, if known.

@@ -65,11 +65,11 @@ pub use discover::{discover, discover_with_extensions, InputFile, InputKind};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::{
-    push_padded, read_evtx, settings, settings_with, Content, EvtxCounts, EvtxRead, RawRecord,
-    TypedState,
+    push_padded, read_evtx, read_evtx_file, settings, settings_with, Content, EvtxCounts, EvtxRead,
+    RawRecord, TypedState,
 };
 pub use flatten::Flattener;
-pub use format::{format_of, sniff, Format};
+pub use format::{format_of, sniff, sniff_open, Format};
 pub use json::{read_json, MAX_LINE};
 pub use record::{FieldValues, RecordView};
 pub use timestamp::{missing_timestamp, parse_timestamp};

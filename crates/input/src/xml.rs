@@ -99,8 +99,9 @@ struct Open {
 }
 
 /// Walks event XML from `reader`. Leaves go to `view`; at the end of each `<Event>`
-/// element, `done(view)` is called. With `whole`, each `<Event>` starts by clearing
-/// `view` (an XML file of many events); without, leaves are added to what `view`
+/// element, `done(view)` is called. With `whole`, each event (an `<Event>`, or an
+/// `<EventData>` or `<UserData>` outside one) starts by clearing `view` (an XML file
+/// of many events); without, leaves are added to what `view`
 /// holds (one event's XML inside a JSON row). Outside an `<Event>`, an `<EventData>` or
 /// `<UserData>` element is read as that part of an event (Azure's `EventData` text,
 /// whose wrapper elements are skipped). `RenderingInfo` (Event Viewer's rendered
@@ -159,7 +160,8 @@ pub(crate) fn walk_xml<R: BufRead>(
                         continue;
                     }
                 };
-                if name == "Event" && whole {
+                // Each event (or bare EventData/UserData fragment) starts a record.
+                if whole {
                     view.clear(table.len());
                 }
                 path.clear();
@@ -401,5 +403,27 @@ mod tests {
         assert_eq!(v.first(cmd), Some("whoami"));
         assert_eq!(v.first(CHANNEL), Some("Security"));
         assert!(!v.has(EVENT_ID));
+    }
+
+    #[test]
+    fn a_file_of_bare_event_data_is_read_into_a_fresh_view() {
+        // A file whose root is `<EventData>`: the view, never used before, is made
+        // for the table before the first leaf (it once panicked on an empty view);
+        // with no `<Event>` closed, nothing is handed over (read_xml then says so).
+        let mut t = FieldTable::new();
+        let cmd = t.intern("CommandLine");
+        let mut v = RecordView::default();
+        let xml = r#"<EventData><Data Name="CommandLine">whoami</Data></EventData>"#;
+        let mut seen = Vec::new();
+        walk_xml(
+            xml.as_bytes(),
+            true,
+            &t,
+            &mut v,
+            |v| seen.push(v.first(cmd).map(str::to_string)),
+            |e| panic!("{e}"),
+        );
+        assert!(seen.is_empty(), "{seen:?}");
+        assert_eq!(v.first(cmd), Some("whoami"));
     }
 }

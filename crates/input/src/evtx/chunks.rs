@@ -1,7 +1,8 @@
 //! The chunks of an EVTX file, in the order the `evtx` crate's `EvtxParser::chunks`
 //! walks them (from the chunk holding the oldest records to the end of the file, then
 //! from the first chunk up to that one, as Windows reads a log that has wrapped
-//! around; chunks of zeros skipped), with the same chunks and errors, read more
+//! around; chunks of zeros skipped; whole chunks past the count the file's length
+//! gives read too, until one fails), with the same chunks and errors, read more
 //! cheaply:
 //!
 //! - one positioned read per chunk, instead of a seek and four growing reads;
@@ -37,7 +38,13 @@ impl ChunkFile {
     /// Opens `path`, its file header read and checked as the `evtx` crate's parser
     /// reads it; or why it cannot be read.
     pub(crate) fn open(path: &Path) -> Result<ChunkFile, ErrorKind> {
-        let mut file = File::open(path).map_err(ErrorKind::CannotRead)?;
+        let file = File::open(path).map_err(ErrorKind::CannotRead)?;
+        ChunkFile::of(path, file)
+    }
+
+    /// [`Self::open`] on `file`, opened from `path` (at any position).
+    pub(crate) fn of(path: &Path, mut file: File) -> Result<ChunkFile, ErrorKind> {
+        file.rewind().map_err(ErrorKind::CannotRead)?;
         let header_block = match EvtxParser::from_read_seek(&file) {
             Ok(p) => u64::from(p.header().header_block_size),
             Err(e) => return Err(why_unreadable(path, &e)),
@@ -84,29 +91,43 @@ impl<'f> Chunks<'f> {
         }
     }
 
-    /// Chunk `n`: `None` when it is all zeros.
-    fn read(&self, n: u64) -> Option<Result<EvtxChunkData, EvtxError>> {
+    /// Chunk `n`, read.
+    fn read(&self, n: u64) -> Read {
         let mut buf = buffer();
         let at = HEADER_SIZE + n * CHUNK_SIZE;
-        let chunk = |e| EvtxError::FailedToParseChunk {
-            chunk_id: n,
-            source: Box::new(e),
-        };
         match read_at(self.file, at, &mut buf) {
             Ok(read) if read == buf.len() => {}
-            _ => return Some(Err(chunk(ChunkError::IncompleteChunk))),
+            _ => return Read::Short,
         }
         if all_zero(&buf) {
             recycle(buf);
-            return None;
+            return Read::Zeros;
         }
-        Some(match EvtxChunkData::new(buf, false) {
+        match EvtxChunkData::new(buf, false) {
             Ok(mut d) => {
                 d.number = Some(n);
-                Ok(d)
+                Read::Chunk(Ok(d))
             }
-            Err(e) => Err(chunk(e)),
-        })
+            Err(e) => Read::Chunk(Err(chunk_error(n, e))),
+        }
+    }
+}
+
+/// What reading one chunk gave.
+enum Read {
+    /// A chunk, or why it does not parse.
+    Chunk(Result<EvtxChunkData, EvtxError>),
+    /// A chunk of zeros, skipped.
+    Zeros,
+    /// Not a whole chunk: the file ends (or cannot be read) before its end.
+    Short,
+}
+
+/// The crate's error for chunk `n`.
+fn chunk_error(n: u64, e: ChunkError) -> EvtxError {
+    EvtxError::FailedToParseChunk {
+        chunk_id: n,
+        source: Box::new(e),
     }
 }
 
@@ -116,24 +137,28 @@ impl Iterator for Chunks<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             // Once it has wrapped around, the walk ends where it started.
-            let end = if self.wrapped {
-                self.oldest
-            } else {
-                self.count
-            };
-            if self.next >= end {
-                if self.wrapped || self.oldest == 0 {
-                    return None;
-                }
-                self.wrapped = true;
-                self.next = 0;
-                continue;
+            if self.wrapped && self.next >= self.oldest {
+                return None;
             }
             let n = self.next;
             self.next += 1;
-            if let Some(chunk) = self.read(n) {
-                return Some(chunk);
+            let failed = match self.read(n) {
+                Read::Chunk(Ok(d)) => return Some(Ok(d)),
+                Read::Zeros => continue,
+                Read::Chunk(Err(e)) => e,
+                Read::Short => chunk_error(n, ChunkError::IncompleteChunk),
+            };
+            if n < self.count {
+                return Some(Err(failed));
             }
+            // Chunks past the count the file's length gives are read too (a header
+            // block that says it is longer leaves whole chunks past it) until one
+            // fails, which ends the walk to the end of the file.
+            if self.wrapped || self.oldest == 0 {
+                return None;
+            }
+            self.wrapped = true;
+            self.next = 0;
         }
     }
 }
@@ -293,6 +318,13 @@ mod tests {
         let at = z(1) + 32;
         reversed[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
         cases.push(reversed.clone());
+        // A header block said to be longer than it is: whole chunks past the count
+        // its length gives are read, until one fails to parse.
+        let mut long_header = chunked(3);
+        long_header[40..42].copy_from_slice(&0x8000u16.to_le_bytes());
+        cases.push(long_header.clone());
+        long_header[z(2)..z(2) + 8].copy_from_slice(b"garbage!");
+        cases.push(long_header.clone());
         // A partial last chunk, which neither walk reaches.
         let mut short = chunked(2);
         short.truncate(short.len() - 1000);
@@ -305,6 +337,11 @@ mod tests {
         // The wrapped log starts at its oldest chunk; a reversed range is not oldest.
         assert_eq!(our_walk(&wrapped)[0], Ok((2, 10)));
         assert_eq!(our_walk(&reversed)[0], Ok((0, 50)));
+        assert_eq!(
+            our_walk(&long_header).len(),
+            2,
+            "the garbage past the count ends it"
+        );
     }
 
     #[test]

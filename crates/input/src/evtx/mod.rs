@@ -156,8 +156,47 @@ where
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
     E: Fn(InputError) + Sync + Send,
 {
+    let file = ChunkFile::open(path);
+    read_chunk_file(path, file, size, read, init, f, err)
+}
+
+/// [`read_evtx`] on `file`, already opened from `path` (at any position), as
+/// [`crate::sniff_open`] hands it over.
+pub fn read_evtx_file<S, I, F, E>(
+    path: &Path,
+    file: std::fs::File,
+    size: u64,
+    read: EvtxRead,
+    init: I,
+    f: F,
+    err: E,
+) -> EvtxCounts
+where
+    I: Fn() -> S + Sync + Send,
+    F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
+    E: Fn(InputError) + Sync + Send,
+{
+    let file = ChunkFile::of(path, file);
+    read_chunk_file(path, file, size, read, init, f, err)
+}
+
+/// [`read_evtx`] on `path` opened as `file` (or why it could not be).
+fn read_chunk_file<S, I, F, E>(
+    path: &Path,
+    file: Result<ChunkFile, ErrorKind>,
+    size: u64,
+    read: EvtxRead,
+    init: I,
+    f: F,
+    err: E,
+) -> EvtxCounts
+where
+    I: Fn() -> S + Sync + Send,
+    F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
+    E: Fn(InputError) + Sync + Send,
+{
     let settings = Arc::new(settings_with(read.recover));
-    let file = match ChunkFile::open(path) {
+    let file = match file {
         Ok(f) => f,
         Err(kind) => {
             err(InputError::new(path, Position::None, kind));

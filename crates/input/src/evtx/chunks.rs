@@ -91,36 +91,23 @@ impl<'f> Chunks<'f> {
         }
     }
 
-    /// Chunk `n`, read.
-    fn read(&self, n: u64) -> Read {
+    /// Chunk `n`: `None` when it is all zeros; an error when it is not whole (the
+    /// file ends, or cannot be read, before its end) or does not parse.
+    fn read(&self, n: u64) -> Result<Option<EvtxChunkData>, EvtxError> {
         let mut buf = buffer();
         let at = HEADER_SIZE + n * CHUNK_SIZE;
         match read_at(self.file, at, &mut buf) {
             Ok(read) if read == buf.len() => {}
-            _ => return Read::Short,
+            _ => return Err(chunk_error(n, ChunkError::IncompleteChunk)),
         }
         if all_zero(&buf) {
             recycle(buf);
-            return Read::Zeros;
+            return Ok(None);
         }
-        match EvtxChunkData::new(buf, false) {
-            Ok(mut d) => {
-                d.number = Some(n);
-                Read::Chunk(Ok(d))
-            }
-            Err(e) => Read::Chunk(Err(chunk_error(n, e))),
-        }
+        let mut d = EvtxChunkData::new(buf, false).map_err(|e| chunk_error(n, e))?;
+        d.number = Some(n);
+        Ok(Some(d))
     }
-}
-
-/// What reading one chunk gave.
-enum Read {
-    /// A chunk, or why it does not parse.
-    Chunk(Result<EvtxChunkData, EvtxError>),
-    /// A chunk of zeros, skipped.
-    Zeros,
-    /// Not a whole chunk: the file ends (or cannot be read) before its end.
-    Short,
 }
 
 /// The crate's error for chunk `n`.
@@ -143,10 +130,9 @@ impl Iterator for Chunks<'_> {
             let n = self.next;
             self.next += 1;
             let failed = match self.read(n) {
-                Read::Chunk(Ok(d)) => return Some(Ok(d)),
-                Read::Zeros => continue,
-                Read::Chunk(Err(e)) => e,
-                Read::Short => chunk_error(n, ChunkError::IncompleteChunk),
+                Ok(Some(d)) => return Some(Ok(d)),
+                Ok(None) => continue,
+                Err(e) => e,
             };
             if n < self.count {
                 return Some(Err(failed));

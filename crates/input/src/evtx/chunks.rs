@@ -98,7 +98,10 @@ impl<'f> Chunks<'f> {
         let at = HEADER_SIZE + n * CHUNK_SIZE;
         match read_at(self.file, at, &mut buf) {
             Ok(read) if read == buf.len() => {}
-            _ => return Err(chunk_error(n, ChunkError::IncompleteChunk)),
+            _ => {
+                recycle(buf);
+                return Err(chunk_error(n, ChunkError::IncompleteChunk));
+            }
         }
         if all_zero(&buf) {
             recycle(buf);

@@ -207,9 +207,13 @@ pub fn check(a: &RuleArgs, debug: bool) -> i32 {
         r.loaded,
         r.documents + r.errors.iter().filter(|e| e.document == 0).count()
     );
-    if r.errors.is_empty() && r.config_errors.is_empty() {
+    let code = if r.errors.is_empty() && r.config_errors.is_empty() {
         exit::OK
     } else {
         exit::INPUT_ERRORS
-    }
+    };
+    // The process ends next, and its memory with it: freeing the set's allocations one
+    // by one first cost more than the load from its cache.
+    std::mem::forget(set);
+    code
 }

@@ -129,7 +129,7 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
 
     let regexes = RegexCache::default();
     let cache = dir.and_then(|d| open_cache(d, &sources, &mut report));
-    let (loaded, fields) = compile(
+    let (loaded, fields, files) = compile(
         texts,
         &config,
         &logsources,
@@ -137,17 +137,31 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
         cache.as_ref(),
         &mut report,
     );
-    let enabled = select::enable(loaded, &config, opts, &mut report);
-    report.regex_bytes = regexes.compiled_bytes();
-    let mut set = index(
-        enabled,
-        fields,
-        config,
-        &logsources,
-        report,
-        regexes.len(),
-        &mut clock,
-    );
+    // The document cache is written while the rules are selected and indexed.
+    let (mut set, saved) = std::thread::scope(|s| {
+        let saving = s.spawn(|| save_documents(cache.as_ref(), &files));
+        let enabled = select::enable(loaded, &config, opts, &mut report);
+        report.regex_bytes = regexes.compiled_bytes();
+        let set = index(
+            enabled,
+            fields,
+            config,
+            &logsources,
+            report,
+            regexes.len(),
+            &mut clock,
+        );
+        let saved = saving
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (set, saved)
+    });
+    drop(files);
+    match saved {
+        Some(Ok(())) => set.report.cache.written = true,
+        Some(Err(note)) => set.report.cache.note = Some(note),
+        None => {}
+    }
     if let Some(sc) = set_cache {
         let saved = sc.save(&set, seen);
         let used = &mut set.report.cache.set;
@@ -244,28 +258,30 @@ fn compile_file(t: &RuleText, cache: Option<&cache::Cache>, ctx: &Ctx<'_>) -> Co
     }
 }
 
-/// Counts what the cache served, and writes a new one when files were parsed.
-fn settle_cache(cache: Option<&cache::Cache>, files: &[Compiled], report: &mut LoadReport) {
-    let Some(c) = cache else { return };
-    report.cache.hits = files.iter().filter(|f| f.hit).count();
-    report.cache.misses = files.len() - report.cache.hits;
+/// Counts what the document cache served.
+fn count_cache_use(cache: Option<&cache::Cache>, files: &[Compiled], report: &mut LoadReport) {
+    if cache.is_some() {
+        report.cache.hits = files.iter().filter(|f| f.hit).count();
+        report.cache.misses = files.len() - report.cache.hits;
+    }
+}
+
+/// Writes a new document cache when files were parsed: `None` when there was
+/// nothing to write, else whether it was written (or the note saying why not).
+fn save_documents(cache: Option<&cache::Cache>, files: &[Compiled]) -> Option<Result<(), String>> {
+    let c = cache?;
     if !files.iter().any(|f| f.fresh.is_some()) {
-        return;
+        return None;
     }
     let entries = files.iter().filter_map(|f| match &f.fresh {
         Some(bytes) => Some((f.key, bytes.as_slice())),
         None if f.hit => c.raw(f.key).map(|b| (f.key, b)),
         None => None,
     });
-    match c.save(entries) {
-        Ok(()) => report.cache.written = true,
-        Err(e) => {
-            report.cache.note = Some(format!(
-                "rule cache {} not written: {e}",
-                c.file().display()
-            ))
-        }
-    }
+    Some(
+        c.save(entries)
+            .map_err(|e| format!("rule cache {} not written: {e}", c.file().display())),
+    )
 }
 
 /// Wall time per loading phase, for the report.
@@ -355,7 +371,8 @@ struct Loaded {
 }
 
 /// Compiles every document of every file (in parallel), then applies the filters;
-/// returns them with the field table they were compiled against.
+/// returns them with the field table they were compiled against, and the files (their
+/// documents taken) for the document cache.
 fn compile(
     texts: Vec<RuleText>,
     config: &Config,
@@ -363,7 +380,7 @@ fn compile(
     regexes: &RegexCache,
     cache: Option<&cache::Cache>,
     report: &mut LoadReport,
-) -> (Loaded, FieldTable) {
+) -> (Loaded, FieldTable, Vec<Compiled>) {
     let mut fields = FieldTable::new();
     for (a, p) in &config.aliases {
         fields.add_alias(a, p);
@@ -382,7 +399,7 @@ fn compile(
         .map(|t| compile_file(t, cache, &ctx))
         .collect();
     drop(texts);
-    settle_cache(cache, &files, report);
+    count_cache_use(cache, &files, report);
     let docs = files.iter_mut().flat_map(|f| std::mem::take(&mut f.docs));
     let mut loaded = Loaded {
         rules: Vec::new(),
@@ -443,6 +460,7 @@ fn compile(
     (
         loaded,
         fields.into_inner().unwrap_or_else(|e| e.into_inner()),
+        files,
     )
 }
 

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 pub struct PhaseTimes {
     /// Reading and compiling the rules.
     pub load: Duration,
-    /// Finding the input files and the channel check.
+    /// The channel check, and finding the input files where that outlasts the load
+    /// (they are looked for while the rules load).
     pub inputs: Duration,
     /// Preparing the scanner and scanning every file (correlations included).
     pub scan: Duration,

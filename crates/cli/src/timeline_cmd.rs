@@ -89,7 +89,16 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             .map_err(|e| format!("cannot start {n} threads: {e}"))?;
     }
     let mut phases = PhaseTimes::default();
-    let set = timed(&mut phases.load, || load(a))?;
+    // The input files are looked for while the rules load: neither needs the other.
+    let (set, found) = std::thread::scope(|s| {
+        let finding = s.spawn(|| find_inputs(a));
+        let set = timed(&mut phases.load, || load(a));
+        let found = finding
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (set, found)
+    });
+    let set = set?;
     if debug {
         crate::rules_cmd::print_timings(&set);
     }
@@ -98,7 +107,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             "no rule to run: the rules given hold none that loads and passes the filters".into(),
         );
     }
-    let inputs = timed(&mut phases.inputs, || inputs(a, &set))?;
+    let inputs = timed(&mut phases.inputs, || keep_inputs(a, found?, &set))?;
     if inputs.files.is_empty() {
         if inputs.skipped == 0 {
             // Why nothing was found, before the error that ends the run.
@@ -236,20 +245,34 @@ fn outputs(a: &TimelineArgs) -> Vec<&Path> {
 /// Finds the input files (refusing any that is also an output); EVTX files whose
 /// channel no rule reads are left out unless `-a`.
 pub(crate) fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
+    keep_inputs(a, find_inputs(a)?, set)
+}
+
+/// The input files found, and the errors finding them (before any is left out).
+pub(crate) type Found = (Vec<InputFile>, Vec<InputError>);
+
+/// Finds the input files, refusing any that is also an output.
+fn find_inputs(a: &TimelineArgs) -> Result<Found, String> {
     let kind = config::input_kind(a);
     let extra = &a.hayabusa.target_file_ext;
-    let (mut files, discover_errors) =
-        scanner_input::discover_with_extensions(&a.dirs, &a.files, kind, extra);
+    let (files, errors) = scanner_input::discover_with_extensions(&a.dirs, &a.files, kind, extra);
     crate::output::refuse_inputs(&outputs(a), files.iter().map(|f| f.path.as_path()))?;
+    Ok((files, errors))
+}
+
+/// Of the files `found`, those to scan: EVTX files whose channel no rule reads are
+/// left out unless `-a`.
+fn keep_inputs(a: &TimelineArgs, found: Found, set: &RuleSet) -> Result<Inputs, String> {
+    let (mut files, errors) = found;
     let mut skipped = 0;
-    if kind == InputKind::Evtx && !a.scan_all_files {
+    if config::input_kind(a) == InputKind::Evtx && !a.scan_all_files {
         let (kept, left) = scanner_input::split_by_channel(files, set);
         files = kept;
         skipped = left.len();
     }
     Ok(Inputs {
         files,
-        errors: discover_errors,
+        errors,
         skipped,
     })
 }

@@ -177,16 +177,25 @@ impl SetCache {
             return damaged("damaged".into());
         };
         lap("rule set cache read");
-        if let Some(changed) = inputs.changed() {
+        // The files and folders are checked (system calls) while the set is decoded
+        // (memory); a set decoded for nothing is dropped.
+        let (changed, set) = std::thread::scope(|s| {
+            let checking = s.spawn(|| inputs.changed());
+            let set = decode(rest).filter(sound);
+            let changed = checking
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (changed, set)
+        });
+        if let Some(changed) = changed {
             return missed(&format!("{} changed", changed.path().display()));
         }
-        lap("its rule and config files and folders found unchanged");
-        match decode(rest) {
-            Some(set) if sound(&set) => {
-                lap("rule set decoded from it");
+        match set {
+            Some(set) => {
+                lap("its files and folders found unchanged, the rule set decoded from it");
                 SetLookup::Served(Box::new(set), inputs.len())
             }
-            _ => damaged("damaged".into()),
+            None => damaged("damaged".into()),
         }
     }
 
@@ -474,8 +483,7 @@ mod tests {
             phases,
             [
                 "rule set cache read",
-                "its rule and config files and folders found unchanged",
-                "rule set decoded from it"
+                "its files and folders found unchanged, the rule set decoded from it"
             ]
         );
         same(&described(&second), &described(&first), "read back");

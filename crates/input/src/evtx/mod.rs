@@ -156,8 +156,17 @@ where
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
     E: Fn(InputError) + Sync + Send,
 {
-    let file = ChunkFile::open(path);
-    read_chunk_file(path, file, size, read, init, f, err)
+    match std::fs::File::open(path) {
+        Ok(file) => read_evtx_file(path, file, size, read, init, f, err),
+        Err(e) => {
+            err(InputError::new(
+                path,
+                Position::None,
+                ErrorKind::CannotRead(e),
+            ));
+            EvtxCounts::default()
+        }
+    }
 }
 
 /// [`read_evtx`] on `file`, already opened from `path` (at any position), as
@@ -176,27 +185,8 @@ where
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
     E: Fn(InputError) + Sync + Send,
 {
-    let file = ChunkFile::of(path, file);
-    read_chunk_file(path, file, size, read, init, f, err)
-}
-
-/// [`read_evtx`] on `path` opened as `file` (or why it could not be).
-fn read_chunk_file<S, I, F, E>(
-    path: &Path,
-    file: Result<ChunkFile, ErrorKind>,
-    size: u64,
-    read: EvtxRead,
-    init: I,
-    f: F,
-    err: E,
-) -> EvtxCounts
-where
-    I: Fn() -> S + Sync + Send,
-    F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
-    E: Fn(InputError) + Sync + Send,
-{
     let settings = Arc::new(settings_with(read.recover));
-    let file = match file {
+    let file = match ChunkFile::of(path, file) {
         Ok(f) => f,
         Err(kind) => {
             err(InputError::new(path, Position::None, kind));

@@ -157,10 +157,15 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
         (set, saved)
     });
     drop(files);
-    match saved {
-        Some(Ok(())) => set.report.cache.written = true,
-        Some(Err(note)) => set.report.cache.note = Some(note),
-        None => {}
+    match (saved, &cache) {
+        (Some(Ok(())), _) => set.report.cache.written = true,
+        (Some(Err(e)), Some(c)) => {
+            set.report.cache.note = Some(format!(
+                "rule cache {} not written: {e}",
+                c.file().display()
+            ))
+        }
+        _ => {}
     }
     if let Some(sc) = set_cache {
         let saved = sc.save(&set, seen);
@@ -267,8 +272,8 @@ fn count_cache_use(cache: Option<&cache::Cache>, files: &[Compiled], report: &mu
 }
 
 /// Writes a new document cache when files were parsed: `None` when there was
-/// nothing to write, else whether it was written (or the note saying why not).
-fn save_documents(cache: Option<&cache::Cache>, files: &[Compiled]) -> Option<Result<(), String>> {
+/// nothing to write, else whether it was written.
+fn save_documents(cache: Option<&cache::Cache>, files: &[Compiled]) -> Option<std::io::Result<()>> {
     let c = cache?;
     if !files.iter().any(|f| f.fresh.is_some()) {
         return None;
@@ -278,10 +283,7 @@ fn save_documents(cache: Option<&cache::Cache>, files: &[Compiled]) -> Option<Re
         None if f.hit => c.raw(f.key).map(|b| (f.key, b)),
         None => None,
     });
-    Some(
-        c.save(entries)
-            .map_err(|e| format!("rule cache {} not written: {e}", c.file().display())),
-    )
+    Some(c.save(entries))
 }
 
 /// Wall time per loading phase, for the report.

@@ -57,6 +57,12 @@ impl ChunkFile {
         })
     }
 
+    /// Reads chunk `n`'s bytes into `buf` (a chunk's length) until it is full or the
+    /// file ends; returns the bytes read.
+    pub(super) fn read_chunk(&self, n: u64, buf: &mut [u8]) -> io::Result<usize> {
+        read_at(&self.file, HEADER_SIZE + n * CHUNK_SIZE, buf)
+    }
+
     /// Its chunks, in the order the crate's parser walks them.
     pub(crate) fn chunks(&self) -> Chunks<'_> {
         Chunks::new(&self.file, self.len, self.header_block)
@@ -175,7 +181,7 @@ fn oldest(file: &File, count: u64) -> u64 {
 }
 
 /// Whether `bytes` are all zeros, checked a block at a time.
-fn all_zero(bytes: &[u8]) -> bool {
+pub(super) fn all_zero(bytes: &[u8]) -> bool {
     bytes
         .chunks(256)
         .all(|block| block.iter().fold(0, |acc, b| acc | b) == 0)

@@ -202,7 +202,7 @@ where
                 if matches!(*source, ChunkError::FailedToParseChunkHeader(_)) =>
             {
                 // A damaged chunk header: its records may be intact.
-                let Some(d) = salvage(path, chunk_id, &err) else {
+                let Some(d) = salvage(path, &file, chunk_id, &err) else {
                     return;
                 };
                 let kind = ErrorKind::DamagedChunkHeader(chain(&source));
@@ -257,7 +257,7 @@ where
             Some(state)
         };
         if let Some(n) = tail {
-            if let Some(d) = salvage(path, n, &err) {
+            if let Some(d) = salvage(path, &file, n, &err) {
                 let kind = ErrorKind::TruncatedChunk {
                     read: (size - HEADER_SIZE) % CHUNK_SIZE,
                     size: CHUNK_SIZE,

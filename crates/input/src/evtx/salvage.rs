@@ -3,7 +3,8 @@
 //! ([`salvage`]); a chunk whose string table is damaged is read again without it
 //! ([`mend_string_table`]). Also why a file does not open as EVTX, in words.
 
-use super::{at_chunk, CHUNK_SIZE, HEADER_SIZE};
+use super::chunks::{all_zero, ChunkFile};
+use super::{at_chunk, CHUNK_SIZE};
 use crate::error::{chain, ErrorKind, InputError};
 use evtx::EvtxChunkData;
 use std::path::Path;
@@ -25,24 +26,27 @@ pub(super) fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> ErrorKind
     }
 }
 
-/// Chunk `n` of `path` read directly, padded to a whole chunk, with its magic set:
-/// for a chunk whose header the parser refuses, or a truncated last chunk. `None` when
-/// nothing is there.
-pub(super) fn salvage<E: Fn(InputError)>(path: &Path, n: u64, err: &E) -> Option<EvtxChunkData> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut bytes = Vec::with_capacity(CHUNK_SIZE as usize);
-    let read = std::fs::File::open(path).and_then(|mut f| {
-        f.seek(SeekFrom::Start(HEADER_SIZE + n * CHUNK_SIZE))?;
-        f.take(CHUNK_SIZE).read_to_end(&mut bytes)
-    });
-    if let Err(e) = read {
-        err(at_chunk(path, n, ErrorKind::Io(e)));
+/// Chunk `n` of `path` (opened as `file`) read directly, padded to a whole chunk, with
+/// its magic set: for a chunk whose header the parser refuses, or a truncated last
+/// chunk. `None` when nothing is there.
+pub(super) fn salvage<E: Fn(InputError)>(
+    path: &Path,
+    file: &ChunkFile,
+    n: u64,
+    err: &E,
+) -> Option<EvtxChunkData> {
+    let mut bytes = vec![0; CHUNK_SIZE as usize];
+    let read = match file.read_chunk(n, &mut bytes) {
+        Ok(read) => read,
+        Err(e) => {
+            err(at_chunk(path, n, ErrorKind::Io(e)));
+            return None;
+        }
+    };
+    // Past what was read, the buffer holds zeros: the padding.
+    if read < 512 || all_zero(&bytes) {
         return None;
     }
-    if bytes.len() < 512 || bytes.iter().all(|&b| b == 0) {
-        return None;
-    }
-    bytes.resize(CHUNK_SIZE as usize, 0);
     bytes[..8].copy_from_slice(b"ElfChnk\0");
     let mut d = EvtxChunkData::new(bytes, false).ok()?;
     d.number = Some(n);
@@ -86,6 +90,7 @@ mod tests {
     use super::*;
     use crate::error::Position;
     use crate::evtx::test_log::{event, log, named, TempFile};
+    use crate::evtx::HEADER_SIZE;
     use crate::evtx::{read_evtx, EvtxRead};
     use scanner_evtx_writer::Element;
     use std::sync::Mutex;
@@ -186,11 +191,19 @@ mod tests {
         let file = TempFile::new("salvage.evtx", &bytes);
         let errors = Mutex::new(Vec::new());
         let push = |e| errors.lock().unwrap().push(e);
-        assert!(salvage(file.path(), 0, &push).is_some());
-        assert!(salvage(file.path(), 5, &push).is_none(), "past the end");
+        let opened = ChunkFile::open(file.path()).unwrap();
+        assert!(salvage(file.path(), &opened, 0, &push).is_some());
+        assert!(
+            salvage(file.path(), &opened, 5, &push).is_none(),
+            "past the end"
+        );
         bytes[HEADER_SIZE as usize..].fill(0);
         let zeroed = TempFile::new("zeroed.evtx", &bytes);
-        assert!(salvage(zeroed.path(), 0, &push).is_none(), "all zeros");
+        let opened = ChunkFile::open(zeroed.path()).unwrap();
+        assert!(
+            salvage(zeroed.path(), &opened, 0, &push).is_none(),
+            "all zeros"
+        );
         assert!(errors.into_inner().unwrap().is_empty());
     }
 }

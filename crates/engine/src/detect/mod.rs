@@ -16,7 +16,9 @@ use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
 use crate::row::{DetectInfo, Origin};
 use scanner_input::RecordView;
-use scanner_rules::{Admission, CorrelationSource, FieldId, InputKey, RuleSet, CHANNEL, EVENT_ID};
+use scanner_rules::{
+    Admission, CorrelationSource, FieldId, FieldTable, InputKey, RuleSet, CHANNEL, EVENT_ID,
+};
 
 /// The record's values of `keys`, joined with U+001F; `None` when one is missing.
 fn join_fields(view: &RecordView, keys: &[Option<InputKey>]) -> Option<String> {
@@ -94,6 +96,12 @@ struct RenderScratch {
     shown: Shown,
     out: String,
     key: String,
+    /// The Details and ExtraFieldInfo rendered last, and the record and template
+    /// (`rendered`) they were rendered for: a record's other rows with that template
+    /// repeat them.
+    details: String,
+    extra: String,
+    rendered: Option<(u64, Option<u32>)>,
     /// Channel and provider names, shared by the rows that show them.
     names: crate::render::names::NameCache,
 }
@@ -102,8 +110,7 @@ struct RenderScratch {
 pub struct Detector<'a> {
     set: &'a RuleSet,
     out: OutputFields,
-    rule_details: Vec<Option<DetailsTemplate>>,
-    default_details: scanner_rules::FxHashMap<String, DetailsTemplate>,
+    templates: Templates,
     /// For each rule, the correlations it feeds and the input of each it is.
     feeds: Vec<Vec<(u32, u16)>>,
     extra: bool,
@@ -154,8 +161,42 @@ impl Default for DetectOptions {
 #[derive(Clone)]
 pub(crate) struct Prepared {
     out: OutputFields,
-    rule_details: Vec<Option<DetailsTemplate>>,
-    default_details: scanner_rules::FxHashMap<String, DetailsTemplate>,
+    templates: Templates,
+}
+
+/// The Details templates, each text compiled once: rules and defaults with the same
+/// text share one, so that a record's rows rendered from it are rendered once.
+#[derive(Clone, Default)]
+struct Templates {
+    compiled: Vec<DetailsTemplate>,
+    /// Each rule's own template, as an index into `compiled`.
+    of_rule: Vec<Option<u32>>,
+    /// The defaults by `Provider_EventID`, as indices into `compiled`.
+    defaults: scanner_rules::FxHashMap<String, u32>,
+}
+
+impl Templates {
+    fn compile<'t>(
+        rules: impl Iterator<Item = Option<&'t str>>,
+        defaults: impl Iterator<Item = (&'t String, &'t String)>,
+        f: &mut FieldTable,
+    ) -> Templates {
+        let mut t = Templates::default();
+        let mut by_text: scanner_rules::FxHashMap<&str, u32> = Default::default();
+        let mut index = |text: &'t str, compiled: &mut Vec<DetailsTemplate>| {
+            *by_text.entry(text).or_insert_with(|| {
+                compiled.push(DetailsTemplate::compile(text, f));
+                compiled.len() as u32 - 1
+            })
+        };
+        t.of_rule = rules
+            .map(|d| d.map(|d| index(d, &mut t.compiled)))
+            .collect();
+        t.defaults = defaults
+            .map(|(k, v)| (k.clone(), index(v, &mut t.compiled)))
+            .collect();
+        t
+    }
 }
 
 /// Interns the output's fields and compiles Details templates; call before scanning.
@@ -168,35 +209,18 @@ pub(crate) fn prepare(set: &mut RuleSet) -> Prepared {
         time: f.intern_path("Event.System.TimeCreated_attributes.SystemTime"),
         data: f.intern("Data"),
     };
-    let rule_details = rules
-        .iter()
-        .map(|r| {
-            r.meta
-                .details
-                .as_deref()
-                .map(|d| DetailsTemplate::compile(d, f))
-        })
-        .collect();
-    let defaults = config
-        .default_details
-        .iter()
-        .map(|(k, v)| (k.clone(), DetailsTemplate::compile(v, f)))
-        .collect();
-    Prepared {
-        out,
-        rule_details,
-        default_details: defaults,
-    }
+    let templates = Templates::compile(
+        rules.iter().map(|r| r.meta.details.as_deref()),
+        config.default_details.iter(),
+        f,
+    );
+    Prepared { out, templates }
 }
 
 impl<'a> Detector<'a> {
     /// A detector over a prepared rule set.
     pub(crate) fn new(set: &'a RuleSet, prepared: &Prepared, options: &DetectOptions) -> Self {
-        let Prepared {
-            out,
-            rule_details,
-            default_details,
-        } = prepared.clone();
+        let Prepared { out, templates } = prepared.clone();
         let mut feeds = vec![Vec::new(); set.rules().len()];
         for (ci, c) in set.correlations().iter().enumerate() {
             for (k, input) in c.inputs.iter().enumerate() {
@@ -213,8 +237,7 @@ impl<'a> Detector<'a> {
         Detector {
             set,
             out,
-            rule_details,
-            default_details,
+            templates,
             feeds,
             extra: options.extra,
             all_fields: options.all_fields,
@@ -407,41 +430,56 @@ impl<'a> Detector<'a> {
             event_id,
             provider,
         );
-        let template = self.rule_details[r as usize].as_ref().or_else(|| {
+        let template = self.templates.of_rule[r as usize].or_else(|| {
             b.key.clear();
             b.key.extend(provider.chars().filter(|&c| c != '\''));
             b.key.push('_');
             b.key.push_str(event_id);
-            self.default_details.get(b.key.as_str())
+            self.templates.defaults.get(b.key.as_str()).copied()
         });
         let need_fields = self.all_fields || template.is_none() || self.extra;
         if need_fields && b.fields_for != b.record {
             b.fields.fill(view, &map);
             b.fields_for = b.record;
         }
-        b.out.clear();
-        let (details, extra): (Box<str>, _) = match template {
-            Some(t) => {
-                t.render(view, self.out.data, &map, &mut b.out, &mut b.shown);
-                let details = b.out.as_str().into();
-                let extra = self.extra.then(|| {
-                    b.out.clear();
-                    b.fields.write_extra(&b.shown, &mut b.out);
-                    b.out.as_str().into()
-                });
-                (details, extra)
-            }
-            // Every field is in Details: ExtraFieldInfo has nothing left to add.
-            None => {
-                b.fields.write_all(&mut b.out);
-                (b.out.as_str().into(), self.extra.then(|| "-".into()))
-            }
-        };
+        if b.rendered != Some((b.record, template)) {
+            self.render_details(template, view, &map, b);
+            b.rendered = Some((b.record, template));
+        }
+        let details = b.details.as_str().into();
+        let extra = self.extra.then(|| b.extra.as_str().into());
         let all_fields = self.all_fields.then(|| {
             b.out.clear();
             b.fields.write_all(&mut b.out);
             b.out.as_str().into()
         });
         (details, extra, all_fields)
+    }
+
+    /// Renders into `b.details` Details from `template` (or every field, without one),
+    /// and into `b.extra` ExtraFieldInfo when the profile prints it.
+    fn render_details(
+        &self,
+        template: Option<u32>,
+        view: &RecordView,
+        map: &crate::render::data_mapping::RecordMap<'_>,
+        b: &mut RenderScratch,
+    ) {
+        b.details.clear();
+        b.extra.clear();
+        match template {
+            Some(t) => {
+                let t = &self.templates.compiled[t as usize];
+                t.render(view, self.out.data, map, &mut b.details, &mut b.shown);
+                if self.extra {
+                    b.fields.write_extra(&b.shown, &mut b.extra);
+                }
+            }
+            // Every field is in Details: ExtraFieldInfo has nothing left to add.
+            None => {
+                b.fields.write_all(&mut b.details);
+                b.extra.push('-');
+            }
+        }
     }
 }

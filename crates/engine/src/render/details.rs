@@ -404,16 +404,37 @@ pub fn squeeze_spaces_into(v: &str, out: &mut String) -> bool {
         out.push_str(v);
         return true;
     }
+    // Otherwise the text between spaces and dropped controls is copied a run at a
+    // time, one space put between two runs that had any between them.
+    let b = v.as_bytes();
     let start = out.len();
-    for c in v.chars() {
-        let c = if is_dropped_control(c) { ' ' } else { c };
-        if c == ' ' && (out.len() == start || out.ends_with(' ')) {
-            continue;
+    let (mut run, mut i, mut gap) = (0, 0, false);
+    while i < b.len() {
+        let width = match b[i] {
+            b' ' | 0x7f => 1,
+            c if c < 0x20 && !matches!(c, b'\t' | b'\r' | b'\n') => 1,
+            // U+0080-U+009F, the C1 controls.
+            0xC2 if b.get(i + 1).is_some_and(|n| (0x80..0xA0).contains(n)) => 2,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        if run < i {
+            if gap && out.len() > start {
+                out.push(' ');
+            }
+            out.push_str(&v[run..i]);
         }
-        out.push(c);
+        gap = true;
+        i += width;
+        run = i;
     }
-    if out.len() > start && out.ends_with(' ') {
-        out.pop();
+    if run < b.len() {
+        if gap && out.len() > start {
+            out.push(' ');
+        }
+        out.push_str(&v[run..]);
     }
     false
 }
@@ -422,6 +443,47 @@ pub fn squeeze_spaces_into(v: &str, out: &mut String) -> bool {
 mod tests {
     use super::*;
     use scanner_input::Flattener;
+
+    /// [`squeeze_spaces_into`] one character at a time, as it was first written.
+    fn squeezed_slowly(v: &str) -> String {
+        let mut out = String::new();
+        for c in v.chars() {
+            let c = if is_dropped_control(c) { ' ' } else { c };
+            if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
+                continue;
+            }
+            out.push(c);
+        }
+        if out.ends_with(' ') {
+            out.pop();
+        }
+        out
+    }
+
+    #[test]
+    fn squeezing_copies_runs_as_squeezing_each_character_did() {
+        let pieces = [
+            "a", " ", "  ", "\t", "\r\n", "\u{1}", "\u{7f}", "\u{80}", "\u{9f}", "\u{a0}",
+            "\u{a6}", "é", "\u{85}", "日本", "\u{2028}", "x y", "",
+        ];
+        let mut n = 0;
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for d in ["", " ", "z", "\u{1f}"] {
+                        let v = format!("{a}{b}{c}{d}");
+                        let mut out = String::from("kept ");
+                        let plain = squeeze_spaces_into(&v, &mut out);
+                        assert_eq!(out, format!("kept {}", squeezed_slowly(&v)), "{v:?}");
+                        // "Copied as it was" is never said of a value changed.
+                        assert!(!plain || out == format!("kept {v}"), "{v:?}");
+                        n += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 17 * 17 * 17 * 4);
+    }
 
     /// Collapsing as `split_whitespace` does, the plain way.
     fn collapsed_slowly(v: &str) -> String {

@@ -284,6 +284,23 @@ fn has_wide_space(b: &[u8]) -> bool {
     })
 }
 
+/// The length of the whitespace character (as `char::is_whitespace` says) that starts
+/// at byte `i` of `b` (UTF-8), or 0 when none does (a continuation byte is none).
+#[inline]
+fn whitespace_width(b: &[u8], i: usize) -> usize {
+    match b[i] {
+        b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r' => 1,
+        0xC2 if matches!(b.get(i + 1), Some(0x85 | 0xA0)) => 2,
+        0xE1 if b.get(i + 1..i + 3) == Some(&[0x9A, 0x80]) => 3,
+        0xE2 => match (b.get(i + 1), b.get(i + 2)) {
+            (Some(0x80), Some(0x80..=0x8A | 0xA8 | 0xA9 | 0xAF)) | (Some(0x81), Some(0x9F)) => 3,
+            _ => 0,
+        },
+        0xE3 if b.get(i + 1..i + 3) == Some(&[0x80, 0x80]) => 3,
+        _ => 0,
+    }
+}
+
 /// Whether collapsing whitespace leaves `v` as it is: its only whitespace is single
 /// spaces between other characters. Decided on bytes, in passes without early exits
 /// (which the compiler vectorises); Details texts hold `¦`, so this must not need ASCII.
@@ -308,11 +325,30 @@ pub fn push_collapsed(v: &str, out: &mut String) {
         out.push_str(v);
         return;
     }
-    for (i, w) in v.split_whitespace().enumerate() {
-        if i > 0 {
+    // The words between whitespace copied a run at a time, on bytes.
+    let b = v.as_bytes();
+    let start = out.len();
+    let mut push_word = |word: &str| {
+        if out.len() > start {
             out.push(' ');
         }
-        out.push_str(w);
+        out.push_str(word);
+    };
+    let (mut run, mut i) = (0, 0);
+    while i < b.len() {
+        let width = whitespace_width(b, i);
+        if width == 0 {
+            i += 1;
+            continue;
+        }
+        if run < i {
+            push_word(&v[run..i]);
+        }
+        i += width;
+        run = i;
+    }
+    if run < b.len() {
+        push_word(&v[run..]);
     }
 }
 

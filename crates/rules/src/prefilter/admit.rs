@@ -1,8 +1,9 @@
 //! Admission: which rules of a (Channel, EventID) bucket an event must be evaluated
-//! against. A bucket's prefilter holds each rule's needles (strings one of its values
-//! must contain for it to match) in one Aho-Corasick automaton per field; the event's
-//! values are scanned once, and only the rules whose needle was found, plus those
-//! without one, are admitted. It reads the event only through [`Event`].
+//! against. A bucket's prefilter holds each rule's needles (strings its values must
+//! contain for it to match, in clauses: one of each) in one Aho-Corasick automaton per
+//! field; the event's values are scanned once, and only the rules with a needle of
+//! every clause found, plus those without one, are admitted. It reads the event only
+//! through [`Event`].
 
 use super::needle_cache::NeedleCache;
 use super::{Prefilter, ALL_VALUES};
@@ -12,8 +13,10 @@ use crate::event::Event;
 /// prefilter admits for the event at hand.
 #[derive(Debug, Default)]
 pub struct Admission {
-    /// `marks[rule] == epoch` when the rule is admitted for this record.
+    /// `marks[rule] == epoch` when a needle of the rule was found in this record.
     marks: Vec<u32>,
+    /// The rule's clauses met in this record (as bits; valid where `marks` is).
+    met: Vec<u8>,
     epoch: u32,
     admitted: Vec<u32>,
     /// Needles found in values met before.
@@ -40,6 +43,7 @@ impl Admission {
         self.admitted.extend_from_slice(&p.always);
         if self.marks.len() != rules {
             self.marks = vec![0; rules];
+            self.met = vec![0; rules];
             self.epoch = 0;
         }
         self.epoch = self.epoch.wrapping_add(1);
@@ -49,11 +53,19 @@ impl Admission {
         }
         for fs in &p.fields {
             let mut take = |pattern: usize| {
-                for &r in &fs.owners[pattern] {
-                    let m = &mut self.marks[r as usize];
-                    if *m != self.epoch {
-                        *m = self.epoch;
-                        self.admitted.push(r);
+                for o in &fs.owners[pattern] {
+                    let r = o.rule as usize;
+                    if self.marks[r] != self.epoch {
+                        self.marks[r] = self.epoch;
+                        self.met[r] = 0;
+                    }
+                    let met = &mut self.met[r];
+                    if *met & o.clause == 0 {
+                        *met |= o.clause;
+                        // Admitted once, when its last clause is met.
+                        if *met == o.all {
+                            self.admitted.push(o.rule);
+                        }
                     }
                 }
             };
@@ -152,5 +164,75 @@ mod tests {
             .map(title)
             .collect();
         assert_eq!(got, ["r11"]);
+    }
+
+    /// Nine rules on Sysmon 1: rule `i` needs `\\windows\\` in `Image` and `tool{i}` in
+    /// `CommandLine` (two clauses), or, for the last, `Image|contains|all` of two needles.
+    fn conjunctions() -> crate::RuleSet {
+        let mut text = String::new();
+        for i in 0..9 {
+            let detection = if i < 8 {
+                format!("    Image|contains: '\\Windows\\'\n    CommandLine|contains: ['tool{i}', 'util{i}']")
+            } else {
+                "    Image|contains|all: ['\\Temp\\', 'evil']".to_string()
+            };
+            text.push_str(&format!(
+                "title: c{i}\nid: 00000000-0000-0000-0001-{i:012}\nlogsource:\n  product: windows\n  service: sysmon\n\
+                 detection:\n  sel:\n    Channel: Microsoft-Windows-Sysmon/Operational\n    EventID: 1\n{detection}\n  condition: sel\nlevel: high\n---\n"
+            ));
+        }
+        load(
+            &[RuleSource::Text {
+                name: "c.yml".into(),
+                text,
+            }],
+            &LoadOptions::default(),
+        )
+    }
+
+    #[test]
+    fn a_rule_is_admitted_only_when_every_clause_is_met() {
+        let set = conjunctions();
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        assert_eq!(super::super::requirements(&set.rules[0]).len(), 2);
+        assert_eq!(super::super::requirements(&set.rules[8]).len(), 2);
+        let bucket = set
+            .index
+            .candidates("microsoft-windows-sysmon/operational", "1")
+            .into_iter()
+            .flatten()
+            .find(|b| b.prefilter.is_some())
+            .expect("a prefiltered bucket");
+        let image = set.fields.get("Image").expect("Image interned");
+        let cli = set.fields.get("CommandLine").expect("CommandLine interned");
+        let mut adm = Admission::default();
+        let mut admitted = |fields: &[(u32, &[&str])]| {
+            let ev = Ev::new(fields, false);
+            let mut got: Vec<String> = bucket
+                .admit(&mut adm, &ev, set.rules.len(), true)
+                .iter()
+                .map(|r| set.rules[*r as usize].meta.title.to_string())
+                .collect();
+            got.sort();
+            got
+        };
+        let windows: &[&str] = &["C:\\Windows\\x.exe"];
+        assert!(
+            admitted(&[(image, windows)]).is_empty(),
+            "one clause of two"
+        );
+        assert!(
+            admitted(&[(cli, &["run tool3"])]).is_empty(),
+            "the other one"
+        );
+        assert_eq!(admitted(&[(image, windows), (cli, &["run TOOL3"])]), ["c3"]);
+        assert_eq!(
+            admitted(&[(image, windows), (cli, &["util5 tool1", "x"])]),
+            ["c1", "c5"]
+        );
+        // Both groups of an `|all` test, in one value or in two of the field's values.
+        assert!(admitted(&[(image, &["C:\\Temp\\good.exe"])]).is_empty());
+        assert_eq!(admitted(&[(image, &["C:\\Temp\\evil.exe"])]), ["c8"]);
+        assert_eq!(admitted(&[(image, &["C:\\Temp\\a", "evil"])]), ["c8"]);
     }
 }

@@ -29,7 +29,11 @@ pub fn sound(set: &RuleSet) -> bool {
                         && p.fields.iter().all(|f| {
                             (f.field == ALL_VALUES || field(f.field))
                                 && f.owners.len() == f.automaton.needles().len()
-                                && f.owners.iter().flatten().all(|&r| rule(r))
+                                && f.owners.iter().flatten().all(|o| {
+                                    rule(o.rule)
+                                        && o.clause.count_ones() == 1
+                                        && o.all & o.clause == o.clause
+                                })
                         })
                 })
         })

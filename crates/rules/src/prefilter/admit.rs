@@ -105,41 +105,53 @@ mod tests {
     use crate::load::{load, LoadOptions, RuleSource};
     use crate::test_event::Ev;
 
-    /// Twelve rules on Sysmon 1, one bucket with a prefilter: rule `i` needs
-    /// `tool{i}.exe` in `Image`, the last one has no needle.
-    fn rules() -> crate::RuleSet {
+    /// `n` rules on Sysmon 1 (one bucket, with a prefilter), titled `{prefix}{i}`, rule
+    /// `i` with the selection lines `detection(i)` besides Channel and EventID.
+    fn sysmon_rules(n: usize, prefix: &str, detection: impl Fn(usize) -> String) -> crate::RuleSet {
         let mut text = String::new();
-        for i in 0..12 {
-            let detection = if i < 11 {
-                format!("    Image|endswith: '\\\\tool{i}.exe'")
-            } else {
-                "    Image|re: '.*'".to_string()
-            };
+        for i in 0..n {
+            let detection = detection(i);
             text.push_str(&format!(
-                "title: r{i}\nid: 00000000-0000-0000-0000-{i:012}\nlogsource:\n  product: windows\n  service: sysmon\n\
+                "title: {prefix}{i}\nid: {prefix}-{i}\nlogsource:\n  product: windows\n  service: sysmon\n\
                  detection:\n  sel:\n    Channel: Microsoft-Windows-Sysmon/Operational\n    EventID: 1\n{detection}\n  condition: sel\nlevel: high\n---\n"
             ));
         }
-        load(
+        let set = load(
             &[RuleSource::Text {
                 name: "t.yml".into(),
                 text,
             }],
             &LoadOptions::default(),
-        )
+        );
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        set
+    }
+
+    /// The bucket of Sysmon 1 with a prefilter.
+    fn prefiltered(set: &crate::RuleSet) -> &crate::Bucket {
+        set.index
+            .candidates("microsoft-windows-sysmon/operational", "1")
+            .into_iter()
+            .flatten()
+            .find(|b| b.prefilter.is_some())
+            .expect("a prefiltered bucket")
+    }
+
+    /// Twelve rules: rule `i` needs `tool{i}.exe` in `Image`, the last one has no needle.
+    fn rules() -> crate::RuleSet {
+        sysmon_rules(12, "r", |i| {
+            if i < 11 {
+                format!("    Image|endswith: '\\\\tool{i}.exe'")
+            } else {
+                "    Image|re: '.*'".to_string()
+            }
+        })
     }
 
     #[test]
     fn only_rules_whose_needle_occurs_are_admitted() {
         let set = rules();
-        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
-        let bucket = set
-            .index
-            .candidates("microsoft-windows-sysmon/operational", "1")
-            .into_iter()
-            .flatten()
-            .find(|b| b.prefilter.is_some())
-            .expect("a prefiltered bucket");
+        let bucket = prefiltered(&set);
         let image = set.fields.get("Image").expect("Image interned");
         let ev = Ev::new(&[(image, &["C:\\Temp\\TOOL3.EXE"])], false);
         let mut adm = Admission::default();
@@ -166,43 +178,24 @@ mod tests {
         assert_eq!(got, ["r11"]);
     }
 
-    /// Nine rules on Sysmon 1: rule `i` needs `\\windows\\` in `Image` and `tool{i}` in
-    /// `CommandLine` (two clauses), or, for the last, `Image|contains|all` of two needles.
+    /// Nine rules: rule `i` needs `\\windows\\` in `Image` and `tool{i}` or `util{i}` in
+    /// `CommandLine` (two clauses), the last `Image|contains|all` of two needles.
     fn conjunctions() -> crate::RuleSet {
-        let mut text = String::new();
-        for i in 0..9 {
-            let detection = if i < 8 {
+        sysmon_rules(9, "c", |i| {
+            if i < 8 {
                 format!("    Image|contains: '\\Windows\\'\n    CommandLine|contains: ['tool{i}', 'util{i}']")
             } else {
                 "    Image|contains|all: ['\\Temp\\', 'evil']".to_string()
-            };
-            text.push_str(&format!(
-                "title: c{i}\nid: 00000000-0000-0000-0001-{i:012}\nlogsource:\n  product: windows\n  service: sysmon\n\
-                 detection:\n  sel:\n    Channel: Microsoft-Windows-Sysmon/Operational\n    EventID: 1\n{detection}\n  condition: sel\nlevel: high\n---\n"
-            ));
-        }
-        load(
-            &[RuleSource::Text {
-                name: "c.yml".into(),
-                text,
-            }],
-            &LoadOptions::default(),
-        )
+            }
+        })
     }
 
     #[test]
     fn a_rule_is_admitted_only_when_every_clause_is_met() {
         let set = conjunctions();
-        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
         assert_eq!(super::super::requirements(&set.rules[0]).len(), 2);
         assert_eq!(super::super::requirements(&set.rules[8]).len(), 2);
-        let bucket = set
-            .index
-            .candidates("microsoft-windows-sysmon/operational", "1")
-            .into_iter()
-            .flatten()
-            .find(|b| b.prefilter.is_some())
-            .expect("a prefiltered bucket");
+        let bucket = prefiltered(&set);
         let image = set.fields.get("Image").expect("Image interned");
         let cli = set.fields.get("CommandLine").expect("CommandLine interned");
         let mut adm = Admission::default();

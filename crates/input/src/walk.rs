@@ -5,7 +5,7 @@
 //! them in the order of the files.
 
 use crate::{
-    panic_message, read_evtx, read_json, EvtxRead, Flattener, Format, InputError, InputFile,
+    panic_message, read_evtx_file, read_json, EvtxRead, Flattener, Format, InputError, InputFile,
     RecordView,
 };
 use scanner_rules::FieldTable;
@@ -137,8 +137,8 @@ pub fn walk<T: Tally>(
             tally: T::default(),
             slot,
         };
-        let format = match crate::sniff(&f.path) {
-            Ok(format) => format,
+        let (format, file) = match crate::sniff_open(&f.path) {
+            Ok(opened) => opened,
             Err(e) => {
                 report(e);
                 done(f.size, 0);
@@ -151,8 +151,9 @@ pub fn walk<T: Tally>(
                     recover: how.recover,
                     typed: true,
                 };
-                let n = read_evtx(
+                let n = read_evtx_file(
                     &f.path,
+                    file,
                     f.size,
                     read,
                     new_worker,

@@ -271,17 +271,7 @@ fn has_wide_space(b: &[u8]) -> bool {
                     | ((x == 0xE2) & ((y == 0x80) | (y == 0x81)))
                     | ((x == 0xE3) & (y == 0x80))
             });
-    lead && b.iter().enumerate().any(|(i, &c)| match c {
-        0xC2 => matches!(b.get(i + 1), Some(0x85 | 0xA0)),
-        0xE1 => b.get(i + 1..i + 3) == Some(&[0x9A, 0x80]),
-        0xE2 => match (b.get(i + 1), b.get(i + 2)) {
-            (Some(0x80), Some(x)) => matches!(x, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF),
-            (Some(0x81), Some(0x9F)) => true,
-            _ => false,
-        },
-        0xE3 => b.get(i + 1..i + 3) == Some(&[0x80, 0x80]),
-        _ => false,
-    })
+    lead && (0..b.len()).any(|i| b[i] >= 0x80 && whitespace_width(b, i) > 0)
 }
 
 /// The length of the whitespace character (as `char::is_whitespace` says) that starts

@@ -4,10 +4,10 @@
 //! `Image|endswith: '\whoami.exe'` needs `\whoami.exe` in `Image`. [`requirements`]
 //! derives, from a compiled condition, clauses of (field, needle) pairs: one pair of
 //! each clause must occur for the rule to match (sound: it never excludes a rule that
-//! could match). The tests of a selection and the terms of an AND are each a clause, so
-//! a rule needing `\windows\` in `Image` and one of its `CommandLine` needles is
-//! evaluated only where both occur; an OR is one clause, the union of each branch's
-//! best. A bucket of rules then gets one Aho-Corasick automaton per field over all its
+//! could match). The tests of a selection, the terms of an AND and the groups of an
+//! `|all` test are each a clause, so a rule needing `\windows\` in `Image` and one of
+//! its `CommandLine` needles is evaluated only where both occur; an OR is one clause,
+//! the union of each branch's best. A rule keeps its two most selective clauses. A bucket of rules then gets one Aho-Corasick automaton per field over all its
 //! rules' needles: a record's value is scanned once, and only the rules with every
 //! clause met (plus the rules without a requirement) are evaluated.
 
@@ -37,6 +37,8 @@ pub type Requirement = Vec<(FieldId, Box<str>)>;
 /// 3.056 G, eight 3.065 G: past two, a clause's needles cost the automata more hits
 /// than the evaluations they spare.
 const MAX_CLAUSES: usize = 2;
+// A rule's clauses are the bits of a `u8` (`Owner`).
+const _: () = assert!(MAX_CLAUSES <= 8);
 
 fn value_needles(t: &ValueTest) -> Option<Vec<Box<str>>> {
     let n: Vec<Box<str>> = match t {

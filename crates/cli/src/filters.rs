@@ -120,7 +120,7 @@ pub fn record_filter(
         let common = &set.config().target_eids;
         include = Some(match include {
             Some(inc) => inc.into_iter().filter(|e| common.contains(e)).collect(),
-            None => common.clone(),
+            None => common.iter().cloned().collect(),
         });
     }
     f.include_eids = include;

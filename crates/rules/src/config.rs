@@ -3,11 +3,10 @@
 //! optional; the built-in defaults fill what a folder lacks.
 
 use crate::error::{ErrorKind::Malformed, RuleError};
-use crate::fields::FxHashMap;
+use crate::fields::{FxHashMap, FxHashSet};
 use crate::inputs::Seen;
 use crate::report::LoadError;
 use crate::text_file::{self, read_error, TextFile};
-use std::collections::HashSet;
 use std::path::Path;
 
 /// Configuration read from a config folder (or the built-in one).
@@ -18,12 +17,12 @@ pub struct Config {
     /// `default_details.txt`: `Provider_EventID` → Details template.
     pub default_details: FxHashMap<String, String>,
     /// `noisy_rules.txt`: rule ids disabled unless `-n`.
-    pub noisy: HashSet<String>,
+    pub noisy: FxHashSet<String>,
     /// `exclude_rules.txt`: rule ids always disabled.
-    pub exclude: HashSet<String>,
+    pub exclude: FxHashSet<String>,
     /// `proven_rules.txt`: the rule ids `-P` keeps; `None` when the folder has no such
     /// file.
-    pub proven: Option<HashSet<String>>,
+    pub proven: Option<FxHashSet<String>>,
     /// `channel_abbreviations.txt`: lowercase channel → abbreviation.
     pub channel_abbrev: FxHashMap<String, String>,
     /// `provider_abbreviations.txt`: lowercase provider → abbreviation.
@@ -31,7 +30,7 @@ pub struct Config {
     /// `generic_abbreviations.txt`: (word, abbreviation) replaced inside provider names.
     pub generic_abbrev: Vec<(String, String)>,
     /// `target_event_IDs.txt`: the EventIDs `-E` keeps.
-    pub target_eids: HashSet<String>,
+    pub target_eids: FxHashSet<String>,
     /// `mitre_tactics.txt`: `attack.<tactic>` tag → short name.
     pub mitre_tactics: FxHashMap<String, String>,
     /// `expand/<name>.txt`: placeholder values.
@@ -127,7 +126,7 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
 }
 
-fn id_list(text: &str) -> HashSet<String> {
+fn id_list(text: &str) -> FxHashSet<String> {
     lines(text)
         .filter_map(|l| l.split(|c: char| c == '#' || c.is_whitespace()).next())
         .filter(|id| !id.is_empty())
@@ -164,7 +163,7 @@ impl Config {
             "exclude_rules.txt" => self.exclude.extend(id_list(text)),
             "proven_rules.txt" => self
                 .proven
-                .get_or_insert_with(HashSet::new)
+                .get_or_insert_with(FxHashSet::default)
                 .extend(id_list(text)),
             "channel_abbreviations.txt" => self.channel_abbrev.extend(
                 pairs(text)

@@ -5,7 +5,7 @@
 //! one slot per id, so a matcher reads a field by index instead of hashing a name
 //! per record.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Index of an interned field path.
@@ -109,6 +109,9 @@ impl Hasher for FxHasher {
 
 /// A `HashMap` keyed with [`FxHasher`].
 pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A `HashSet` keyed with [`FxHasher`].
+pub type FxHashSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// The interned field paths of a rule set, and the alias table that maps rule field
 /// names to event paths.

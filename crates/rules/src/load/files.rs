@@ -109,21 +109,42 @@ fn folder_id(p: &Path, _: &std::fs::Metadata) -> Option<FolderId> {
 /// listed, so that a FIFO or a device there is reported when read. The status of each
 /// folder and link looked at is noted in `seen` (a folder's before it is listed), but
 /// not of the folders skipped by name: what happens in `.git` changes no rule.
+///
+/// The walk is depth first with each folder's entries in name order, files and folders
+/// alike, so the files come out sorted as paths compare (component by component)
+/// without a sort.
 fn rule_files(
     root: &Path,
     meta: &std::fs::Metadata,
     errors: &mut Vec<LoadError>,
     seen: &Seen,
 ) -> Vec<PathBuf> {
+    /// What the walk has still to do, the next on top.
+    enum Step {
+        /// A folder to list, its identity, and the folders that hold it (for loops).
+        Folder(PathBuf, Option<FolderId>, Vec<FolderId>),
+        /// A rule file, listed when popped.
+        File(PathBuf),
+    }
     let mut out = Vec::new();
     if !meta.is_dir() {
         out.push(root.to_path_buf());
         return out;
     }
     let mut visited: HashSet<FolderId> = HashSet::new();
-    // Each folder still to read, its identity, and the folders that hold it (for loops).
-    let mut stack = vec![(root.to_path_buf(), folder_id(root, meta), Vec::new())];
-    while let Some((dir, id, mut ancestors)) = stack.pop() {
+    let mut stack = vec![Step::Folder(
+        root.to_path_buf(),
+        folder_id(root, meta),
+        Vec::new(),
+    )];
+    while let Some(step) = stack.pop() {
+        let (dir, id, mut ancestors) = match step {
+            Step::File(p) => {
+                out.push(p);
+                continue;
+            }
+            Step::Folder(dir, id, ancestors) => (dir, id, ancestors),
+        };
         if let Some(id) = id {
             if ancestors.contains(&id) {
                 errors.push(file_error(
@@ -147,14 +168,13 @@ fn rule_files(
                 continue;
             }
         };
-        let mut entries: Vec<_> = rd.flatten().collect();
-        // Reverse order on the stack, so folders are read (and win the visited check)
-        // in name order.
-        entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
-        for entry in entries {
+        let mut entries: Vec<_> = rd.flatten().map(|e| (e.file_name(), e)).collect();
+        // Pushed in reverse name order, so the stack gives them back in name order
+        // (and folders win the visited check in name order).
+        entries.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        for (name, entry) in entries {
             let p = entry.path();
             let Ok(ft) = entry.file_type() else { continue };
-            let name = entry.file_name();
             let name = name.to_string_lossy();
             let skipped = name.starts_with('.') || (dir == root && name == "config");
             let dir_meta = match ft.is_symlink() || ft.is_dir() {
@@ -166,7 +186,7 @@ fn rule_files(
             };
             let Some(dir_meta) = dir_meta else {
                 if is_rule_file(&p) {
-                    out.push(p);
+                    stack.push(Step::File(p));
                 }
                 continue;
             };
@@ -174,10 +194,10 @@ fn rule_files(
                 continue;
             }
             let id = folder_id(&p, &dir_meta);
-            stack.push((p, id, ancestors.clone()));
+            stack.push(Step::Folder(p, id, ancestors.clone()));
         }
     }
-    out.sort();
+    debug_assert!(out.is_sorted(), "the walk lists files in path order");
     out
 }
 
@@ -201,6 +221,13 @@ mod tests {
             "a.YAML",
             "notes.txt",
             "sub/c.yaml",
+            // As paths compare: the folder `a` before `a-b` and `a.yml`, which bytes
+            // would put first.
+            "a/z.yml",
+            "a-b/y.yml",
+            "a.yml",
+            "sub/c/d.yml",
+            "sub/c-e.yml",
             ".git/x.yml",
             "config/y.yml",
         ] {
@@ -214,7 +241,28 @@ mod tests {
             .iter()
             .map(|p| p.strip_prefix(&d).unwrap().display().to_string())
             .collect();
-        assert_eq!(names, ["a.YAML", "b.yml", "sub/c.yaml"]);
+        let mut sorted: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+        sorted.sort();
+        assert_eq!(
+            names,
+            [
+                "a/z.yml",
+                "a-b/y.yml",
+                "a.YAML",
+                "a.yml",
+                "b.yml",
+                "sub/c/d.yml",
+                "sub/c-e.yml",
+                "sub/c.yaml"
+            ]
+        );
+        assert_eq!(
+            names,
+            sorted
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+        );
         assert!(errors.is_empty());
         let _ = std::fs::remove_dir_all(&d);
     }

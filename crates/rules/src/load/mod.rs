@@ -396,11 +396,11 @@ fn compile(
         rename: None,
         variant: None,
     };
+    // Each text is freed by the worker that parsed it, as it goes.
     let mut files: Vec<Compiled> = texts
-        .par_iter()
-        .map(|t| compile_file(t, cache, &ctx))
+        .into_par_iter()
+        .map(|t| compile_file(&t, cache, &ctx))
         .collect();
-    drop(texts);
     count_cache_use(cache, &files, report);
     let docs = files.iter_mut().flat_map(|f| std::mem::take(&mut f.docs));
     let mut loaded = Loaded {

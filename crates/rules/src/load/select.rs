@@ -6,11 +6,11 @@
 use super::{LoadOptions, Loaded};
 use crate::config::Config;
 use crate::correlation::{self, Correlation, CorrelationInput, CorrelationSource};
-use crate::fields::FxHashMap;
+use crate::fields::{FxHashMap, FxHashSet};
 use crate::meta::RuleMeta;
 use crate::report::{Disabled, LoadError, LoadReport};
 use crate::rule::Rule;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// Which rules to keep, by tag, log-source category and status. An include list keeps
 /// only the rules with a listed value (so a rule without one is dropped); an exclude
@@ -110,7 +110,7 @@ pub(super) fn enable(
     }
     report.disabled = disabled.into_iter().collect();
     // Count rules, not log-source variants.
-    let distinct: HashSet<_> = rules
+    let distinct: FxHashSet<_> = rules
         .iter()
         .filter(|r| r.detection.aggregation.is_none())
         .map(|r| (&r.meta.path, &r.meta.id, &r.meta.title))
@@ -148,7 +148,7 @@ fn drop_derived_duplicates(
     if superseded.is_empty() {
         return;
     }
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     rules.retain(|r| match superseded.get(r.meta.id.as_str()) {
         Some(by) => {
             if seen.insert((r.meta.path.clone(), r.meta.id.clone())) {
@@ -209,19 +209,21 @@ fn keep_enabled(
     verdict: &Verdict<'_>,
     disabled: &mut BTreeMap<Disabled, usize>,
 ) -> Vec<Rule> {
-    let mut kept = Vec::with_capacity(rules.len());
-    let mut counted = HashSet::new();
-    for r in rules {
-        match verdict.of(&r.meta) {
-            Some(d) => {
-                if counted.insert((r.meta.path.clone(), r.meta.id.clone(), r.meta.title.clone())) {
-                    *disabled.entry(d).or_default() += 1;
-                }
+    let verdicts: Vec<Option<Disabled>> = rules.iter().map(|r| verdict.of(&r.meta)).collect();
+    let mut counted = FxHashSet::default();
+    for (r, d) in rules.iter().zip(&verdicts) {
+        if let Some(d) = d {
+            let m = &r.meta;
+            if counted.insert((&*m.path, m.id.as_str(), m.title.as_str())) {
+                *disabled.entry(*d).or_default() += 1;
             }
-            None => kept.push(r),
         }
     }
-    kept
+    rules
+        .into_iter()
+        .zip(verdicts)
+        .filter_map(|(r, d)| d.is_none().then_some(r))
+        .collect()
 }
 
 /// The correlations the verdict lets run whose references all resolve (to enabled

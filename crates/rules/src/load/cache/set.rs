@@ -398,7 +398,7 @@ mod tests {
             out += &format!("{name} {:?}\n", set.fields.get(name));
         }
         let c = &set.config;
-        let sorted = |s: &std::collections::HashSet<String>| {
+        let sorted = |s: &crate::fields::FxHashSet<String>| {
             let mut v: Vec<&String> = s.iter().collect();
             v.sort();
             format!("{v:?}")

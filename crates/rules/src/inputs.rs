@@ -143,8 +143,10 @@ impl Seen {
     pub fn into_inputs(self) -> Option<Inputs> {
         let mut list = self.list?.into_inner().unwrap_or_else(|e| e.into_inner());
         // Paths compared as bytes: compared component by component, sorting the
-        // hayabusa rules' 5,600 took 60 million instructions.
-        list.sort_unstable_by(|a, b| {
+        // hayabusa rules' 5,600 took 60 million instructions. A stable sort, as the
+        // list comes in sorted runs (the walk's order, read by a few threads), which it
+        // takes as they are: 16 million instructions unstable, 10 million stable.
+        list.sort_by(|a, b| {
             let (a, b) = (a.path.as_os_str(), b.path.as_os_str());
             a.as_encoded_bytes().cmp(b.as_encoded_bytes())
         });

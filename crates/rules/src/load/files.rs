@@ -60,7 +60,8 @@ fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>
     for (text, f) in read {
         match text {
             Ok(text) => texts.push(RuleText {
-                name: f.display().to_string(),
+                // What `display()` writes, without the formatting machinery.
+                name: f.to_string_lossy().into_owned(),
                 text,
             }),
             Err(e) => errors.push(file_error(&f, format!("cannot read: {e}"))),

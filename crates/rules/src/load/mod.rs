@@ -484,8 +484,9 @@ fn index(
     } = enabled;
     correlation_keys(&mut correlations, &rules, &mut fields, logsources);
     let mut index = RuleIndex::default();
-    for (i, r) in rules.iter().enumerate() {
-        index.insert(i as u32, &r.constraint());
+    let constraints: Vec<_> = rules.par_iter().map(Rule::constraint).collect();
+    for (i, c) in constraints.iter().enumerate() {
+        index.insert(i as u32, c);
     }
     clock.lap(&mut report, "parsed, compiled, filtered and indexed");
     index.build_prefilters(&rules);

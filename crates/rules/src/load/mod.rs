@@ -23,7 +23,7 @@ use crate::inputs::Seen;
 use crate::logsource::LogsourceMap;
 use crate::matcher::RegexCache;
 use crate::meta::Level;
-use crate::report::{Disabled, DuplicateId, LoadReport};
+use crate::report::{Disabled, DuplicateId, LoadError, LoadReport};
 use crate::rule::Rule;
 use crate::set::RuleSet;
 use crate::text_file::{self, read_error, TextFile};
@@ -121,9 +121,22 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
         None => Seen::off(),
     };
     let config_dir = config_dir(&sources, opts, &seen);
-    let config = read_config(config_dir.as_ref(), opts, &mut report, &seen);
-    let logsources = read_logsources(config_dir.as_ref(), &mut report, &seen);
-    let texts = files::read(&sources, &mut report.errors, &seen);
+    // The config folder is read while the rule folders are walked and read (neither
+    // needs the other; the walk alone was a serial 7-11 ms before the parallel reads).
+    let ((config, logsources, mut failures), (texts, mut errors)) = rayon::join(
+        || {
+            let mut failures = Vec::new();
+            let config = read_config(config_dir.as_ref(), opts, &mut failures, &seen);
+            let logsources = read_logsources(config_dir.as_ref(), &mut failures, &seen);
+            (config, logsources, failures)
+        },
+        || {
+            let mut errors = Vec::new();
+            (files::read(&sources, &mut errors, &seen), errors)
+        },
+    );
+    report.config_failures.append(&mut failures);
+    report.errors.append(&mut errors);
     report.files = texts.len();
     clock.lap(&mut report, "config and rule files read");
 
@@ -316,7 +329,7 @@ fn config_dir(sources: &[RuleSource], opts: &LoadOptions, seen: &Seen) -> Option
 fn read_config(
     dir: Option<&PathBuf>,
     opts: &LoadOptions,
-    report: &mut LoadReport,
+    failures: &mut Vec<LoadError>,
     seen: &Seen,
 ) -> Config {
     let builtin_config = builtin::config();
@@ -330,21 +343,23 @@ fn read_config(
             config.errors.push(e);
         }
     }
-    report.config_failures.append(&mut config.errors);
+    failures.append(&mut config.errors);
     config
 }
 
 /// The log-source table: the built-in one, with the config folder's entries replacing
 /// its entries of the same name.
-fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport, seen: &Seen) -> LogsourceMap {
+fn read_logsources(
+    dir: Option<&PathBuf>,
+    failures: &mut Vec<LoadError>,
+    seen: &Seen,
+) -> LogsourceMap {
     let mut logsources = LogsourceMap::default();
     for (name, text) in builtin::CONFIG {
         if *name == "logsource.yaml" {
             match LogsourceMap::parse(text) {
                 Ok(m) => logsources = m,
-                Err(e) => report
-                    .config_failures
-                    .push(read_error(Path::new("built-in logsource.yaml"), e)),
+                Err(e) => failures.push(read_error(Path::new("built-in logsource.yaml"), e)),
             }
         }
     }
@@ -355,7 +370,7 @@ fn read_logsources(dir: Option<&PathBuf>, report: &mut LoadReport, seen: &Seen) 
             let text = text_file::read_noting(&p, TextFile::Config, seen);
             match text.and_then(|t| LogsourceMap::parse(&t)) {
                 Ok(m) => logsources.merge(m),
-                Err(e) => report.config_failures.push(read_error(&p, e)),
+                Err(e) => failures.push(read_error(&p, e)),
             }
         }
     }

@@ -33,7 +33,8 @@
 //! Rule and config folders may hold what an attacker wrote, so what loading costs is
 //! bounded: every file is read through one reader (`text_file`: regular files only,
 //! opened without blocking, capped per kind), every YAML text through one parser
-//! (`yaml`: aliases cannot expand a document past a budget proportional to its text),
+//! (`yaml`: aliases cannot expand a document past a budget proportional to its text;
+//! the block style rules are written in is read directly, anything else by `yaml_serde`),
 //! and every regex is charged to a total budget for the rule set
 //! ([`REGEX_BUDGET`]). A config file that cannot be loaded is a
 //! [`LoadReport::config_failures`] entry, which a caller must treat as fatal.

@@ -9,6 +9,14 @@
 //! scalar byte it builds against a budget of the text's length plus a fixed allowance,
 //! and stops at the first node over it: neither time nor memory grows with what the
 //! aliases would have expanded to. Real rules stay far below it (they use few aliases).
+//!
+//! Each document is first offered to [`block`], which reads the plain block style rule
+//! files are written in (7,832 of the 7,855 documents of the hayabusa and SigmaHQ rule
+//! sets) to the same values `yaml_serde` builds, charged to the same budget, in about a
+//! quarter of the instructions; a document it gives up on is parsed by `yaml_serde` as
+//! before, so errors and their texts are `yaml_serde`'s.
+
+mod block;
 
 use crate::error::{ErrorKind, RuleError};
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
@@ -58,6 +66,20 @@ impl Budget {
                 self.spent = true;
                 Err(E::custom("expansion budget spent"))
             }
+        }
+    }
+
+    /// Charges a text read directly: `nodes` nodes holding `bytes` bytes of text in all.
+    /// Nothing is charged when they do not fit (the text is then read again by
+    /// `yaml_serde`, which charges and fails where `Bounded` would).
+    fn take(&mut self, nodes: usize, bytes: usize) -> bool {
+        match (self.nodes.checked_sub(nodes), self.bytes.checked_sub(bytes)) {
+            (Some(n), Some(b)) => {
+                self.nodes = n;
+                self.bytes = b;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -194,6 +216,9 @@ fn duplicate_key(k: &Value) -> String {
 /// The one document of `text` (a text of several is an error, as in `yaml_serde`).
 pub fn document(text: &str) -> Result<Value, RuleError> {
     let mut budget = Budget::for_text(text);
+    if let Some(v) = direct(text, &mut budget) {
+        return Ok(v);
+    }
     let v = Bounded(&mut budget).deserialize(yaml_serde::Deserializer::from_str(text));
     v.map_err(|e| budget.error(e))
 }
@@ -204,6 +229,9 @@ pub fn document(text: &str) -> Result<Value, RuleError> {
 pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, RuleError>> + '_ {
     let mut budget = Budget::for_text(text);
     segments(text).map(move |(line, seg)| {
+        if let Some(v) = direct(seg, &mut budget) {
+            return Ok(v);
+        }
         let v = Bounded(&mut budget).deserialize(yaml_serde::Deserializer::from_str(seg));
         v.map_err(|e| {
             if budget.spent || line == 0 {
@@ -220,6 +248,12 @@ pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, RuleError>> +
     })
 }
 
+/// `text` read by the block reader, when it is in its subset and within the budget.
+fn direct(text: &str, budget: &mut Budget) -> Option<Value> {
+    let read = block::read(text)?;
+    budget.take(read.nodes, read.bytes).then_some(read.value)
+}
+
 /// Whether `line` is a document start marker (`---` alone or followed by a blank).
 fn is_start_marker(line: &str) -> bool {
     line.strip_prefix("---")
@@ -231,7 +265,7 @@ fn is_start_marker(line: &str) -> bool {
 /// precedes the first marker is a document of its own unless it holds only blank lines,
 /// comments and directives (then it belongs to the next one). A prelude alone (a text
 /// of comments) is one empty document.
-fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
+pub(super) fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let mut starts = vec![(0usize, 0usize)];
     let mut offset = 0;
     for (n, line) in text.split_inclusive('\n').enumerate() {

@@ -37,7 +37,7 @@ pub(super) fn read(text: &str) -> Option<Read> {
         return None;
     }
     let mut r = Reader {
-        lines: text.split('\n').collect(),
+        lines: lines(text),
         at: 0,
         pending: None,
         nodes: 0,
@@ -69,8 +69,11 @@ pub(super) fn read(text: &str) -> Option<Read> {
 /// Whether every character of `text` is one YAML prints and none is a line break other
 /// than `\n` (libyaml also breaks lines at `\r`, U+0085, U+2028 and U+2029).
 fn printable(text: &str) -> bool {
-    let ascii_ok = |b: u8| (0x20..0x7f).contains(&b) || b == b'\n' || b >= 0x80;
-    if !text.bytes().all(ascii_ok) {
+    // Without an early exit, so that the test is vectorised.
+    let control = text.bytes().fold(false, |seen, b| {
+        seen | ((b < 0x20) & (b != b'\n')) | (b == 0x7f)
+    });
+    if control {
         return false;
     }
     text.is_ascii()
@@ -84,6 +87,21 @@ fn printable(text: &str) -> bool {
                     && c != 0xfffe
                     && c != 0xffff)
         })
+}
+
+/// The lines of `text` (without their `\n`), each with its indentation.
+fn lines(text: &str) -> Vec<(&str, usize)> {
+    fn with_spaces(line: &str) -> (&str, usize) {
+        (line, line.bytes().take_while(|&b| b == b' ').count())
+    }
+    let mut out = Vec::with_capacity(text.len() / 24);
+    let mut from = 0;
+    for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        out.push(with_spaces(&text[from..end]));
+        from = end + 1;
+    }
+    out.push(with_spaces(&text[from..]));
+    out
 }
 
 /// Whether `rest` (what follows a token on its line) is empty, spaces, or spaces and a
@@ -125,8 +143,8 @@ fn split_key(body: &str) -> Option<(Key<'_>, &str)> {
         return None;
     }
     let b = body.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
+    for i in memchr::memchr2_iter(b':', b'#', b) {
+        match b[i] {
             b'#' if b[i - 1] == b' ' => return None,
             b':' if matches!(b.get(i + 1), None | Some(b' ')) => {
                 let key = body[..i].trim_end_matches(' ');
@@ -146,8 +164,8 @@ fn plain(rest: &str) -> Option<&str> {
     }
     let b = rest.as_bytes();
     let mut end = b.len();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
+    for i in memchr::memchr2_iter(b':', b'#', b) {
+        match b[i] {
             b'#' if b[i - 1] == b' ' => {
                 end = i;
                 break;
@@ -248,8 +266,8 @@ fn escape(text: &str) -> Option<(char, usize)> {
 
 /// Reads one document's lines.
 struct Reader<'a> {
-    /// The text's lines, without their `\n`.
-    lines: Vec<&'a str>,
+    /// The text's lines, without their `\n`, each with its indentation.
+    lines: Vec<(&'a str, usize)>,
     /// The next line to read.
     at: usize,
     /// What follows a sequence entry's `- ` when it starts a mapping: that mapping's
@@ -270,10 +288,10 @@ impl<'a> Reader<'a> {
         if self.pending.is_some() {
             return self.pending;
         }
-        while let Some(line) = self.lines.get(self.at) {
-            let body = line.trim_start_matches(' ');
+        while let Some(&(line, spaces)) = self.lines.get(self.at) {
+            let body = &line[spaces..];
             if !(body.is_empty() || body.starts_with('#')) {
-                return Some((line.len() - body.len(), body));
+                return Some((spaces, body));
             }
             self.at += 1;
         }
@@ -435,10 +453,8 @@ impl<'a> Reader<'a> {
         // deeper than the collection's, and no shallower than the blank lines before it.
         let mut widest_blank = 0;
         let mut n = None;
-        for line in lines {
-            let body = line.trim_start_matches(' ');
-            let spaces = line.len() - body.len();
-            if !body.is_empty() {
+        for &(line, spaces) in lines {
+            if spaces < line.len() {
                 n = Some(spaces);
                 break;
             }
@@ -449,10 +465,8 @@ impl<'a> Reader<'a> {
         let mut blanks = 0;
         let mut last = None;
         let mut read = 0;
-        for (i, line) in lines.iter().enumerate() {
-            let body = line.trim_start_matches(' ');
-            let spaces = line.len() - body.len();
-            if body.is_empty() {
+        for (i, &(line, spaces)) in lines.iter().enumerate() {
+            if spaces == line.len() {
                 if spaces > n {
                     return None;
                 }

@@ -18,7 +18,8 @@ use yaml_serde::{Mapping, Value};
 
 /// Deepest nesting of collections read here (deeper texts go to `yaml_serde`).
 const MAX_DEPTH: usize = 64;
-/// Longest plain key read here (libyaml's simple keys stop at 1,024 characters).
+/// Farthest a key's `:` may stand from the key's start, in bytes (libyaml gives up on a
+/// key whose `:` is over 1,024 characters away).
 const MAX_KEY: usize = 1000;
 
 /// What a text read to.
@@ -137,7 +138,9 @@ fn split_key(body: &str) -> Option<(Key<'_>, &str)> {
     if body.starts_with(['\'', '"']) {
         let (key, after) = quoted(body)?;
         let rest = after.trim_start_matches(' ').strip_prefix(':')?;
-        return (rest.is_empty() || rest.starts_with(' ')).then_some((Key::Quoted(key), rest));
+        let colon = body.len() - rest.len() - 1;
+        return (colon <= MAX_KEY && (rest.is_empty() || rest.starts_with(' ')))
+            .then_some((Key::Quoted(key), rest));
     }
     if !plain_start(body) {
         return None;
@@ -148,7 +151,7 @@ fn split_key(body: &str) -> Option<(Key<'_>, &str)> {
             b'#' if b[i - 1] == b' ' => return None,
             b':' if matches!(b.get(i + 1), None | Some(b' ')) => {
                 let key = body[..i].trim_end_matches(' ');
-                return (key.len() <= MAX_KEY).then_some((Key::Plain(key), &body[i + 1..]));
+                return (i <= MAX_KEY).then_some((Key::Plain(key), &body[i + 1..]));
             }
             _ => {}
         }
@@ -654,6 +657,61 @@ mod tests {
         };
         assert!(read(&nested(MAX_DEPTH + 1)).is_none());
         assert_eq!(agrees(&nested(MAX_DEPTH)), Ok(true));
+    }
+
+    /// Texts at libyaml's edges: read as `yaml_serde` reads them, or given up on.
+    #[test]
+    fn edge_cases_agree_or_are_given_up() {
+        let far = format!("a{}: b\n", " ".repeat(1100));
+        let far_quoted = format!("'a'{}: b\n", " ".repeat(1100));
+        let long_key = format!("{}: b\n", "k".repeat(1001));
+        let texts = [
+            far.as_str(),
+            far_quoted.as_str(),
+            long_key.as_str(),
+            "- # c\n- x\n",
+            "a: # c\n  b: 1\n",
+            "a:\n  # c\n  - x\n",
+            "a: |\n  x\n  \n",
+            "a: |-\n\n  x\n",
+            "a: |\n\n  x\n",
+            "a: >\n  x\n\n",
+            "a: >\n\n  x\n",
+            "- a: 1\n  - b\n",
+            "a:\n- b\n- c\nd: e\n",
+            "a:\n  - b\n - c\n",
+            "k: \"\\x4\"\n",
+            "k: \"a\\\n  b\"\n",
+            "ключ: значение\n",
+            "k: 'x'  \n",
+            "k: x:y\nl: x :y\n",
+            "k: x: \n",
+            "k: -\n  x\n",
+            "k: ~x\nl: -x\nm: --x\nn: .x\n",
+            "k: 0o17\nl: 0x\nm: 0b101\nn: +.inf\no: -.INF\np: .NaN\n",
+            "k: 1e3\nl: 1E3\nm: -1.5e-3\nn: 12:30\no: 1,000\np: 1.\nq: -.5\n",
+            "k: 99999999999999999999\n",
+            "k: -9223372036854775809\n",
+            "k: infinity\nl: -inf\nm: +nan\n",
+            "a:\n  b: 1\n c: 2\n",
+            "a: 1\n  \n",
+            "a: |\n  x\n # less indented comment\nb: 1\n",
+            "a: >-\n  x\n  \n  y\n",
+            "- |\n  a\n- >\n  b\n",
+            "k: \"\\u00\"\n",
+            "k: \"\\U00110000\"\n",
+            "? a\n",
+            "k: @x\n",
+            "k: `x\n",
+            "k: %x\n",
+            "k: x\n...\n",
+            "k: x #c\n#d\n",
+        ];
+        for text in texts {
+            if let Err(e) = agrees(text) {
+                panic!("{e}");
+            }
+        }
     }
 
     /// Texts near the rule files: each built-in rule with random damage (characters

@@ -721,6 +721,7 @@ mod tests {
     #[test]
     fn damaged_rules_are_read_as_yaml_serde_reads_them_or_given_up() {
         let count: usize = std::env::var("YAML_MUTATIONS").map_or(3000, |n| n.parse().unwrap());
+        let spaces = " ".repeat(1030);
         let pieces = [
             " ",
             "  ",
@@ -780,6 +781,7 @@ mod tests {
             "18446744073709551616",
             "-0",
             "a: b\n",
+            &spaces,
         ];
         let rules = crate::builtin::RULES;
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;

@@ -183,34 +183,26 @@ fn plain(rest: &str) -> Option<&str> {
 /// The quoted scalar at the start of `text` and what follows it on the line, or `None`
 /// when it does not close on the line or holds an escape not read here.
 fn quoted(text: &str) -> Option<(Cow<'_, str>, &str)> {
-    let quote = text.as_bytes()[0];
+    let single = text.starts_with('\'');
     let body = &text[1..];
-    if quote == b'\'' {
-        let mut out: Option<String> = None;
-        let mut from = 0;
-        loop {
-            let at = from + body[from..].find('\'')?;
-            if body.as_bytes().get(at + 1) == Some(&b'\'') {
-                let s = out.get_or_insert_with(String::new);
-                s.push_str(&body[from..=at]);
-                from = at + 2;
-                continue;
-            }
-            let value = match out {
-                Some(mut s) => {
-                    s.push_str(&body[from..at]);
-                    Cow::Owned(s)
-                }
-                None => Cow::Borrowed(&body[..at]),
-            };
-            return Some((value, &body[at + 1..]));
-        }
-    }
     let mut out: Option<String> = None;
     let mut from = 0;
     loop {
-        let at = from + body[from..].find(['"', '\\'])?;
-        if body.as_bytes()[at] == b'"' {
+        let at = from
+            + if single {
+                body[from..].find('\'')
+            } else {
+                body[from..].find(['"', '\\'])
+            }?;
+        // An escape: a doubled quote in single quotes, a backslash in double quotes.
+        let escaped = if single {
+            (body.as_bytes().get(at + 1) == Some(&b'\'')).then_some(('\'', 1))
+        } else if body.as_bytes()[at] == b'\\' {
+            Some(escape(&body[at + 1..])?)
+        } else {
+            None
+        };
+        let Some((c, len)) = escaped else {
             let value = match out {
                 Some(mut s) => {
                     s.push_str(&body[from..at]);
@@ -219,10 +211,9 @@ fn quoted(text: &str) -> Option<(Cow<'_, str>, &str)> {
                 None => Cow::Borrowed(&body[..at]),
             };
             return Some((value, &body[at + 1..]));
-        }
+        };
         let s = out.get_or_insert_with(String::new);
         s.push_str(&body[from..at]);
-        let (c, len) = escape(&body[at + 1..])?;
         s.push(c);
         from = at + 1 + len;
     }

@@ -45,11 +45,15 @@ pub(super) fn read(text: &str) -> Option<Read> {
         bytes: 0,
         depth: 0,
     };
-    // A document start marker on the first line with content.
+    // A document start marker alone on the first line with content is passed over; any
+    // other marker (a second document, an end, content after `---`) is not read here.
     if let Some((0, body)) = r.peek() {
         if body.strip_prefix("---").is_some_and(is_blank_or_comment) {
             r.take();
         }
+    }
+    if r.lines[r.at..].iter().any(|&(line, _)| is_marker(line)) {
+        return None;
     }
     let (indent, body) = r.peek()?;
     let value = if is_entry(body) {
@@ -110,6 +114,13 @@ fn lines(text: &str) -> Vec<(&str, usize)> {
 fn is_blank_or_comment(rest: &str) -> bool {
     let t = rest.trim_start_matches(' ');
     t.is_empty() || (t.starts_with('#') && t.len() < rest.len())
+}
+
+/// Whether `line` is a document marker (`---` or `...` at the start of a line, alone or
+/// followed by a space).
+fn is_marker(line: &str) -> bool {
+    (line.starts_with("---") || line.starts_with("..."))
+        && matches!(line.as_bytes().get(3), None | Some(b' '))
 }
 
 /// Whether `body` (a line after its indentation) is a sequence entry.
@@ -634,6 +645,10 @@ mod tests {
             "- - nested\n",
             "\u{feff}a: 1\n",
             "a: 1\n---\nb: 2\n",
+            "--- a: b\n",
+            "--- x\n",
+            "a: 1\n--- b: 2\n",
+            "a: 1\n... b\n",
         ];
         for text in texts {
             assert!(read(text).is_none(), "{text:?}");
@@ -705,6 +720,25 @@ mod tests {
         }
     }
 
+    /// What the `yaml_block` fuzz target found (`fuzz/regressions/yaml_block`): each
+    /// read as `yaml_serde` reads it, or given up on.
+    #[test]
+    fn fuzz_regressions_agree_or_are_given_up() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/regressions/yaml_block");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                if let Err(e) = agrees(text) {
+                    panic!("{e}");
+                }
+                n += 1;
+            }
+        }
+        assert!(n > 0, "no inputs in {}", dir.display());
+    }
+
     /// Texts near the rule files: each built-in rule with random damage (characters
     /// removed, YAML's punctuation and escapes inserted, lines repeated or reindented).
     /// The block reader agrees with `yaml_serde` on all it reads. `YAML_MUTATIONS` sets
@@ -773,6 +807,8 @@ mod tests {
             "-0",
             "a: b\n",
             &spaces,
+            "--- ",
+            "... ",
         ];
         let rules = crate::builtin::RULES;
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;

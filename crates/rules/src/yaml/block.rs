@@ -153,41 +153,50 @@ fn split_key(body: &str) -> Option<(Key<'_>, &str)> {
         return (colon <= MAX_KEY && (rest.is_empty() || rest.starts_with(' ')))
             .then_some((Key::Quoted(key), rest));
     }
-    if !plain_start(body) {
+    match plain_stop(body)? {
+        Stop::Colon(i) => {
+            let key = body[..i].trim_end_matches(' ');
+            (i <= MAX_KEY).then_some((Key::Plain(key), &body[i + 1..]))
+        }
+        Stop::Comment(_) | Stop::End => None,
+    }
+}
+
+/// Where a plain scalar stops on its line.
+enum Stop {
+    /// At the `:` of a `: ` or of a final `:` (a mapping value indicator).
+    Colon(usize),
+    /// At the `#` of a ` #` (a comment).
+    Comment(usize),
+    /// At the line's end.
+    End,
+}
+
+/// Where the plain scalar that starts `text` stops, or `None` when a plain scalar
+/// cannot start it.
+fn plain_stop(text: &str) -> Option<Stop> {
+    if !plain_start(text) {
         return None;
     }
-    let b = body.as_bytes();
+    let b = text.as_bytes();
     for i in memchr::memchr2_iter(b':', b'#', b) {
         match b[i] {
-            b'#' if b[i - 1] == b' ' => return None,
-            b':' if matches!(b.get(i + 1), None | Some(b' ')) => {
-                let key = body[..i].trim_end_matches(' ');
-                return (i <= MAX_KEY).then_some((Key::Plain(key), &body[i + 1..]));
-            }
+            b'#' if b[i - 1] == b' ' => return Some(Stop::Comment(i)),
+            b':' if matches!(b.get(i + 1), None | Some(b' ')) => return Some(Stop::Colon(i)),
             _ => {}
         }
     }
-    None
+    Some(Stop::End)
 }
 
 /// The plain scalar that is the whole of `rest` (up to a comment), or `None` when it
 /// holds a `: ` (a mapping where none may start) or cannot start a plain scalar.
 fn plain(rest: &str) -> Option<&str> {
-    if !plain_start(rest) {
-        return None;
-    }
-    let b = rest.as_bytes();
-    let mut end = b.len();
-    for i in memchr::memchr2_iter(b':', b'#', b) {
-        match b[i] {
-            b'#' if b[i - 1] == b' ' => {
-                end = i;
-                break;
-            }
-            b':' if matches!(b.get(i + 1), None | Some(b' ')) => return None,
-            _ => {}
-        }
-    }
+    let end = match plain_stop(rest)? {
+        Stop::Colon(_) => return None,
+        Stop::Comment(i) => i,
+        Stop::End => rest.len(),
+    };
     Some(rest[..end].trim_end_matches(' '))
 }
 

@@ -56,22 +56,16 @@ impl Budget {
 
     /// Charges one node holding `bytes` of text.
     fn charge<E: de::Error>(&mut self, bytes: usize) -> Result<(), E> {
-        match (self.nodes.checked_sub(1), self.bytes.checked_sub(bytes)) {
-            (Some(n), Some(b)) => {
-                self.nodes = n;
-                self.bytes = b;
-                Ok(())
-            }
-            _ => {
-                self.spent = true;
-                Err(E::custom("expansion budget spent"))
-            }
+        if self.take(1, bytes) {
+            return Ok(());
         }
+        self.spent = true;
+        Err(E::custom("expansion budget spent"))
     }
 
-    /// Charges a text read directly: `nodes` nodes holding `bytes` bytes of text in all.
-    /// Nothing is charged when they do not fit (the text is then read again by
-    /// `yaml_serde`, which charges and fails where `Bounded` would).
+    /// Charges `nodes` nodes holding `bytes` bytes of text in all, or nothing when they
+    /// do not fit (`false`). A text read directly is charged so; when it does not fit it
+    /// is read again by `yaml_serde`, which charges and fails where `Bounded` would.
     fn take(&mut self, nodes: usize, bytes: usize) -> bool {
         match (self.nodes.checked_sub(nodes), self.bytes.checked_sub(bytes)) {
             (Some(n), Some(b)) => {
@@ -265,7 +259,7 @@ fn is_start_marker(line: &str) -> bool {
 /// precedes the first marker is a document of its own unless it holds only blank lines,
 /// comments and directives (then it belongs to the next one). A prelude alone (a text
 /// of comments) is one empty document.
-pub(super) fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
+fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let mut starts = vec![(0usize, 0usize)];
     let mut offset = 0;
     for (n, line) in text.split_inclusive('\n').enumerate() {

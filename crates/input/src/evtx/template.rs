@@ -227,8 +227,12 @@ impl<'d> Reader<'d> {
 
 /// UTF-16LE code units up to the first NUL, decoded; `None` for unpaired surrogates.
 pub(crate) fn decode_utf16(bytes: &[u8], out: &mut String) -> Option<()> {
-    // Sixteen ASCII units (no NUL) at a time, tested without early exits so that the
-    // compiler vectorises the test; the rest goes unit by unit.
+    // ASCII units are narrowed into a block that is checked and appended once per
+    // `BLOCK` bytes: sixteen units at a time, tested without early exits so that the
+    // compiler vectorises the test, then unit by unit up to the first other unit.
+    const BLOCK: usize = 256;
+    let mut block = [0u8; BLOCK];
+    let mut n = 0;
     let mut rest = bytes;
     while let Some((chunk, tail)) = rest.split_first_chunk::<32>() {
         let ascii = chunk.chunks_exact(2).fold(true, |ok, u| {
@@ -237,42 +241,40 @@ pub(crate) fn decode_utf16(bytes: &[u8], out: &mut String) -> Option<()> {
         if !ascii {
             break;
         }
-        let mut low = [0u8; 16];
-        for (b, u) in low.iter_mut().zip(chunk.chunks_exact(2)) {
+        if n == BLOCK {
+            out.push_str(std::str::from_utf8(&block).ok()?);
+            n = 0;
+        }
+        for (b, u) in block[n..n + 16].iter_mut().zip(chunk.chunks_exact(2)) {
             *b = u[0];
         }
-        out.push_str(std::str::from_utf8(&low).ok()?);
+        n += 16;
         rest = tail;
     }
-    decode_utf16_units(rest, out)
-}
-
-/// [`decode_utf16`] one code unit at a time.
-fn decode_utf16_units(bytes: &[u8], out: &mut String) -> Option<()> {
-    // ASCII first, a block of bytes at a time.
-    let mut block = [0u8; 64];
-    let mut n = 0;
-    for pair in bytes.chunks_exact(2).take(bytes.len() / 2) {
-        let [lo, hi] = [pair[0], pair[1]];
+    // At most sixteen more ASCII units: a chunk stopped on another unit, or the tail.
+    if n + 16 > BLOCK {
+        out.push_str(std::str::from_utf8(&block[..n]).ok()?);
+        n = 0;
+    }
+    let mut units = rest.chunks_exact(2);
+    let mut other = None;
+    for u in units.by_ref() {
+        let [lo, hi] = [u[0], u[1]];
         if hi != 0 || lo >= 0x80 || lo == 0 {
+            other = Some(u16::from_le_bytes([lo, hi]));
             break;
         }
-        block[n % 64] = lo;
+        block[n] = lo;
         n += 1;
-        if n % 64 == 0 {
-            out.push_str(std::str::from_utf8(&block).ok()?);
-        }
     }
-    out.push_str(std::str::from_utf8(&block[..n % 64]).ok()?);
-    if bytes.get(n * 2..n * 2 + 2).is_none_or(|u| u == [0, 0]) {
+    out.push_str(std::str::from_utf8(&block[..n]).ok()?);
+    let Some(first) = other.filter(|&u| u != 0) else {
         return Some(());
-    }
-    let bytes = &bytes[n * 2..];
-    let units = bytes
-        .chunks_exact(2)
+    };
+    let rest = units
         .map(|u| u16::from_le_bytes([u[0], u[1]]))
         .take_while(|&u| u != 0);
-    for c in char::decode_utf16(units) {
+    for c in char::decode_utf16(std::iter::once(first).chain(rest)) {
         out.push(c.ok()?);
     }
     Some(())
@@ -602,7 +604,7 @@ mod tests {
     #[test]
     fn decodes_as_the_plain_way_at_every_length_and_position() {
         let specials: [&[u16]; 5] = [&[0xe9], &[0x20ac], &[0xd83d, 0xde00], &[0], &[0xd800]];
-        for len in 0..70usize {
+        for len in (0..70usize).chain([239, 240, 255, 256, 257, 271, 272, 300, 530]) {
             for at in 0..=len {
                 for sp in specials {
                     let mut units: Vec<u16> = (0..len).map(|i| 0x41 + (i % 26) as u16).collect();

@@ -63,13 +63,12 @@ pub(crate) fn format_raw(ty: u8, b: &[u8], out: &mut String) -> Option<bool> {
 }
 
 fn push_hex(out: &mut String, n: u64) {
-    out.push_str("0x");
-    let digits = (64 - n.leading_zeros()).div_ceil(4).max(1);
-    for i in (0..digits).rev() {
-        out.push(char::from(
-            b"0123456789abcdef"[(n >> (4 * i)) as usize & 0xf],
-        ));
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(1) as usize;
+    let mut b = *b"0x0000000000000000";
+    for (i, d) in b[2..2 + digits].iter_mut().rev().enumerate() {
+        *d = b"0123456789abcdef"[(n >> (4 * i)) as usize & 0xf];
     }
+    out.push_str(std::str::from_utf8(&b[..2 + digits]).expect("ASCII"));
 }
 
 fn push_hex_byte(out: &mut String, b: u8, digits: &[u8; 16]) {
@@ -114,34 +113,30 @@ fn push_num(out: &mut String, n: impl Into<i128>) {
 
 /// Appends `v` in decimal, zero-padded to `width` digits (more when it needs them).
 pub fn push_padded(out: &mut String, v: u64, width: usize) {
-    let mut digits = [b'0'; 20];
-    let mut at = digits.len();
-    let mut rest = v;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(v);
+    for _ in digits.len()..width {
+        out.push('0');
     }
-    // The buffer's zeros pad it.
-    let at = at.min(digits.len().saturating_sub(width));
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+    out.push_str(digits);
 }
 
 /// `{d1-d2-d3-d4a-d4b}` in lowercase hex, the first three fields little-endian.
 fn push_guid(out: &mut String, g: &[u8; 16]) {
     // Byte order of the text: the first three fields little-endian.
     const ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
-    out.push('{');
-    for (i, &at) in ORDER.iter().enumerate() {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = *b"{00000000-0000-0000-0000-000000000000}";
+    let mut at = 1;
+    for (i, &byte) in ORDER.iter().map(|&o| &g[o]).enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
+            at += 1;
         }
-        push_hex_byte(out, g[at], b"0123456789abcdef");
+        text[at] = HEX[usize::from(byte >> 4)];
+        text[at + 1] = HEX[usize::from(byte & 0xf)];
+        at += 2;
     }
-    out.push('}');
+    out.push_str(std::str::from_utf8(&text).expect("ASCII"));
 }
 
 /// `S-R-A-S1-…`: revision, 48-bit big-endian authority, little-endian sub-authorities.
@@ -270,5 +265,24 @@ mod tests {
             &[1, 2, 0, 0, 0, 0, 0, 5, 32, 0, 0, 0, 0x20, 2, 0, 0],
         );
         assert_eq!(s, "S-1-5-32-544");
+    }
+
+    #[test]
+    fn numbers_and_hex_format_as_fmt_does() {
+        let mut s = String::new();
+        let values = (0..64).flat_map(|b| [1u64 << b, (1u64 << b) - 1, (1u64 << b) + 1]);
+        for v in values.chain([0, 9, 10, 99, 100, u64::MAX]) {
+            s.clear();
+            push_hex(&mut s, v);
+            assert_eq!(s, format!("0x{v:x}"));
+            for width in [1, 2, 4, 7] {
+                s.clear();
+                push_padded(&mut s, v, width);
+                assert_eq!(s, format!("{v:0width$}"));
+            }
+            s.clear();
+            push_num(&mut s, v as i64);
+            assert_eq!(s, (v as i64).to_string());
+        }
     }
 }

@@ -432,7 +432,12 @@ impl<'a> Detector<'a> {
         );
         let template = self.templates.of_rule[r as usize].or_else(|| {
             b.key.clear();
-            b.key.extend(provider.chars().filter(|&c| c != '\''));
+            // Provider names rarely hold a quote: copied whole when they do not.
+            if provider.contains('\'') {
+                b.key.extend(provider.chars().filter(|&c| c != '\''));
+            } else {
+                b.key.push_str(provider);
+            }
             b.key.push('_');
             b.key.push_str(event_id);
             self.templates.defaults.get(b.key.as_str()).copied()

@@ -83,7 +83,13 @@ impl DataMappings {
             return RecordMap::default();
         }
         let owned;
-        let channel = if channel.chars().any(char::is_uppercase) {
+        // Callers pass the lowercased channel: checked on bytes when it is ASCII.
+        let upper = if channel.is_ascii() {
+            channel.bytes().any(|c| c.is_ascii_uppercase())
+        } else {
+            channel.chars().any(char::is_uppercase)
+        };
+        let channel = if upper {
             owned = channel.to_lowercase();
             &owned
         } else {

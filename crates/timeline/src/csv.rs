@@ -21,6 +21,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Such text holds only digits, signs, points and exponents, or is a float's `inf`,
 /// `infinity` or `nan` (any case, signed or not); any other is rejected without parsing.
 fn is_numeric(field: &str) -> bool {
+    // Digits alone (EventIDs, record ids) read as both: decided without parsing.
+    if !field.is_empty() && field.bytes().all(|b| b.is_ascii_digit()) {
+        return true;
+    }
     let unsigned = field.strip_prefix(['+', '-']).unwrap_or(field);
     let may_be = field
         .bytes()

@@ -279,7 +279,12 @@ impl<'a> Layout<'a> {
             Column::RuleID => out.push_str(&meta.id),
             Column::EvtxFile => match &r.origin {
                 Origin::Record { file, .. } => {
-                    out.push_str(&self.files[*file as usize].path.to_string_lossy())
+                    // Valid UTF-8 (nearly every path) without the lossy decoder's walk.
+                    let path = &self.files[*file as usize].path;
+                    match path.to_str() {
+                        Some(p) => out.push_str(p),
+                        None => out.push_str(&path.to_string_lossy()),
+                    }
                 }
                 Origin::Correlation { files } => out.push_str(files),
             },

@@ -17,6 +17,9 @@ use std::borrow::Cow;
 struct FieldRule {
     /// (text, replacement), longest text first.
     rewrite: Vec<(String, String)>,
+    /// The first bytes of the rewritten texts, a bit each: where none starts, no
+    /// text is compared.
+    starts: [u64; 4],
     hex: bool,
 }
 
@@ -55,6 +58,11 @@ impl DataMappings {
                 // Stable: among texts of equal length the file's first one wins.
                 rule.rewrite
                     .sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+                for (from, _) in pairs {
+                    if let Some(&b) = from.as_bytes().first() {
+                        rule.starts[usize::from(b >> 6)] |= 1 << (b & 63);
+                    }
+                }
             }
             for name in &m.hex_to_decimal {
                 fields.entry(name.to_lowercase()).or_default().hex = true;
@@ -125,7 +133,7 @@ impl<'a> RecordMap<'a> {
                 continue;
             };
             if !rule.rewrite.is_empty() {
-                if let Some(s) = rewrite(&out, &rule.rewrite) {
+                if let Some(s) = rewrite(&out, &rule.rewrite, &rule.starts) {
                     out = Cow::Owned(s);
                 }
             }
@@ -141,13 +149,15 @@ impl<'a> RecordMap<'a> {
 
 /// Replaces every occurrence of the texts in `pairs` (longest first), left to right;
 /// `None` when nothing matched.
-fn rewrite(value: &str, pairs: &[(String, String)]) -> Option<String> {
+/// `starts` has the bit of each text's first byte (texts are not empty).
+fn rewrite(value: &str, pairs: &[(String, String)], starts: &[u64; 4]) -> Option<String> {
     let mut out = String::new();
     let mut copied = 0;
     let mut i = 0;
     let bytes = value.as_bytes();
+    let may_start = |b: u8| starts[usize::from(b >> 6)] & (1 << (b & 63)) != 0;
     while i < bytes.len() {
-        if !value.is_char_boundary(i) {
+        if !may_start(bytes[i]) || !value.is_char_boundary(i) {
             i += 1;
             continue;
         }

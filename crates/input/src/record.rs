@@ -2,8 +2,9 @@
 //!
 //! A view is reused for every record a worker thread handles: its buffers keep their
 //! capacity, so filling it allocates nothing once warm. Each value is stored as
-//! written (trimmed) and lowercased once, and each leaf is linked to the [`FieldId`]
-//! the rule set interned for its path, so a rule reads a field by index.
+//! written (trimmed) and lowercased once (the EVTX typed path lowercases a record's
+//! values together, in one pass when they are ASCII), and each leaf is linked to the
+//! [`FieldId`] the rule set interned for its path, so a rule reads a field by index.
 
 use scanner_rules::{Event, FieldId, FieldTable, Value};
 
@@ -35,6 +36,9 @@ pub struct RecordView {
     /// Non-zero when the leaf paths are those of every other view filled with the
     /// same number (set by whoever filled it; see [`Self::set_paths_id`]).
     paths_id: u64,
+    /// While lowercasing is deferred ([`Self::defer_lowercase`]): the first leaf, and
+    /// the start in `raw` of the first value, not lowercased yet.
+    deferred: Option<(u32, u32)>,
 }
 
 #[inline]
@@ -58,6 +62,7 @@ impl RecordView {
         }
         self.touched.clear();
         self.paths_id = 0;
+        self.deferred = None;
         self.paths.clear();
         self.raw.clear();
         self.lower.clear();
@@ -80,6 +85,48 @@ impl RecordView {
     /// The id given by [`Self::set_paths_id`] since the view was cleared, if any.
     pub fn paths_id(&self) -> Option<u64> {
         (self.paths_id != 0).then_some(self.paths_id)
+    }
+
+    /// Defers lowercasing the values pushed from now on until
+    /// [`Self::lowercase_deferred`], which lowercases them in one pass when they are
+    /// all ASCII (most records): one call per record instead of one per value. The
+    /// view must not be read in between.
+    pub(crate) fn defer_lowercase(&mut self) {
+        if self.deferred.is_none() {
+            self.deferred = Some((self.leaves.len() as u32, self.raw.len() as u32));
+        }
+    }
+
+    /// Lowercases the values pushed since [`Self::defer_lowercase`], and pushes the
+    /// next ones lowercased again as they come.
+    pub(crate) fn lowercase_deferred(&mut self) {
+        let Some((first, r0)) = self.deferred.take() else {
+            return;
+        };
+        let pending = &mut self.leaves[first as usize..];
+        let tail = &self.raw[r0 as usize..];
+        if tail.is_ascii() {
+            // ASCII lowercasing keeps lengths: each span moves by the same offset.
+            let l0 = self.lower.len();
+            self.lower.push_str(tail);
+            self.lower[l0..].make_ascii_lowercase();
+            let shift = |(a, b): (u32, u32)| (a - r0 + l0 as u32, b - r0 + l0 as u32);
+            for l in pending {
+                l.lower = shift(l.raw);
+            }
+        } else {
+            // An alias repeats the leaf before it, whose lowercase it shares.
+            let mut last = (0, 0);
+            for l in pending {
+                if !l.alias {
+                    let l0 = self.lower.len();
+                    let raw = &self.raw[l.raw.0 as usize..l.raw.1 as usize];
+                    scanner_rules::push_lowercase(&mut self.lower, raw);
+                    last = span(&self.lower, l0);
+                }
+                l.lower = last;
+            }
+        }
     }
 
     /// Adds a leaf value at `path` (e.g. `Event.EventData.CommandLine`).
@@ -121,12 +168,17 @@ impl RecordView {
         self.paths.push_str(path);
         let r0 = self.raw.len();
         self.raw.push_str(value);
-        let l0 = self.lower.len();
-        scanner_rules::push_lowercase(&mut self.lower, value);
+        let lower = if self.deferred.is_some() {
+            (0, 0)
+        } else {
+            let l0 = self.lower.len();
+            scanner_rules::push_lowercase(&mut self.lower, value);
+            span(&self.lower, l0)
+        };
         let leaf = Leaf {
             path: span(&self.paths, p0),
             raw: span(&self.raw, r0),
-            lower: span(&self.lower, l0),
+            lower,
             next: NONE,
             alias: false,
             empty,
@@ -345,5 +397,82 @@ mod tests {
         assert_eq!(v.leaves().count(), 1);
         assert_eq!(v.len(), 1);
         assert!(v.empty_elements().eq(["Event.EventData.Param2"]));
+    }
+
+    #[test]
+    fn deferred_lowercasing_gives_the_view_lowercasing_each_value_gives() {
+        let mut t = FieldTable::new();
+        let fields = [
+            "Image",
+            "ThreatName",
+            "Param2",
+            "User",
+            "Event.UserData.Log.User",
+        ];
+        let ids: Vec<FieldId> = fields.iter().map(|f| t.intern(f)).collect();
+        let ascii: &[(&str, &str)] = &[
+            ("Event.EventData.Image", "C:\\Windows\\CMD.EXE"),
+            ("Event.EventData.Threat Name", " HackTool:Win32/Mimikatz "),
+            ("Event.EventData.Param2", ""),
+            ("Event.UserData.Log.User", "SYSTEM"),
+            ("Event.EventData.Image", "x"),
+        ];
+        let mut mixed = ascii.to_vec();
+        mixed.insert(2, ("Event.EventData.User", "ÀDMIN İİ ẞ"));
+        for leaves in [ascii, &mixed[..]] {
+            let fill = |defer: bool, split: bool| {
+                let mut v = RecordView::default();
+                v.clear(t.len());
+                if defer {
+                    v.defer_lowercase();
+                }
+                for (i, &(path, value)) in leaves.iter().enumerate() {
+                    if split && i == 2 {
+                        // Values pushed lowercased in the middle of a deferred run.
+                        v.lowercase_deferred();
+                    }
+                    if split && i == 3 {
+                        v.defer_lowercase();
+                    }
+                    if value.is_empty() {
+                        v.push_empty_element(&t, path);
+                    } else {
+                        v.push(&t, path, value);
+                    }
+                }
+                v.lowercase_deferred();
+                v
+            };
+            let want = fill(false, false);
+            for got in [fill(true, false), fill(true, true)] {
+                for &f in &ids {
+                    let pairs = |v: &RecordView| -> Vec<(String, String)> {
+                        v.values(f)
+                            .map(|x| (x.raw.into(), x.lower.into()))
+                            .collect()
+                    };
+                    assert_eq!(pairs(&got), pairs(&want), "field {f}");
+                }
+                assert_eq!(got.joined(false), want.joined(false));
+                assert!(got.values_lower().eq(want.values_lower()));
+                assert!(got
+                    .all_values()
+                    .map(|x| x.lower)
+                    .eq(want.all_values().map(|x| x.lower)));
+                let lower = want.joined(false).unwrap_or("");
+                for start in 0..lower.len() {
+                    for end in start..=lower.len() {
+                        assert_eq!(
+                            got.within_one_value(false, start, end),
+                            want.within_one_value(false, start, end),
+                            "{start}..{end}"
+                        );
+                    }
+                }
+            }
+            assert!(want
+                .values(ids[1])
+                .any(|x| x.lower == "hacktool:win32/mimikatz"));
+        }
     }
 }

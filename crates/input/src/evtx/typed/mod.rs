@@ -300,7 +300,9 @@ impl TypedState {
             leaf_no: 0,
             recorder: self.to_plan.map(Recorder::new),
         };
+        out.view.defer_lowercase();
         out.root();
+        out.view.lowercase_deferred();
         if let Some(recorder) = out.recorder.take() {
             let cost = self.rec.cost(&self.templates.names);
             recorder.finish(&self.rec, cost, &self.shape, &mut self.templates.plans);

@@ -113,6 +113,7 @@ impl Plan {
     /// Fills `view` (cleared) with the record's leaves; `scratch` holds texts of
     /// several parts.
     pub(super) fn fill(&self, r: &Resolved, scratch: &mut String, view: &mut crate::RecordView) {
+        view.defer_lowercase();
         for leaf in &self.leaves {
             if leaf.empty {
                 view.push_empty_linked(&leaf.path, leaf.ids);
@@ -132,6 +133,7 @@ impl Plan {
                 }
             }
         }
+        view.lowercase_deferred();
         view.set_paths_id(self.id);
     }
 }

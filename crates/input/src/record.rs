@@ -141,17 +141,45 @@ impl RecordView {
         value: &str,
         ids: (Option<FieldId>, Option<FieldId>),
     ) {
+        let path = self.push_path(path);
         self.push_leaf(path, value, ids, false);
+    }
+
+    /// Appends leaf paths, end to end, for leaves [`Self::push_at`] then adds; returns
+    /// where they start in the view's paths.
+    pub(crate) fn push_paths(&mut self, paths: &str) -> u32 {
+        let start = self.paths.len() as u32;
+        self.paths.push_str(paths);
+        start
+    }
+
+    /// [`Self::push_linked`] (or, when `empty`, [`Self::push_empty_linked`]) of a leaf
+    /// whose path [`Self::push_paths`] added, at `path` in the view's paths.
+    pub(crate) fn push_at(
+        &mut self,
+        path: (u32, u32),
+        value: &str,
+        ids: (Option<FieldId>, Option<FieldId>),
+        empty: bool,
+    ) {
+        self.push_leaf(path, value, ids, empty);
+    }
+
+    fn push_path(&mut self, path: &str) -> (u32, u32) {
+        let p0 = self.paths.len();
+        self.paths.push_str(path);
+        span(&self.paths, p0)
     }
 
     /// [`Self::push_empty_element`] with the ids `table.lookup_leaf(path)` gave.
     pub fn push_empty_linked(&mut self, path: &str, ids: (Option<FieldId>, Option<FieldId>)) {
+        let path = self.push_path(path);
         self.push_leaf(path, "", ids, true);
     }
 
     fn push_leaf(
         &mut self,
-        path: &str,
+        path: (u32, u32),
         value: &str,
         (exact, by_name): (Option<FieldId>, Option<FieldId>),
         empty: bool,
@@ -164,8 +192,6 @@ impl RecordView {
         } else {
             value.trim()
         };
-        let p0 = self.paths.len();
-        self.paths.push_str(path);
         let r0 = self.raw.len();
         self.raw.push_str(value);
         let lower = if self.deferred.is_some() {
@@ -176,7 +202,7 @@ impl RecordView {
             span(&self.lower, l0)
         };
         let leaf = Leaf {
-            path: span(&self.paths, p0),
+            path,
             raw: span(&self.raw, r0),
             lower,
             next: NONE,

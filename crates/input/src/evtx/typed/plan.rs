@@ -82,7 +82,8 @@ enum Part {
 
 #[derive(Debug)]
 struct PlanLeaf {
-    path: Box<str>,
+    /// Where its path is in the plan's `paths`.
+    path: (u32, u32),
     ids: (Option<FieldId>, Option<FieldId>),
     parts: Box<[Part]>,
     /// An element with no content (`RecordView::push_empty_element`).
@@ -95,6 +96,8 @@ pub(super) struct Plan {
     /// Unique in the process: views it fills are given it (`RecordView::set_paths_id`).
     id: u64,
     leaves: Vec<PlanLeaf>,
+    /// The leaves' paths, end to end: added to a view at once.
+    paths: Box<str>,
     /// The record's rendering cost (see `Resolved::cost`) but for its values' text…
     bytes: usize,
     nodes: usize,
@@ -114,13 +117,15 @@ impl Plan {
     /// several parts.
     pub(super) fn fill(&self, r: &Resolved, scratch: &mut String, view: &mut crate::RecordView) {
         view.defer_lowercase();
+        let base = view.push_paths(&self.paths);
         for leaf in &self.leaves {
+            let path = (base + leaf.path.0, base + leaf.path.1);
             if leaf.empty {
-                view.push_empty_linked(&leaf.path, leaf.ids);
+                view.push_at(path, "", leaf.ids, true);
                 continue;
             }
             match &*leaf.parts {
-                [Part::Value(v)] => view.push_linked(&leaf.path, value_text(r, *v), leaf.ids),
+                [Part::Value(v)] => view.push_at(path, value_text(r, *v), leaf.ids, false),
                 parts => {
                     scratch.clear();
                     for p in parts {
@@ -129,7 +134,7 @@ impl Plan {
                             Part::Value(v) => value_text(r, *v),
                         });
                     }
-                    view.push_linked(&leaf.path, scratch, leaf.ids);
+                    view.push_at(path, scratch, leaf.ids, false);
                 }
             }
         }
@@ -196,6 +201,7 @@ pub(super) struct Recorder {
     /// Where the values' text ends in `Resolved::text` (template text follows).
     values_end: u32,
     leaves: Vec<PlanLeaf>,
+    paths: String,
     /// Cleared when the walk took something from a value that a plan cannot replay.
     ok: bool,
 }
@@ -205,6 +211,7 @@ impl Recorder {
         Recorder {
             values_end,
             leaves: Vec::new(),
+            paths: String::new(),
             ok: true,
         }
     }
@@ -234,8 +241,10 @@ impl Recorder {
                 Kind::Elem(_) => {}
             }
         }
+        let p0 = self.paths.len() as u32;
+        self.paths.push_str(path);
         self.leaves.push(PlanLeaf {
-            path: path.into(),
+            path: (p0, self.paths.len() as u32),
             ids,
             parts: parts.into(),
             empty,
@@ -280,6 +289,7 @@ impl Recorder {
         let plan = Plan {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             leaves: self.leaves,
+            paths: self.paths.into(),
             bytes: bytes - 6 * text,
             nodes,
             uses: uses.into(),
@@ -382,6 +392,7 @@ mod tests {
         Plan {
             id: 0,
             leaves: Vec::new(),
+            paths: "".into(),
             bytes: 0,
             nodes: 0,
             uses: Box::new([]),

@@ -238,21 +238,21 @@ fn is_dropped_control(c: char) -> bool {
 /// common value, which collapsing and squeezing leave as it is.
 #[inline]
 fn is_plain(b: &[u8]) -> bool {
-    // Passes without early exits, which the compiler vectorises.
-    b.first() != Some(&b' ')
-        && b.last() != Some(&b' ')
-        && b.iter()
-            .fold(true, |ok, &c| ok & (c.wrapping_sub(0x20) < 0x5f))
-        && !has_double_space(b)
-}
-
-/// Whether `b` holds two spaces in a row.
-fn has_double_space(b: &[u8]) -> bool {
-    b.len() > 1
-        && b[..b.len() - 1]
+    let printable = |c: u8| c.wrapping_sub(0x20) < 0x5f;
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return true;
+    };
+    // One pass over each byte and the one before it, without early exits (which the
+    // compiler vectorises): every byte printable, no two spaces in a row.
+    first != b' '
+        && last != b' '
+        && printable(first)
+        && !b[..b.len() - 1]
             .iter()
             .zip(&b[1..])
-            .fold(false, |d, (&x, &y)| d | ((x == b' ') & (y == b' ')))
+            .fold(false, |bad, (&x, &y)| {
+                bad | !printable(y) | ((x == b' ') & (y == b' '))
+            })
 }
 
 /// Whether `b` (UTF-8) holds a whitespace character outside ASCII (U+0085, U+00A0,
@@ -302,11 +302,18 @@ fn is_collapsed(v: &str) -> bool {
     if first == b' ' || last == b' ' {
         return false;
     }
-    // Tab, line feed, vertical tab, form feed, carriage return; and any byte >= 0x80.
-    let (ctl, high) = b.iter().fold((false, 0u8), |(ctl, high), &c| {
-        (ctl | (c.wrapping_sub(0x09) < 5), high | c)
-    });
-    !ctl && !has_double_space(b) && (high < 0x80 || !has_wide_space(b))
+    // Tab, line feed, vertical tab, form feed, carriage return, two spaces in a row;
+    // and any byte >= 0x80. One pass over each byte and the one before it.
+    let (bad, high) = b[..b.len() - 1].iter().zip(&b[1..]).fold(
+        (first.wrapping_sub(0x09) < 5, first),
+        |(bad, high), (&x, &y)| {
+            (
+                bad | (y.wrapping_sub(0x09) < 5) | ((x == b' ') & (y == b' ')),
+                high | y,
+            )
+        },
+    );
+    !bad && (high < 0x80 || !has_wide_space(b))
 }
 
 /// Appends `v` with every run of whitespace turned into one space, trimmed.

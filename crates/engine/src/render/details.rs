@@ -160,6 +160,8 @@ fn push_json_string(v: &str, out: &mut String) {
 pub struct Shown {
     text: String,
     values: Vec<(u32, u32)>,
+    /// A bit per shown value's length (modulo 64): most texts are told apart by it.
+    lengths: u64,
     /// A value's legacy form, while it is shown.
     legacy: String,
 }
@@ -168,21 +170,25 @@ impl Shown {
     fn clear(&mut self) {
         self.text.clear();
         self.values.clear();
+        self.lengths = 0;
     }
 
     /// Appends a value with its whitespace collapsed and records it as shown.
     pub fn push_shown(&mut self, v: &str) {
-        push_shown_into(&mut self.text, &mut self.values, v);
+        push_shown_into(&mut self.text, &mut self.values, &mut self.lengths, v);
     }
 
     /// Shows one field value as [`detail_value`] renders it.
     fn push_value(&mut self, name: &str, raw: &str, map: &RecordMap) {
         let v = detail_value(name, raw, map, &mut self.legacy);
-        push_shown_into(&mut self.text, &mut self.values, &v);
+        push_shown_into(&mut self.text, &mut self.values, &mut self.lengths, &v);
     }
 
     /// Whether `exact` is a value shown (a trailing comma of the shown value ignored).
     pub fn contains(&self, exact: &str) -> bool {
+        if self.lengths & length_bit(exact.len()) == 0 {
+            return false;
+        }
         self.values.iter().any(|&(a, b)| {
             (b - a) as usize == exact.len() && &self.text[a as usize..b as usize] == exact
         })
@@ -190,12 +196,18 @@ impl Shown {
 }
 
 /// [`Shown::push_shown`] on its parts.
-fn push_shown_into(text: &mut String, values: &mut Vec<(u32, u32)>, v: &str) {
+fn push_shown_into(text: &mut String, values: &mut Vec<(u32, u32)>, lengths: &mut u64, v: &str) {
     let start = text.len();
     push_collapsed(v, text);
     // Kept without its trailing commas, as `contains` compares it.
     let kept = text[start..].trim_end_matches(',').len();
     values.push((start as u32, (start + kept) as u32));
+    *lengths |= length_bit(kept);
+}
+
+/// The bit of [`Shown::lengths`] for a text of `len` bytes.
+fn length_bit(len: usize) -> u64 {
+    1 << (len % 64)
 }
 
 /// A value as a Details placeholder shows it, before whitespace is collapsed:

@@ -418,11 +418,14 @@ fn push_legacy(v: &str, out: &mut String) -> bool {
 /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in lower-case hexadecimal.
 fn is_lower_guid(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, &c)| match i {
-            8 | 13 | 18 | 23 => c == b'-',
-            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
-        })
+    // Dashes where they belong, and none elsewhere: four dashes in all, every other
+    // byte a lowercase hex digit (counted in one pass without early exits, which the
+    // compiler vectorises).
+    let (ok, dashes) = b.iter().fold((true, 0u32), |(ok, dashes), &c| {
+        let hex = c.is_ascii_digit() | (c.wrapping_sub(b'a') < 6);
+        (ok & (hex | (c == b'-')), dashes + u32::from(c == b'-'))
+    });
+    b.len() == 36 && ok && dashes == 4 && [8, 13, 18, 23].iter().all(|&i| b[i] == b'-')
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.fffffffZ`, the `evtx` crate's rendering of a FILETIME.
@@ -659,6 +662,30 @@ mod tests {
             r#"{"Event":{"System":{"EventID":1},"EventData":{"Cmd":"a\u009d b","P":"\u0094\u0002-"}}}"#,
         );
         assert_eq!(render(&tpl, &v, data, &RecordMap::default()).0, "Cmd: a b");
+    }
+
+    #[test]
+    fn lower_guids_are_told_as_position_by_position() {
+        let slow = |s: &str| {
+            s.len() == 36
+                && s.bytes().enumerate().all(|(i, c)| match i {
+                    8 | 13 | 18 | 23 => c == b'-',
+                    _ => c.is_ascii_digit() || (b'a'..=b'f').contains(&c),
+                })
+        };
+        let guid = "365abb72-ac09-4a7f-b3c1-0123456789ef";
+        let mut n = 0;
+        for i in 0..guid.len() {
+            for c in ['-', '0', 'a', 'f', 'g', 'A', 'F', ' ', 'é'] {
+                let mut v = guid.to_string();
+                v.replace_range(i..i + 1, &c.to_string());
+                for t in [v.clone(), format!("{v}0"), v.chars().skip(1).collect()] {
+                    assert_eq!(is_lower_guid(&t), slow(&t), "{t}");
+                    n += usize::from(slow(&t));
+                }
+            }
+        }
+        assert!(is_lower_guid(guid) && n >= 100, "{n}");
     }
 
     #[test]

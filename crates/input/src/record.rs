@@ -287,6 +287,31 @@ impl RecordView {
             })
     }
 
+    /// Every leaf from position `from` of the view on (positions count every value
+    /// pushed, aliases and elements with no content included, which are not listed), as
+    /// (position, path, value), in record order: [`Self::leaves`] from there.
+    pub fn leaves_from(&self, from: usize) -> impl Iterator<Item = (usize, &str, &str)> {
+        let rest = self.leaves.get(from..).unwrap_or_default();
+        rest.iter()
+            .enumerate()
+            .filter(|(_, l)| !l.alias && !l.empty)
+            .map(move |(i, l)| {
+                (
+                    from + i,
+                    &self.paths[l.path.0 as usize..l.path.1 as usize],
+                    &self.raw[l.raw.0 as usize..l.raw.1 as usize],
+                )
+            })
+    }
+
+    /// The values of [`Self::leaves_from`], without their paths.
+    pub fn values_from(&self, from: usize) -> impl Iterator<Item = &str> {
+        let rest = self.leaves.get(from..).unwrap_or_default();
+        rest.iter()
+            .filter(|l| !l.alias && !l.empty)
+            .map(|l| &self.raw[l.raw.0 as usize..l.raw.1 as usize])
+    }
+
     /// Every leaf and every element with no content as (path, value, whether it is an
     /// element with no content), in record order: [`Self::leaves`] and
     /// [`Self::empty_elements`] together (an element with no content has value `""`).

@@ -67,6 +67,10 @@ struct Shape {
     /// `key: value` texts differ within their keys, whatever the values, and no entry is
     /// a duplicate); otherwise `None` and the entries are sorted by their text.
     order: Option<Vec<u32>>,
+    /// For a shape kept by paths id: the view position ([`RecordView::leaves_from`])
+    /// from which every leaf listed is an event-data leaf, when there is one; views of
+    /// that id push the same leaves, so their values are read from there.
+    from: Option<usize>,
 }
 
 fn event_data((p, _): &(&str, &str)) -> bool {
@@ -92,6 +96,7 @@ impl Shape {
             keys: String::new(),
             key_ends: Vec::with_capacity(paths.len()),
             order: None,
+            from: None,
         };
         // How often each path occurs, then a running count: linear in the leaves,
         // where counting the earlier and later equal paths at each leaf was quadratic.
@@ -120,6 +125,18 @@ impl Shape {
         order.sort_unstable_by(|&a, &b| sort_order(key(a), "", key(b), "").then(a.cmp(&b)));
         let decided = !shape.keys.contains(':') && order.windows(2).all(|w| key(w[0]) != key(w[1]));
         shape.order = decided.then_some(order);
+        shape
+    }
+
+    /// The shape of a view whose paths have an id, with the position its event-data
+    /// leaves start from when they come last.
+    fn of_view(view: &RecordView) -> Shape {
+        let mut shape = Shape::new(event_leaves(view).map(|(p, _)| p));
+        let first = view
+            .leaves_from(0)
+            .find(|&(_, p, v)| event_data(&(p, v)))
+            .map(|(i, ..)| i);
+        shape.from = first.filter(|&i| view.leaves_from(i).all(|(_, p, v)| event_data(&(p, v))));
         shape
     }
 
@@ -160,7 +177,11 @@ impl Listing {
             scratch,
             legacy,
         } = self;
-        for (i, (_, v)) in event_leaves(view).enumerate() {
+        let values: &mut dyn Iterator<Item = &str> = match shape.from {
+            Some(from) => &mut view.values_from(from),
+            None => &mut event_leaves(view).map(|(_, v)| v),
+        };
+        for (i, v) in values.enumerate() {
             let k0 = text.len();
             text.push_str(nth(&shape.keys, &shape.key_ends, i));
             let key = (k0 as u32, text.len() as u32);
@@ -220,7 +241,7 @@ impl FieldList {
                 }
                 self.shapes_by_id
                     .entry(id)
-                    .or_insert_with(|| Shape::new(event_leaves(view).map(|(p, _)| p)))
+                    .or_insert_with(|| Shape::of_view(view))
             }
             None => {
                 let sig = self.shape_of(view);
@@ -379,6 +400,11 @@ mod tests {
         assert_eq!(listed(other, 8), "Z: 9");
         assert_eq!(listed(other, 0), "Z: 9");
         assert_eq!(listed(a, 0), "A: 1 ¦ B: 2 ¦ Data[1]: x");
+        // Event data before System: its values are not the view's last leaves.
+        let c = r#"{"Event":{"EventData":{"A":"5"},"System":{"EventID":3}}}"#;
+        let d = r#"{"Event":{"EventData":{"A":"6"},"System":{"EventID":4}}}"#;
+        assert_eq!(listed(c, 10), "A: 5");
+        assert_eq!(listed(d, 10), "A: 6");
         let mut v = view(&t, a);
         v.set_paths_id(9);
         v.clear(t.len());

@@ -66,7 +66,7 @@ pub struct TypedState {
     /// The shape of the record prepared, when a plan may stand for it.
     shape: Shape,
     /// The record prepared has a plan (it is not resolved)…
-    planned: bool,
+    planned: Option<u32>,
     /// …or is to record one for its shape: where its values' text ends.
     to_plan: Option<u32>,
     /// Values the typed path does not reproduce are read as opaque text
@@ -125,7 +125,7 @@ impl TypedState {
     /// Starts a record: reads its root instance (and those nested in its values).
     fn read_root(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
         self.rec.clear();
-        self.planned = false;
+        self.planned = None;
         self.to_plan = None;
         self.root = self.read_instance(data, offset, size, 0)?;
         self.root_template = self.rec.insts[self.root as usize].template;
@@ -146,10 +146,14 @@ impl TypedState {
     fn try_prepare(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
         self.read_root(data, offset, size)?;
         let shaped = self.shape.read(&self.rec);
-        let plan = shaped.then(|| self.templates.plans.find(&self.shape));
-        let (bytes, nodes) = match plan.flatten() {
-            Some(plan) => {
-                self.planned = true;
+        let plans = &self.templates.plans;
+        let plan = shaped
+            .then(|| plans.find(&self.shape))
+            .flatten()
+            .and_then(|i| Some((i, plans.get(i)?)));
+        let (bytes, nodes) = match plan {
+            Some((i, plan)) => {
+                self.planned = Some(i);
                 plan.cost(&self.rec)
             }
             None => {
@@ -257,7 +261,7 @@ impl TypedState {
     /// (recorded from an earlier record of its template and shape) rather than by
     /// resolving its tree and walking it.
     pub fn planned(&self) -> bool {
-        self.planned
+        self.planned.is_some()
     }
 
     /// Clears `view` and fills it with the leaves of the record [`Self::prepare`] accepted.
@@ -270,13 +274,13 @@ impl TypedState {
             self.templates.plans.clear();
             self.ids_version = table.version();
         }
-        if self.planned {
-            if let Some(plan) = self.templates.plans.find(&self.shape) {
+        if let Some(i) = self.planned {
+            if let Some(plan) = self.templates.plans.get(i) {
                 plan.fill(&self.rec, &mut self.leaf, view);
                 return;
             }
             // Its plan went with the field ids: resolve it and walk it.
-            self.planned = false;
+            self.planned = None;
             if self.resolve_to_walk(true).is_none() {
                 return;
             }

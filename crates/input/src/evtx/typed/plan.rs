@@ -169,18 +169,27 @@ fn value_at(r: &Resolved, (a, b): (u32, u32), values_end: u32) -> Option<Result<
 /// Per worker: the plans of the shapes it has seen.
 #[derive(Debug, Default)]
 pub(super) struct Plans {
-    by_shape: FxHashMap<Box<[u32]>, Plan>,
+    /// Each shape's plan, by its index in `list`.
+    by_shape: FxHashMap<Box<[u32]>, u32>,
+    list: Vec<Plan>,
     /// Plans held per root template (by template index).
     per_template: Vec<u16>,
 }
 
 impl Plans {
-    pub(super) fn find(&self, shape: &Shape) -> Option<&Plan> {
-        self.by_shape.get(&shape.key[..])
+    /// The index of `shape`'s plan, for [`Self::get`] until the plans are cleared.
+    pub(super) fn find(&self, shape: &Shape) -> Option<u32> {
+        self.by_shape.get(&shape.key[..]).copied()
+    }
+
+    /// The plan at `index` ([`Self::find`]), unless the plans were cleared since.
+    pub(super) fn get(&self, index: u32) -> Option<&Plan> {
+        self.list.get(index as usize)
     }
 
     pub(super) fn clear(&mut self) {
         self.by_shape.clear();
+        self.list.clear();
         self.per_template.clear();
     }
 
@@ -195,7 +204,12 @@ impl Plans {
         if self.per_template[t] >= PER_TEMPLATE {
             return;
         }
-        if self.by_shape.insert(shape.key[..].into(), plan).is_none() {
+        if let Some(&at) = self.by_shape.get(&shape.key[..]) {
+            self.list[at as usize] = plan;
+        } else {
+            self.by_shape
+                .insert(shape.key[..].into(), self.list.len() as u32);
+            self.list.push(plan);
             self.per_template[t] += 1;
         }
     }

@@ -41,6 +41,14 @@ pub struct RecordView {
     deferred: Option<(u32, u32)>,
 }
 
+impl Leaf {
+    /// Whether it is listed as a leaf ([`RecordView::leaves`]): neither an alias nor
+    /// an element with no content.
+    fn listed(&self) -> bool {
+        !self.alias && !self.empty
+    }
+}
+
 #[inline]
 fn span(s: &str, start: usize) -> (u32, u32) {
     (start as u32, s.len() as u32)
@@ -145,24 +153,12 @@ impl RecordView {
         self.push_leaf(path, value, ids, false);
     }
 
-    /// Appends leaf paths, end to end, for leaves [`Self::push_at`] then adds; returns
+    /// Appends leaf paths, end to end, for leaves [`Self::push_leaf`] then adds; returns
     /// where they start in the view's paths.
     pub(crate) fn push_paths(&mut self, paths: &str) -> u32 {
         let start = self.paths.len() as u32;
         self.paths.push_str(paths);
         start
-    }
-
-    /// [`Self::push_linked`] (or, when `empty`, [`Self::push_empty_linked`]) of a leaf
-    /// whose path [`Self::push_paths`] added, at `path` in the view's paths.
-    pub(crate) fn push_at(
-        &mut self,
-        path: (u32, u32),
-        value: &str,
-        ids: (Option<FieldId>, Option<FieldId>),
-        empty: bool,
-    ) {
-        self.push_leaf(path, value, ids, empty);
     }
 
     fn push_path(&mut self, path: &str) -> (u32, u32) {
@@ -177,7 +173,9 @@ impl RecordView {
         self.push_leaf(path, "", ids, true);
     }
 
-    fn push_leaf(
+    /// [`Self::push_linked`] (or, when `empty`, [`Self::push_empty_linked`]) of a leaf
+    /// whose path is already in the view's paths, at `path` (see [`Self::push_paths`]).
+    pub(crate) fn push_leaf(
         &mut self,
         path: (u32, u32),
         value: &str,
@@ -276,15 +274,12 @@ impl RecordView {
 
     /// Every leaf as (path, value), in record order.
     pub fn leaves(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.leaves
-            .iter()
-            .filter(|l| !l.alias && !l.empty)
-            .map(|l| {
-                (
-                    &self.paths[l.path.0 as usize..l.path.1 as usize],
-                    &self.raw[l.raw.0 as usize..l.raw.1 as usize],
-                )
-            })
+        self.leaves.iter().filter(|l| l.listed()).map(|l| {
+            (
+                &self.paths[l.path.0 as usize..l.path.1 as usize],
+                &self.raw[l.raw.0 as usize..l.raw.1 as usize],
+            )
+        })
     }
 
     /// Every leaf from position `from` of the view on (positions count every value
@@ -294,7 +289,7 @@ impl RecordView {
         let rest = self.leaves.get(from..).unwrap_or_default();
         rest.iter()
             .enumerate()
-            .filter(|(_, l)| !l.alias && !l.empty)
+            .filter(|(_, l)| l.listed())
             .map(move |(i, l)| {
                 (
                     from + i,
@@ -308,7 +303,7 @@ impl RecordView {
     pub fn values_from(&self, from: usize) -> impl Iterator<Item = &str> {
         let rest = self.leaves.get(from..).unwrap_or_default();
         rest.iter()
-            .filter(|l| !l.alias && !l.empty)
+            .filter(|l| l.listed())
             .map(|l| &self.raw[l.raw.0 as usize..l.raw.1 as usize])
     }
 
@@ -338,7 +333,7 @@ impl RecordView {
     pub fn values_lower(&self) -> impl Iterator<Item = &str> {
         self.leaves
             .iter()
-            .filter(|l| !l.alias && !l.empty)
+            .filter(|l| l.listed())
             .map(|l| &self.lower[l.lower.0 as usize..l.lower.1 as usize])
     }
 
@@ -351,7 +346,7 @@ impl RecordView {
 
     /// Number of leaves.
     pub fn len(&self) -> usize {
-        self.leaves.iter().filter(|l| !l.alias && !l.empty).count()
+        self.leaves.iter().filter(|l| l.listed()).count()
     }
 
     /// Whether the record has no leaves.

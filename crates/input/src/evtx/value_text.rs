@@ -44,7 +44,7 @@ pub(crate) fn format_raw(ty: u8, b: &[u8], out: &mut String) -> Option<bool> {
         },
         0x0e => {
             for &byte in b {
-                push_hex_byte(out, byte, b"0123456789ABCDEF");
+                push_hex_byte(out, byte, UPPER_HEX);
             }
         }
         0x0f => push_guid(out, b.try_into().ok()?),
@@ -66,14 +66,23 @@ fn push_hex(out: &mut String, n: u64) {
     let digits = (64 - n.leading_zeros()).div_ceil(4).max(1) as usize;
     let mut b = *b"0x0000000000000000";
     for (i, d) in b[2..2 + digits].iter_mut().rev().enumerate() {
-        *d = b"0123456789abcdef"[(n >> (4 * i)) as usize & 0xf];
+        *d = LOWER_HEX[(n >> (4 * i)) as usize & 0xf];
     }
     out.push_str(std::str::from_utf8(&b[..2 + digits]).expect("ASCII"));
 }
 
+const LOWER_HEX: &[u8; 16] = b"0123456789abcdef";
+const UPPER_HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// The two hex digits of `b`, from the table `digits`.
+fn hex_pair(b: u8, digits: &[u8; 16]) -> [u8; 2] {
+    [digits[usize::from(b >> 4)], digits[usize::from(b & 0xf)]]
+}
+
 fn push_hex_byte(out: &mut String, b: u8, digits: &[u8; 16]) {
-    out.push(char::from(digits[usize::from(b >> 4)]));
-    out.push(char::from(digits[usize::from(b & 0xf)]));
+    for d in hex_pair(b, digits) {
+        out.push(char::from(d));
+    }
 }
 
 /// A SYSTEMTIME as the crate writes it: an invalid one as 1601-01-01.
@@ -125,15 +134,13 @@ pub fn push_padded(out: &mut String, v: u64, width: usize) {
 fn push_guid(out: &mut String, g: &[u8; 16]) {
     // Byte order of the text: the first three fields little-endian.
     const ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut text = *b"{00000000-0000-0000-0000-000000000000}";
     let mut at = 1;
     for (i, &byte) in ORDER.iter().map(|&o| &g[o]).enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
             at += 1;
         }
-        text[at] = HEX[usize::from(byte >> 4)];
-        text[at + 1] = HEX[usize::from(byte & 0xf)];
+        text[at..at + 2].copy_from_slice(&hex_pair(byte, LOWER_HEX));
         at += 2;
     }
     out.push_str(std::str::from_utf8(&text).expect("ASCII"));

@@ -121,11 +121,11 @@ impl Plan {
         for leaf in &self.leaves {
             let path = (base + leaf.path.0, base + leaf.path.1);
             if leaf.empty {
-                view.push_at(path, "", leaf.ids, true);
+                view.push_leaf(path, "", leaf.ids, true);
                 continue;
             }
             match &*leaf.parts {
-                [Part::Value(v)] => view.push_at(path, value_text(r, *v), leaf.ids, false),
+                [Part::Value(v)] => view.push_leaf(path, value_text(r, *v), leaf.ids, false),
                 parts => {
                     scratch.clear();
                     for p in parts {
@@ -134,7 +134,7 @@ impl Plan {
                             Part::Value(v) => value_text(r, *v),
                         });
                     }
-                    view.push_at(path, scratch, leaf.ids, false);
+                    view.push_leaf(path, scratch, leaf.ids, false);
                 }
             }
         }

@@ -5,6 +5,7 @@
 //! bound). [`RowStore::finish`] sorts what is left and hands everything over as one
 //! ordered stream ([`SortedRows`]).
 
+mod by_key;
 mod codec;
 pub(crate) mod merge;
 mod run;
@@ -18,7 +19,6 @@ use crate::sort::merge::SortedRows;
 use crate::sort::run::{RunFile, RunReader};
 use crate::sort::spill_dir::SpillDir;
 use jiff::Timestamp;
-use rayon::prelude::*;
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -130,7 +130,7 @@ impl RowStore {
                 return;
             }
         };
-        batch.sort_unstable_by(DetectInfo::timeline_cmp);
+        by_key::sort_rows(&mut batch, false);
         let run = RunFile::write_slice(&dir, &batch);
         drop(batch);
         let mut s = lock(&self.spilled);
@@ -174,7 +174,7 @@ impl RowStore {
         let mut runs = spilled.runs;
         let written = runs.len();
         let Some(dir) = spilled.dir.filter(|_| !runs.is_empty()) else {
-            rows.par_sort_unstable_by(DetectInfo::timeline_cmp);
+            by_key::sort_rows(&mut rows, true);
             return SortedRows::new(rows, Vec::new(), total, range);
         };
         let opened = narrow(&dir, &mut runs).and_then(|()| {
@@ -184,7 +184,7 @@ impl RowStore {
         });
         match opened {
             Ok(readers) => {
-                rows.par_sort_unstable_by(DetectInfo::timeline_cmp);
+                by_key::sort_rows(&mut rows, true);
                 SortedRows::new(rows, readers, total, range).spilled(written)
             }
             Err(e) => SortedRows::failed(e, total, range),

@@ -113,16 +113,16 @@ impl RecordView {
         };
         let pending = &mut self.leaves[first as usize..];
         let tail = &self.raw[r0 as usize..];
-        if tail.is_ascii() {
-            // ASCII lowercasing keeps lengths: each span moves by the same offset.
-            let l0 = self.lower.len();
-            self.lower.push_str(tail);
-            self.lower[l0..].make_ascii_lowercase();
+        let l0 = self.lower.len();
+        if scanner_rules::push_lowercase_same_length(&mut self.lower, tail) {
+            // Every character kept its length (all of them, when the text is ASCII):
+            // each span moves by the same offset.
             let shift = |(a, b): (u32, u32)| (a - r0 + l0 as u32, b - r0 + l0 as u32);
             for l in pending {
                 l.lower = shift(l.raw);
             }
         } else {
+            self.lower.truncate(l0);
             // An alias repeats the leaf before it, whose lowercase it shares.
             let mut last = (0, 0);
             for l in pending {
@@ -463,9 +463,13 @@ mod tests {
             ("Event.UserData.Log.User", "SYSTEM"),
             ("Event.EventData.Image", "x"),
         ];
+        // Non-ASCII letters whose lowercase keeps their length (À, É, Ω), and some
+        // whose lowercase does not (İ: 2 bytes to 3; ẞ: 3 to 2).
+        let mut same_length = ascii.to_vec();
+        same_length.insert(2, ("Event.EventData.User", "ÀDMIN ÉCOLE ΩMEGA ¦ x"));
         let mut mixed = ascii.to_vec();
         mixed.insert(2, ("Event.EventData.User", "ÀDMIN İİ ẞ"));
-        for leaves in [ascii, &mixed[..]] {
+        for leaves in [ascii, &same_length[..], &mixed[..]] {
             let fill = |defer: bool, split: bool| {
                 let mut v = RecordView::default();
                 v.clear(t.len());

@@ -100,7 +100,7 @@ pub use crate::{
     },
     critical::CriticalSystems,
     error::{ErrorKind, RuleError},
-    event::{push_lowercase, Event, Value},
+    event::{push_lowercase, push_lowercase_same_length, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHashSet, FxHasher, CHANNEL, EVENT_ID},
     index::{Bucket, RuleIndex},
     load::{load, LoadOptions, RuleSelect, RuleSource, MAX_CACHE_BYTES},

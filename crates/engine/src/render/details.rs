@@ -39,6 +39,10 @@ enum Part {
 #[derive(Debug, Clone)]
 pub struct DetailsTemplate {
     parts: Vec<Part>,
+    /// Every literal part holds no whitespace but single spaces, none doubled
+    /// ([`is_clean_literal`]): the rendered text then needs collapsing only where two
+    /// parts meet, or at its ends.
+    clean_literals: bool,
 }
 
 impl DetailsTemplate {
@@ -79,7 +83,14 @@ impl DetailsTemplate {
         if !rest.is_empty() {
             parts.push(Part::Lit(rest.to_string()));
         }
-        DetailsTemplate { parts }
+        let clean_literals = parts.iter().all(|p| match p {
+            Part::Lit(s) => is_clean_literal(s),
+            Part::Field(..) | Part::DataIndex(..) => true,
+        });
+        DetailsTemplate {
+            parts,
+            clean_literals,
+        }
     }
 
     /// Renders the template for a record into `out`, whitespace collapsed, `-` when
@@ -94,7 +105,13 @@ impl DetailsTemplate {
         shown: &mut Shown,
     ) {
         shown.clear();
+        // Whether the text is collapsed already: every part is (values are collapsed
+        // as they are shown; literals when clean), so only where a part ending in a
+        // space meets one starting with a space, or at the text's ends, can it not be.
+        let mut collapsed = self.clean_literals;
         for p in &self.parts {
+            let before = shown.text.len();
+            let after_space = shown.text.ends_with(' ');
             match p {
                 Part::Lit(s) => shown.text.push_str(s),
                 Part::Field(f, name) => {
@@ -123,9 +140,15 @@ impl DetailsTemplate {
                     _ => shown.text.push_str(MISSING),
                 },
             }
+            collapsed &= !(after_space && shown.text[before..].starts_with(' '));
         }
+        collapsed &= !shown.text.starts_with(' ') && !shown.text.ends_with(' ');
         let start = out.len();
-        push_collapsed(&shown.text, out);
+        if collapsed {
+            out.push_str(&shown.text);
+        } else {
+            push_collapsed(&shown.text, out);
+        }
         if out.len() == start {
             out.push('-');
         }
@@ -326,6 +349,14 @@ fn is_collapsed(v: &str) -> bool {
         },
     );
     !bad && (high < 0x80 || !has_wide_space(b))
+}
+
+/// Whether a Details template's literal text holds no whitespace but single spaces,
+/// none doubled (one may be at either end).
+fn is_clean_literal(s: &str) -> bool {
+    let inner = s.strip_prefix(' ').unwrap_or(s);
+    let inner = inner.strip_suffix(' ').unwrap_or(inner);
+    !s.contains("  ") && is_collapsed(inner)
 }
 
 /// Appends `v` with every run of whitespace turned into one space, trimmed.
@@ -650,6 +681,42 @@ mod tests {
         assert_eq!(shown, vec!["", "two lines", ""]);
         let empty = DetailsTemplate::compile("%A%", &mut t);
         assert_eq!(render(&empty, &v, data, &RecordMap::default()).0, "-");
+    }
+
+    #[test]
+    fn a_rendered_text_is_copied_as_it_is_only_when_collapsing_keeps_it() {
+        let mut t = FieldTable::new();
+        let data = t.intern("Data");
+        let lits = [
+            "", " ", "x", " x", "x ", " ¦ ", "a b", "  ", "\t", "y\u{a0}",
+        ];
+        let values = ["", "v", " v ", "a  b", "\u{a0}", "n\nl"];
+        let mut shortcut = 0;
+        for a in lits {
+            for b in lits {
+                for c in lits {
+                    let tpl = DetailsTemplate::compile(&format!("{a}%A%{b}%B%{c}"), &mut t);
+                    for va in values {
+                        for vb in values {
+                            let json = serde_json::json!({"Event": {"System": {"EventID": 1},
+                                "EventData": {"A": va, "B": vb}}});
+                            let v = view(&t, &json.to_string());
+                            let mut out = String::new();
+                            let mut shown = Shown::default();
+                            tpl.render(&v, data, &RecordMap::default(), &mut out, &mut shown);
+                            let mut want = String::new();
+                            push_collapsed(&shown.text, &mut want);
+                            if want.is_empty() {
+                                want.push('-');
+                            }
+                            assert_eq!(out, want, "{a:?} {b:?} {c:?} / {va:?} {vb:?}");
+                            shortcut += usize::from(tpl.clean_literals && out == shown.text);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(shortcut > 1000, "{shortcut}");
     }
 
     #[test]

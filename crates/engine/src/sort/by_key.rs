@@ -37,15 +37,17 @@ pub(crate) fn sort_rows(rows: &mut [DetectInfo], parallel: bool) {
     permute(rows, &mut order);
 }
 
-/// Puts at each position `i` of `rows` the row that was at `order[i]`, moving each row
-/// once, cycle by cycle (`order` is left as the identity).
+/// Puts at each position `i` of `rows` the row that was at `order[i]` (a permutation of
+/// the positions), moving each row once, cycle by cycle (`order` is left as the
+/// identity, which marks the positions done).
 fn permute<T>(rows: &mut [T], order: &mut [u32]) {
     for start in 0..order.len() {
         let mut at = start;
         loop {
             let from = order[at] as usize;
             order[at] = at as u32;
-            if from == start || from == at {
+            // Back where the cycle began (at once for a position already done).
+            if from == start {
                 break;
             }
             rows.swap(at, from);

@@ -97,7 +97,7 @@ pub fn start(path: &Path) -> Result<HeapProfile, HeapProfileError> {
         let dir = std::env::temp_dir().join(format!(
             "scanner-heap.{}.{:016x}",
             std::process::id(),
-            scanner_engine::random_suffix()
+            scanner_files::random_suffix()
         ));
         let mut b = std::fs::DirBuilder::new();
         {

@@ -111,7 +111,7 @@ pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
             )
         })?;
         drop(file);
-        let _ = scanner_engine::remove_temp_file(&probe);
+        let _ = scanner_files::remove_temp_file(&probe);
     }
     Ok(t)
 }
@@ -192,11 +192,11 @@ pub fn write_atomically<T>(
                 file.sync_all()?;
                 drop(file);
                 install(&tmp, &path, clobber)?;
-                scanner_engine::forget_temp_file(&tmp);
+                scanner_files::forget_temp_file(&tmp);
                 Ok(value)
             })();
             result.map_err(|e: io::Error| {
-                let _ = scanner_engine::remove_temp_file(&tmp);
+                let _ = scanner_files::remove_temp_file(&tmp);
                 fail(e)
             })
         }
@@ -234,9 +234,9 @@ fn create_temp(target: &Path) -> io::Result<(PathBuf, File)> {
         let tmp = target.with_file_name(format!(
             ".{name}.{}.{:016x}.tmp",
             std::process::id(),
-            scanner_engine::random_suffix()
+            scanner_files::random_suffix()
         ));
-        match scanner_engine::create_temp_file(&tmp) {
+        match scanner_files::create_temp_file(&tmp) {
             Ok(f) => return Ok((tmp, f)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),
@@ -264,7 +264,7 @@ fn remove_stale_outputs(target: &Path) {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    report_stale(&scanner_engine::remove_stale_temp_files(dir, |e| {
+    report_stale(&scanner_files::remove_stale_temp_files(dir, |e| {
         temp_owner(&name, e)
     }));
 }
@@ -274,7 +274,7 @@ pub fn remove_stale_spills() {
     report_stale(&scanner_engine::remove_stale_spills(&std::env::temp_dir()));
 }
 
-fn report_stale(removed: &[scanner_engine::StaleTemp]) {
+fn report_stale(removed: &[scanner_files::StaleTemp]) {
     for s in removed {
         eprintln!(
             "removed {} ({} file{}): left by a run of scanner (process {}) that was killed",
@@ -325,7 +325,7 @@ fn install(tmp: &Path, target: &Path, clobber: bool) -> io::Result<()> {
         return std::fs::rename(tmp, target);
     }
     match std::fs::hard_link(tmp, target) {
-        Ok(()) => scanner_engine::remove_temp_file(tmp),
+        Ok(()) => scanner_files::remove_temp_file(tmp),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             "a file appeared under that name while the run went on; use -C/--clobber to overwrite it",

@@ -51,9 +51,6 @@ pub use scan::{ScanResult, ScanStats};
 pub use scanner::{Scanner, ScannerBuilder};
 pub use sort::merge::SortedRows;
 pub use sort::spill_dir::remove_stale_spills;
-pub use sort::temp_files::{
-    create as create_temp_file, forget as forget_temp_file, random_suffix,
-    remove as remove_temp_file, remove_all_and_hold as remove_all_temp_files_and_hold,
-    remove_stale as remove_stale_temp_files, StaleTemp,
-};
+// The run's temporary files, until the CLI names scanner_files itself.
+pub use scanner_files::{random_suffix, remove_all_temp_files_and_hold, remove_temp_file};
 pub use sort::RowStore;

@@ -115,7 +115,7 @@ fn tempfile_dir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "scanner-many-files-{}-{}",
         std::process::id(),
-        scanner_engine::random_suffix()
+        scanner_files::random_suffix()
     ));
     std::fs::create_dir_all(&dir).expect("temp folder");
     dir

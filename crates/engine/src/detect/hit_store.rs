@@ -203,7 +203,7 @@ impl HitRun {
         let path = dir
             .path()
             .join(format!("scanner-sort-{}-c{n:x}.run", std::process::id()));
-        let file = crate::sort::temp_files::create(&path).map_err(|e| {
+        let file = scanner_files::create_temp_file(&path).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot create temporary file {}: {e}", path.display()),
@@ -236,7 +236,7 @@ impl HitRun {
 
 impl Drop for HitRun {
     fn drop(&mut self) {
-        let _ = crate::sort::temp_files::remove(&self.path);
+        let _ = scanner_files::remove_temp_file(&self.path);
     }
 }
 

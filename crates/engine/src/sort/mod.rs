@@ -10,7 +10,6 @@ mod codec;
 pub(crate) mod merge;
 mod run;
 pub(crate) mod spill_dir;
-pub(crate) mod temp_files;
 
 pub(crate) use run::{READ_BUFFER, WRITE_BUFFER};
 

@@ -36,7 +36,7 @@ impl RunFile {
         for _ in 0..64 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let path = dir.path().join(format!("scanner-sort-{pid}-{n}.run"));
-            match crate::sort::temp_files::create(&path) {
+            match scanner_files::create_temp_file(&path) {
                 Ok(f) => {
                     let run = RunFile {
                         path,
@@ -115,7 +115,7 @@ impl RunFile {
 
 impl Drop for RunFile {
     fn drop(&mut self) {
-        let _ = crate::sort::temp_files::remove(&self.path);
+        let _ = scanner_files::remove_temp_file(&self.path);
     }
 }
 

@@ -3,7 +3,7 @@
 //! when the last run in it goes ([`SpillDir`] is shared by the runs). Such folders of
 //! runs that were killed outright are removed by the next run ([`remove_stale_spills`]).
 
-use crate::sort::temp_files::{self, StaleTemp};
+use scanner_files::StaleTemp;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,9 +24,9 @@ impl SpillDir {
             let path = parent.join(format!(
                 "{PREFIX}{}-{:016x}",
                 std::process::id(),
-                temp_files::random_suffix()
+                scanner_files::random_suffix()
             ));
-            match temp_files::create_dir(&path) {
+            match scanner_files::create_temp_dir(&path) {
                 Ok(()) => return Ok(Arc::new(SpillDir { path })),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => return Err(e),
@@ -65,7 +65,7 @@ impl SpillDir {
 
 impl Drop for SpillDir {
     fn drop(&mut self) {
-        let _ = temp_files::remove_dir(&self.path);
+        let _ = scanner_files::remove_temp_dir(&self.path);
     }
 }
 
@@ -87,9 +87,9 @@ fn spill_owner(name: &str) -> Option<u32> {
 }
 
 /// Removes from `parent` the spill folders and files of runs of this tool that were
-/// killed before they could (see [`temp_files::remove_stale`]).
+/// killed before they could (see [`scanner_files::remove_stale_temp_files`]).
 pub fn remove_stale_spills(parent: &Path) -> Vec<StaleTemp> {
-    temp_files::remove_stale(parent, spill_owner)
+    scanner_files::remove_stale_temp_files(parent, spill_owner)
 }
 
 #[cfg(test)]

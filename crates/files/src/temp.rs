@@ -32,22 +32,31 @@ fn live() -> MutexGuard<'static, Live> {
 /// when anything is at `path` already, a symlink included (never followed), and the
 /// file is readable by its owner only (0600 on Unix): detections are evidence.
 pub fn create(path: &Path) -> io::Result<File> {
+    remembered(path, || {
+        let mut o = OpenOptions::new();
+        o.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        o.open(path)
+    })
+}
+
+/// Runs `create`, which makes the file `path` exclusively, and remembers `path` until
+/// [`forget`] when it succeeds: under the registry's lock, so that a signal's clean-up
+/// sees every file made.
+pub fn remembered(path: &Path, create: impl FnOnce() -> io::Result<File>) -> io::Result<File> {
     let mut live = live();
-    let mut o = OpenOptions::new();
-    o.read(true).write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let f = o.open(path)?;
+    let f = create()?;
     live.files.push(path.to_path_buf());
     Ok(f)
 }
 
 /// Creates the folder `path` (failing when anything is there, a symlink included),
 /// open to its owner only (0700 on Unix), and remembers it until [`remove_dir`].
-pub(crate) fn create_dir(path: &Path) -> io::Result<()> {
+pub fn create_dir(path: &Path) -> io::Result<()> {
     let mut live = live();
     let mut b = std::fs::DirBuilder::new();
     #[cfg(unix)]
@@ -68,7 +77,7 @@ pub fn remove(path: &Path) -> io::Result<()> {
 }
 
 /// Removes the (empty) folder `path` and stops remembering it.
-pub(crate) fn remove_dir(path: &Path) -> io::Result<()> {
+pub fn remove_dir(path: &Path) -> io::Result<()> {
     let mut live = live();
     forget_in(&mut live.dirs, path);
     std::fs::remove_dir(path)

@@ -1,0 +1,32 @@
+//! The files scanner keeps as its own, as opposed to the evidence and rules it reads:
+//!
+//! - [`OwnedDir`]: a folder of the user's own that no one else may write, opened once
+//!   and used through its handle, for every file scanner writes or rewrites that the
+//!   user did not name with `-o` (config files, rules, caches, downloaded rule sets).
+//!   Run as root in a folder another user can write, scanner never writes through a
+//!   link planted there, nor into a folder swapped in after the check.
+//! - the run's temporary files ([`create_temp_file`] and the rest): made exclusively,
+//!   private, remembered so that a run stopped by a signal removes them, and those of
+//!   runs killed outright removed by the next run ([`remove_stale_temp_files`]).
+//!
+//! ```no_run
+//! use scanner_files::OwnedDir;
+//! use std::ffi::OsStr;
+//! let config = OwnedDir::open("config".as_ref())?;
+//! let text = config.read(OsStr::new("critical_systems.txt"), 16 << 20)?;
+//! config.write(OsStr::new("critical_systems.txt"), true, 0o644, |f| {
+//!     std::io::Write::write_all(f, b"dc01\n")
+//! })?;
+//! # Ok::<(), scanner_files::Error>(())
+//! ```
+
+mod owned_dir;
+mod temp;
+
+pub use owned_dir::{new_file_mode, Entry, Error, Kind, OwnedDir, Why};
+pub use temp::{
+    create as create_temp_file, create_dir as create_temp_dir, forget as forget_temp_file,
+    random_suffix, remembered as remember_temp_file, remove as remove_temp_file,
+    remove_all_and_hold as remove_all_temp_files_and_hold, remove_dir as remove_temp_dir,
+    remove_stale as remove_stale_temp_files, StaleTemp,
+};

@@ -480,11 +480,6 @@ pub struct SetDefaultProfileArgs {
     pub no_color: bool,
 }
 
-/// `critical_systems.txt`, relative to the current folder: what `config-critical-systems`
-/// writes by default and what csv-timeline and json-timeline read (Hayabusa's
-/// `config/critical_systems.txt`, run from its folder).
-pub const CRITICAL_SYSTEMS: &str = "./config/critical_systems.txt";
-
 /// `config-critical-systems` options.
 #[derive(Args, Debug)]
 pub struct CriticalSystemsArgs {
@@ -495,7 +490,7 @@ pub struct CriticalSystemsArgs {
     #[arg(
         long = "critical-systems",
         value_name = "FILE",
-        default_value = CRITICAL_SYSTEMS
+        default_value = crate::critical_systems::DEFAULT
     )]
     pub target: PathBuf,
     /// Print what was found without writing the file.

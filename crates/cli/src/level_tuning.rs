@@ -3,40 +3,43 @@
 //! The tuning file is Hayabusa 3.9.0's (`rules/config/level_tuning.txt`): a header line,
 //! then `<rule id>,<new level>` lines, the level optionally followed by a `#` comment.
 //! The whole file is checked first: a malformed line stops the run before any rule is
-//! touched, naming the file and line. Then each `.yml` file under `-r` (links are not
-//! followed: a linked rule is reported and left alone) whose `id` is listed and whose
-//! level differs gets its top-level `level:` line rewritten, the rest of the file kept
-//! byte for byte, and is replaced atomically (a crash leaves the old rule or the new,
-//! never half of one). Unlike Hayabusa 3.9.0, `low` is written as `low` (3.9.0 wrote
-//! `informational`).
+//! touched, naming the file and line. Then each `.yml` file under `-r` whose `id` is
+//! listed and whose level differs gets its top-level `level:` line rewritten, the rest
+//! of the file kept byte for byte, and is replaced atomically (a crash leaves the old
+//! rule or the new, never half of one). Unlike Hayabusa 3.9.0, `low` is written as
+//! `low` (3.9.0 wrote `informational`).
+//!
+//! The rules are rewritten in place, often as root, so every folder is reached through
+//! an [`OwnedDir`]: the user's own and writable by no one else (else it is reported and
+//! left alone), opened once, its files read and replaced through its handle; a link
+//! (a rule, a folder, or `-r` itself) is reported and never followed. A rule swapped
+//! for a link between its read and its rewrite is replaced, not written through.
 
 use crate::args::LevelTuningArgs;
 use crate::exit;
 use crate::terminal::safe;
+use scanner_files::{Kind, OwnedDir, Why};
+use scanner_rules::TextFile;
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 const LEVELS: [&str; 5] = ["informational", "low", "medium", "high", "critical"];
 
-/// Rule files larger than this are not rules (the rule loader's allowance).
-const MAX_RULE_BYTES: u64 = 1 << 20;
-
 /// Why the tuning could not run, or a rule could not be tuned.
 #[derive(Debug)]
 pub enum TuningError {
-    /// The tuning file or a rule could not be read.
-    Read(PathBuf, std::io::Error),
+    /// The tuning file could not be read (the reason).
+    Read(PathBuf, String),
     /// A line of the tuning file is not `id,level`.
     Line(PathBuf, usize, String),
-    /// A rule file is a link (not followed).
-    Link(PathBuf),
-    /// A rule file is larger than a rule can be.
-    TooLarge(PathBuf, u64),
+    /// A rule or folder was not used (it names itself and why).
+    Refused(scanner_files::Error),
     /// A rule listed has no top-level `level:` line to rewrite.
     NoLevel(PathBuf),
-    /// A rule could not be written (the output module's message, naming it).
-    Write(String),
+    /// A rule is not UTF-8 text.
+    NotText(PathBuf),
 }
 
 impl fmt::Display for TuningError {
@@ -44,16 +47,9 @@ impl fmt::Display for TuningError {
         match self {
             TuningError::Read(p, e) => write!(f, "cannot read {}: {e}", p.display()),
             TuningError::Line(p, n, why) => write!(f, "{} line {n}: {why}", p.display()),
-            TuningError::Link(p) => write!(f, "{}: a link, not followed; not tuned", p.display()),
-            TuningError::TooLarge(p, n) => {
-                write!(
-                    f,
-                    "{}: {n} bytes, too large for a rule; skipped",
-                    p.display()
-                )
-            }
+            TuningError::Refused(e) => write!(f, "{e}; not tuned"),
             TuningError::NoLevel(p) => write!(f, "{}: no top-level level: line", p.display()),
-            TuningError::Write(m) => f.write_str(m),
+            TuningError::NotText(p) => write!(f, "{}: not UTF-8 text; not tuned", p.display()),
         }
     }
 }
@@ -67,27 +63,22 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
             return exit::FATAL;
         }
     };
-    let mut files = Vec::new();
     let mut errors = Vec::new();
-    collect(&a.rules, &mut files, &mut errors, true);
-    files.sort();
     let mut changed = 0;
-    for f in &files {
-        match tune(f, &tuning) {
-            Ok(Some((old, new))) => {
-                changed += 1;
-                if !a.quiet {
-                    println!(
-                        "{}: level {} -> {}",
-                        safe(&f.display().to_string()),
-                        safe(&old),
-                        new
-                    );
-                }
-            }
-            Ok(None) => {}
-            Err(e) => errors.push(e),
+    let mut on_tuned = |path: &Path, old: &str, new: &str| {
+        changed += 1;
+        if !a.quiet {
+            println!(
+                "{}: level {} -> {new}",
+                safe(&path.display().to_string()),
+                safe(old),
+            );
         }
+    };
+    match top(&a.rules) {
+        Ok((dir, Some(name))) => tune_file(&dir, name, &tuning, &mut errors, &mut on_tuned),
+        Ok((dir, None)) => tune_dir(&dir, &tuning, &mut errors, &mut on_tuned),
+        Err(e) => errors.push(TuningError::Refused(e)),
     }
     if !a.quiet {
         println!(
@@ -106,16 +97,11 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
     }
 }
 
-/// Rule id → new level, from the tuning file.
+/// Rule id → new level, from the tuning file (read as any config file: a regular file,
+/// at most the config files' cap).
 fn read_tuning(path: &Path) -> Result<HashMap<String, &'static str>, TuningError> {
-    let meta = std::fs::metadata(path).map_err(|e| TuningError::Read(path.to_path_buf(), e))?;
-    if !meta.is_file() {
-        // A FIFO or device would block the read or never end.
-        let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
-        return Err(TuningError::Read(path.to_path_buf(), e));
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| TuningError::Read(path.to_path_buf(), e))?;
+    let text = scanner_rules::read_text_file(path, TextFile::Config)
+        .map_err(|e| TuningError::Read(path.to_path_buf(), e.to_string()))?;
     let mut map = HashMap::new();
     for (i, line) in text.lines().enumerate().skip(1) {
         let n = i + 1;
@@ -155,57 +141,75 @@ fn is_rule_id(s: &str) -> bool {
         })
 }
 
-/// The `.yml` files under `path` (itself when it is a file given by name); links below
-/// it are reported, not followed.
-fn collect(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<TuningError>, top: bool) {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) => return errors.push(TuningError::Read(path.to_path_buf(), e)),
-    };
-    let is_yml = top || path.extension().is_some_and(|x| x == "yml");
-    if meta.file_type().is_symlink() {
-        if top && meta_follows_to_dir(path) {
-            // A rules folder given as a link: its own entries are still not followed.
-            return collect_dir(path, files, errors);
+/// `-r`: the folder to walk, or the folder holding the one rule file it names.
+fn top(path: &Path) -> Result<(OwnedDir, Option<&OsStr>), scanner_files::Error> {
+    match OwnedDir::open(path) {
+        Ok(d) => Ok((d, None)),
+        Err(e) if matches!(e.why(), Why::NotFolder) => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let name = path.file_name().ok_or(e)?;
+            Ok((OwnedDir::open(parent)?, Some(name)))
         }
-        if is_yml {
-            errors.push(TuningError::Link(path.to_path_buf()));
-        }
-    } else if meta.is_dir() {
-        collect_dir(path, files, errors);
-    } else if meta.is_file() && is_yml {
-        files.push(path.to_path_buf());
+        Err(e) => Err(e),
     }
 }
 
-fn meta_follows_to_dir(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.is_dir())
-}
-
-fn collect_dir(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<TuningError>) {
-    let entries = match std::fs::read_dir(path) {
-        Ok(d) => d,
-        Err(e) => return errors.push(TuningError::Read(path.to_path_buf(), e)),
+/// Tunes the `.yml` files of `dir` and of its folders, in name order.
+fn tune_dir(
+    dir: &OwnedDir,
+    tuning: &HashMap<String, &'static str>,
+    errors: &mut Vec<TuningError>,
+    on_tuned: &mut impl FnMut(&Path, &str, &str),
+) {
+    let mut entries = match dir.entries() {
+        Ok(e) => e,
+        Err(e) => return errors.push(TuningError::Refused(e)),
     };
-    for entry in entries {
-        match entry {
-            Ok(e) => collect(&e.path(), files, errors, false),
-            Err(e) => errors.push(TuningError::Read(path.to_path_buf(), e)),
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    for e in entries {
+        let yml = Path::new(&e.name).extension().is_some_and(|x| x == "yml");
+        match e.kind {
+            Kind::Folder => match dir.open_dir(&e.name) {
+                Ok(sub) => tune_dir(&sub, tuning, errors, on_tuned),
+                Err(err) => errors.push(TuningError::Refused(err)),
+            },
+            Kind::File if yml => tune_file(dir, &e.name, tuning, errors, on_tuned),
+            Kind::Link if yml => {
+                errors.push(TuningError::Refused(dir.entry_error(&e.name, Why::Link)))
+            }
+            _ => {}
         }
     }
 }
 
-/// Rewrites one rule when the tuning lists it with another level; the old and new level.
+/// Rewrites the rule `name` of `dir` when the tuning lists it with another level.
+fn tune_file(
+    dir: &OwnedDir,
+    name: &OsStr,
+    tuning: &HashMap<String, &'static str>,
+    errors: &mut Vec<TuningError>,
+    on_tuned: &mut impl FnMut(&Path, &str, &str),
+) {
+    match tune(dir, name, tuning) {
+        Ok(Some((old, new))) => on_tuned(&dir.shown(name), &old, new),
+        Ok(None) => {}
+        Err(e) => errors.push(e),
+    }
+}
+
 fn tune(
-    path: &Path,
+    dir: &OwnedDir,
+    name: &OsStr,
     tuning: &HashMap<String, &'static str>,
 ) -> Result<Option<(String, &'static str)>, TuningError> {
-    let read = |e| TuningError::Read(path.to_path_buf(), e);
-    let size = std::fs::symlink_metadata(path).map_err(read)?.len();
-    if size > MAX_RULE_BYTES {
-        return Err(TuningError::TooLarge(path.to_path_buf(), size));
-    }
-    let text = std::fs::read_to_string(path).map_err(read)?;
+    let bytes = dir
+        .read(name, TextFile::Rule.cap())
+        .map_err(TuningError::Refused)?
+        .unwrap_or_default();
+    let text = String::from_utf8(bytes).map_err(|_| TuningError::NotText(dir.shown(name)))?;
     let Some(id) = top_level(&text, "id") else {
         return Ok(None);
     };
@@ -213,16 +217,16 @@ fn tune(
         return Ok(None);
     };
     let Some((start, end, old)) = level_line(&text) else {
-        return Err(TuningError::NoLevel(path.to_path_buf()));
+        return Err(TuningError::NoLevel(dir.shown(name)));
     };
     if old.eq_ignore_ascii_case(new) {
         return Ok(None);
     }
     let rewritten = format!("{}level: {new}{}", &text[..start], &text[end..]);
-    crate::output::write_atomically(path, true, |f| {
+    dir.write(name, true, scanner_files::new_file_mode(), |f| {
         std::io::Write::write_all(f, rewritten.as_bytes())
     })
-    .map_err(TuningError::Write)?;
+    .map_err(TuningError::Refused)?;
     Ok(Some((old, new)))
 }
 

@@ -5,6 +5,7 @@ mod alloc;
 mod args;
 mod config;
 mod cpu_profile;
+mod critical_systems;
 mod default_profile;
 mod evtx_cmd;
 mod expand_list;

@@ -211,19 +211,19 @@ fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
 }
 
 /// Reads `./config/critical_systems.txt` into the rule set: the detections on the
-/// computers it lists are raised one level. An absent file changes nothing; one that
-/// cannot be read (not a regular file, too large, not text) stops the run, as any
-/// config file does.
+/// computers it lists are raised one level (see [`crate::critical_systems`]).
 fn read_critical_systems(set: &mut RuleSet, quiet: bool) -> Result<(), String> {
-    let path = Path::new(crate::args::CRITICAL_SYSTEMS);
-    let critical = scanner_rules::CriticalSystems::read(path)
-        .map_err(|e| format!("critical systems file: {e}"))?;
+    let Some((critical, path)) = crate::critical_systems::read_default(quiet)
+        .map_err(|e| format!("critical systems file: {e}"))?
+    else {
+        return Ok(());
+    };
     if !critical.is_empty() {
         if !quiet {
             eprintln!(
                 "critical systems: {} computers from {} (their detections are raised a level)",
                 critical.len(),
-                path.display()
+                crate::terminal::safe(&path.display().to_string())
             );
         }
         set.set_critical_systems(critical);

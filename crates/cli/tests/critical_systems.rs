@@ -339,3 +339,136 @@ fn config_critical_systems_writes_where_the_timeline_reads() {
         expected(&["info", "med", "high", "crit", "emer"])
     );
 }
+
+/// A Security 4768 (a domain controller) on each computer named, as EVTX in `name`.
+fn dc_log(s: &Setup, name: &str, computers: &[&str]) -> &'static str {
+    let mut xml = String::from("<Events>\n");
+    for (i, c) in computers.iter().enumerate() {
+        xml.push_str(&format!(
+            r#"<Event xmlns="http://schemas.microsoft.com/win/2004/08/events/event">
+  <System>
+    <Provider Name="Microsoft-Windows-Security-Auditing"/>
+    <EventID>4768</EventID>
+    <TimeCreated SystemTime="2024-03-12T08:00:0{i}.000Z"/>
+    <EventRecordID>{}</EventRecordID>
+    <Channel>Security</Channel>
+    <Computer>{c}</Computer>
+  </System>
+  <EventData><Data Name="TargetUserName">alice</Data></EventData>
+</Event>
+"#,
+            i + 1
+        ));
+    }
+    xml.push_str("</Events>\n");
+    let src = s.dir.join(format!("{name}.xml"));
+    std::fs::write(&src, xml).unwrap();
+    let out = s.path(name);
+    ok(&s.run(&["evtx", "write", "--from", src.to_str().unwrap(), "-o", out]));
+    out
+}
+
+/// The attack of a local user who can write the case folder: `config/critical_systems.txt`
+/// planted as a link to a root file, and a computer name holding a crontab line.
+#[cfg(unix)]
+#[test]
+fn a_planted_link_is_not_written_through_and_evidence_adds_no_line() {
+    let s = Setup::new("critical-planted");
+    let victim = s.dir.join("crontab");
+    std::fs::write(&victim, "# root's crontab\n").unwrap();
+    let config = s.dir.join("run/config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::os::unix::fs::symlink(&victim, config.join("critical_systems.txt")).unwrap();
+    let log = dc_log(
+        &s,
+        "evil",
+        &[
+            "* * * * * root touch /tmp/PWNED&#10;ssh-ed25519 AAAA attacker",
+            "DC01.corp.local",
+        ],
+    );
+    let out = s.run(&["config-critical-systems", "-f", log, "-q"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("./config/critical_systems.txt: a symbolic link, not followed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("holds a line break or control character; not added"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "# root's crontab\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(config.join("critical_systems.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // The timeline does not read through the link either: levels unchanged, exit 1.
+    let out = s.csv(&["-q"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("a symbolic link, not followed"));
+    // With the link gone, the name fit for the file is added, the other never.
+    std::fs::remove_file(config.join("critical_systems.txt")).unwrap();
+    ok(&s.run(&["config-critical-systems", "-f", log, "-q"]));
+    assert_eq!(
+        std::fs::read_to_string(config.join("critical_systems.txt")).unwrap(),
+        "DC01.corp.local\n"
+    );
+}
+
+/// A `config` folder others may write (or, when the tests run as root, another
+/// user's): config-critical-systems refuses it naming it; the timelines leave it unread
+/// with a warning, and the levels are the rules' own.
+#[cfg(unix)]
+#[test]
+fn a_config_folder_others_control_is_refused_for_writing_and_unread_by_timelines() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Setup::new("critical-foreign");
+    let file = s.list("DC01.corp.local\n");
+    let config = file.parent().unwrap().to_path_buf();
+    let log = dc_log(&s, "dc", &["FS09.corp.local"]);
+    let mut cases: Vec<(&str, Box<dyn Fn()>)> = vec![(
+        "writable by group or others",
+        Box::new(|| {
+            std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o777)).unwrap()
+        }),
+    )];
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        cases.push((
+            "belongs to user 65534",
+            Box::new(|| {
+                std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o755)).unwrap();
+                std::os::unix::fs::chown(&config, Some(65534), Some(65534)).unwrap();
+            }),
+        ));
+    }
+    for (why, make) in cases {
+        make();
+        let out = s.run(&["config-critical-systems", "-f", log, "-q"]);
+        assert_eq!(out.status.code(), Some(1), "{why}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("./config: ") && err.contains(why),
+            "{why}: {err}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "DC01.corp.local\n");
+        let out = s.csv(&[]);
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("warning: ./config/critical_systems.txt not read: ./config: ")
+                && err.contains(why),
+            "{why}: {err}"
+        );
+        assert_eq!(
+            levels(&ok(&out)),
+            expected(&["info", "low", "med", "high", "crit"]),
+            "{why}: levels as the rules say"
+        );
+    }
+}

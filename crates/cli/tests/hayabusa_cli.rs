@@ -453,7 +453,7 @@ fn level_tuning_rewrites_the_level_line_of_the_rules_listed() {
     {
         // The link is reported and neither it nor its target is written.
         assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("linked.yml: a link, not followed"));
+        assert!(text(&out.stderr).contains("linked.yml: a symbolic link, not followed; not tuned"));
         assert_eq!(
             std::fs::read_to_string(&outside).unwrap(),
             rule_text(RULE_ID, "high")

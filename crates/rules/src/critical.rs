@@ -7,9 +7,6 @@
 
 use crate::fields::FxHashMap;
 use crate::meta::Level;
-use crate::report::LoadError;
-use crate::text_file::{self, read_error, TextFile};
-use std::path::Path;
 
 /// The computers listed in `critical_systems.txt`.
 #[derive(Debug, Clone, Default)]
@@ -22,23 +19,6 @@ pub struct CriticalSystems {
 const SEP: &str = " ¦ ";
 
 impl CriticalSystems {
-    /// Reads `path`; an absent file gives an empty list. A file that is not regular,
-    /// too large, not UTF-8 or unreadable is an error naming it.
-    pub fn read(path: &Path) -> Result<CriticalSystems, LoadError> {
-        let text = match text_file::read(path, TextFile::Config) {
-            Ok(t) => t,
-            Err(e) => {
-                let absent = matches!(e.kind(), crate::ErrorKind::Io(io)
-                    if io.kind() == std::io::ErrorKind::NotFound);
-                if absent {
-                    return Ok(CriticalSystems::default());
-                }
-                return Err(read_error(path, e));
-            }
-        };
-        Ok(CriticalSystems::parse(&text))
-    }
-
     /// The names of `text`, one a line (`#` comments and blank lines skipped).
     pub fn parse(text: &str) -> CriticalSystems {
         let names = text
@@ -105,19 +85,5 @@ mod tests {
         // A correlation's row: any of its computers.
         assert_eq!(c.level(Level::Low, "ws02 ¦ FS01"), Level::Medium);
         assert_eq!(c.level(Level::Low, "ws02 ¦ ws03"), Level::Low);
-    }
-
-    #[test]
-    fn an_absent_file_lists_nothing_and_a_folder_is_an_error() {
-        let d = std::env::temp_dir().join(format!("scanner-critical-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        let absent = CriticalSystems::read(&d.join("critical_systems.txt")).unwrap();
-        assert!(absent.is_empty());
-        assert!(!absent.lists("anything"));
-        let e = CriticalSystems::read(&d).unwrap_err().to_string();
-        assert!(e.starts_with(&d.display().to_string()), "{e}");
-        assert!(e.ends_with("not a regular file (a folder)"), "{e}");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

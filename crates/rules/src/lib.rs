@@ -112,4 +112,6 @@ pub use crate::{
     report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport, SetCacheUse},
     rule::{Rule, Selection},
     set::RuleSet,
+    text_file::{read as read_text_file, TextFile},
+    yaml::documents as yaml_documents,
 };

@@ -7,7 +7,8 @@
 //! before adding each kind to the file, and panics when standard input is not a
 //! terminal; scanner asks nothing (`--dry-run` prints without writing), so it runs in a
 //! script. The file keeps its lines as they were; new names are appended (a name
-//! already there, in any case, is not repeated) and the file is replaced atomically.
+//! already there, in any case, is not repeated) and the file is replaced atomically,
+//! through its folder checked as the user's own (see [`crate::critical_systems`]).
 
 use super::{run_with, MetricsError, Rec, Run, Tally};
 use crate::args::CriticalSystemsArgs;
@@ -73,13 +74,23 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
             }
             println!();
         }
-        let target = a.common.output.as_deref().unwrap_or(&a.target);
-        if !a.dry_run && !found.is_empty() {
-            let added = add_names(
-                target,
-                &found,
-                a.common.output.is_some() && !a.common.clobber,
-            )?;
+        let (fit, unfit): (Vec<&str>, Vec<&str>) = found
+            .iter()
+            .partition(|n| crate::critical_systems::writable_name(n));
+        for n in &unfit {
+            eprintln!(
+                "warning: computer name \"{}\" holds a line break or control character; not added",
+                safe(n)
+            );
+        }
+        if !a.dry_run && !fit.is_empty() {
+            let (target, added) = match &a.common.output {
+                Some(out) => (out, add_to_output(out, &fit, a.common.clobber)?),
+                None => (
+                    &a.target,
+                    crate::critical_systems::add(&a.target, &fit).map_err(MetricsError::Output)?,
+                ),
+            };
             println!("{added} added to {}.", safe(&target.display().to_string()));
         }
         for e in &run.errors {
@@ -93,20 +104,17 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
     })
 }
 
-/// Appends the names the file lacks (compared without case and surrounding spaces, as
-/// host names are) and writes it atomically; returns how many were added. `refuse`: an
-/// existing file is refused (`-o` without `-C`).
-fn add_names(path: &Path, names: &[&str], refuse: bool) -> Result<usize, MetricsError> {
+/// `-o FILE`: the names added to the file the user named (its lines kept, with `-C`;
+/// without, an existing file is refused), written as every output is.
+fn add_to_output(path: &Path, names: &[&str], clobber: bool) -> Result<usize, MetricsError> {
     let existing = match std::fs::read_to_string(path) {
-        Ok(t) => {
-            if refuse {
-                return Err(MetricsError::Output(format!(
-                    "{} exists: add -C to add the names to it",
-                    path.display()
-                )));
-            }
-            t
+        Ok(_) if !clobber => {
+            return Err(MetricsError::Output(format!(
+                "{} exists: add -C to add the names to it",
+                path.display()
+            )))
         }
+        Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => {
             return Err(MetricsError::Output(format!(
@@ -115,27 +123,10 @@ fn add_names(path: &Path, names: &[&str], refuse: bool) -> Result<usize, Metrics
             )))
         }
     };
-    let mut have: BTreeSet<String> = existing.lines().map(|l| l.trim().to_lowercase()).collect();
-    // A computer both a domain controller and a file server is written once.
-    let new: Vec<&&str> = names
-        .iter()
-        .filter(|n| have.insert(n.trim().to_lowercase()))
-        .collect();
-    let mut text = existing;
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    for n in &new {
-        text.push_str(n);
-        text.push('\n');
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| MetricsError::Output(format!("cannot create {}: {e}", dir.display())))?;
-    }
+    let (text, added) = crate::critical_systems::extended(existing, names);
     crate::output::write_atomically(path, true, |f| {
         std::io::Write::write_all(f, text.as_bytes())
     })
     .map_err(MetricsError::Output)?;
-    Ok(new.len())
+    Ok(added)
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// standard), or an error listing the profiles.
 pub fn profile(a: &TimelineArgs) -> Result<Profile, String> {
     let Some(name) = &a.profile else {
-        return crate::default_profile::read().map_err(|e| e.to_string());
+        return crate::default_profile::read(a.quiet).map_err(|e| e.to_string());
     };
     Profile::parse(name).ok_or_else(|| {
         let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();

@@ -4,12 +4,16 @@
 //! scanner keeps the profile's name in the user's configuration folder,
 //! `$XDG_CONFIG_HOME/scanner/default_profile.txt` (`~/.config/scanner/` without it;
 //! `%APPDATA%\scanner\` on Windows), so a shared or read-only installation still lets
-//! each analyst choose, and one file of one line is all there is to it.
+//! each analyst choose, and one file of one line is all there is to it. The folder is
+//! used only when it is the user's own and writable by no one else, through its handle
+//! (see [`scanner_files::OwnedDir`]).
 
 use crate::args::SetDefaultProfileArgs;
 use crate::exit;
 use crate::terminal::safe;
+use scanner_files::{OwnedDir, Why};
 use scanner_timeline::Profile;
+use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -34,14 +38,15 @@ pub fn file() -> Option<PathBuf> {
 pub enum DefaultProfileError {
     /// No configuration folder (no `XDG_CONFIG_HOME`, `HOME` or `APPDATA`).
     NoConfigDir,
-    /// The file could not be read.
-    Read(PathBuf, std::io::Error),
+    /// The file or its folder could not be used (it names itself and why).
+    Refused(scanner_files::Error),
+    /// The configuration folder may not be trusted (another user's, or writable by
+    /// others).
+    Untrusted(scanner_files::Error),
     /// The file names no profile scanner has.
     Unknown(PathBuf, String),
     /// The profile given to set-default-profile does not exist.
     UnknownArg(String),
-    /// The folder or file could not be written.
-    Write(PathBuf, String),
 }
 
 impl fmt::Display for DefaultProfileError {
@@ -52,7 +57,7 @@ impl fmt::Display for DefaultProfileError {
                 f,
                 "no configuration folder: set XDG_CONFIG_HOME or HOME (APPDATA on Windows)"
             ),
-            DefaultProfileError::Read(p, e) => write!(f, "cannot read {}: {e}", p.display()),
+            DefaultProfileError::Refused(e) | DefaultProfileError::Untrusted(e) => write!(f, "{e}"),
             DefaultProfileError::Unknown(p, name) => write!(
                 f,
                 "{}: unknown profile '{name}' ({}); run set-default-profile again",
@@ -62,34 +67,60 @@ impl fmt::Display for DefaultProfileError {
             DefaultProfileError::UnknownArg(name) => {
                 write!(f, "unknown profile '{name}' ({})", names.join(", "))
             }
-            DefaultProfileError::Write(p, e) => write!(f, "cannot write {}: {e}", p.display()),
         }
     }
 }
 
-/// The default profile: the one in [`file`] when it exists, else `standard`.
-pub fn read() -> Result<Profile, DefaultProfileError> {
-    match file() {
-        Some(path) => read_from(&path),
-        None => Ok(Profile::Standard),
+/// The default profile: the one in [`file`] when it exists, else `standard`. A
+/// configuration folder that is not the user's own or that others may write (a `HOME`
+/// kept by `sudo`) is not read: `standard`, with a warning unless `quiet`.
+pub fn read(quiet: bool) -> Result<Profile, DefaultProfileError> {
+    let Some(path) = file() else {
+        return Ok(Profile::Standard);
+    };
+    match read_from(&path) {
+        Err(DefaultProfileError::Untrusted(e)) => {
+            if !quiet {
+                eprintln!(
+                    "warning: {} not read: {}; the standard profile is used",
+                    safe(&path.display().to_string()),
+                    safe(&e.to_string())
+                );
+            }
+            Ok(Profile::Standard)
+        }
+        r => r,
     }
+}
+
+/// The most a default-profile file may hold (one name).
+const MAX_BYTES: u64 = 4096;
+
+/// The folder holding `path` and its name in it.
+fn split(path: &Path) -> (&Path, &OsStr) {
+    (
+        path.parent().unwrap_or(Path::new(".")),
+        path.file_name()
+            .unwrap_or(OsStr::new("default_profile.txt")),
+    )
 }
 
 fn read_from(path: &Path) -> Result<Profile, DefaultProfileError> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            // A FIFO or device would block the read or never end.
-            let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
-            return Err(DefaultProfileError::Read(path.to_path_buf(), e));
-        }
-        _ => {}
-    }
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Profile::Standard),
-        Err(e) => return Err(DefaultProfileError::Read(path.to_path_buf(), e)),
+    let (dir, name) = split(path);
+    let dir = match OwnedDir::open(dir) {
+        Ok(d) => d,
+        Err(e) if e.is_not_found() => return Ok(Profile::Standard),
+        Err(e) if matches!(e.why(), Why::Io(_)) => return Err(DefaultProfileError::Refused(e)),
+        Err(e) => return Err(DefaultProfileError::Untrusted(e)),
     };
-    let name = text.trim();
+    let Some(bytes) = dir
+        .read(name, MAX_BYTES)
+        .map_err(DefaultProfileError::Refused)?
+    else {
+        return Ok(Profile::Standard);
+    };
+    let name = String::from_utf8_lossy(&bytes);
+    let name = name.trim();
     Profile::parse(name)
         .ok_or_else(|| DefaultProfileError::Unknown(path.to_path_buf(), name.to_string()))
 }
@@ -113,14 +144,12 @@ fn set(a: &SetDefaultProfileArgs) -> Result<(), DefaultProfileError> {
     };
     let profile =
         Profile::parse(name).ok_or_else(|| DefaultProfileError::UnknownArg(name.clone()))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| DefaultProfileError::Write(dir.to_path_buf(), e.to_string()))?;
-    }
-    crate::output::write_atomically(&path, true, |f| {
+    let (dir, file_name) = split(&path);
+    let dir = OwnedDir::create(dir).map_err(DefaultProfileError::Refused)?;
+    dir.write(file_name, true, scanner_files::new_file_mode(), |f| {
         std::io::Write::write_all(f, format!("{}\n", profile.name()).as_bytes())
     })
-    .map_err(|e| DefaultProfileError::Write(path.clone(), e))?;
+    .map_err(DefaultProfileError::Refused)?;
     if !a.quiet {
         println!(
             "default profile: {} (written to {})",

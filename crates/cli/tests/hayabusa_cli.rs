@@ -545,6 +545,40 @@ fn set_default_profile_is_used_by_the_timeline_without_p() {
         } else {
             println!("skipped: mkfifo is not available");
         }
+        // A link planted at the file's name is neither followed nor replaced.
+        use std::os::unix::fs::PermissionsExt;
+        let victim = config.join("victim");
+        std::fs::write(&victim, "root's\n").unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&victim, &file).unwrap();
+        let out = run_with(&config, &["set-default-profile", "-p", "verbose", "-q"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            text(&out.stderr).contains("default_profile.txt: a symbolic link, not followed"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's\n");
+        // A folder others may write: not written, and not read (standard, a warning).
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, "verbose\n").unwrap();
+        let folder = config.join("scanner");
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let out = run_with(&config, &["set-default-profile", "-p", "minimal", "-q"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(text(&out.stderr).contains("writable by group or others"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "verbose\n");
+        let out = run_with(&config, &["csv-timeline", "-f", LOG, "-N", "-U"]);
+        assert!(
+            text(&out.stderr).contains("default_profile.txt not read:")
+                && text(&out.stderr).contains("the standard profile is used"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            text(&out.stdout).lines().next().unwrap_or_default(),
+            standard
+        );
     }
     std::fs::remove_dir_all(config).unwrap();
 }

@@ -12,7 +12,7 @@
 //! one holding a line break or other control character is never written (it would add
 //! lines of the attacker's choosing to the file).
 
-use scanner_files::{OwnedDir, Why};
+use scanner_files::{FileMode, OwnedDir, Why};
 use scanner_rules::CriticalSystems;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -83,9 +83,12 @@ pub fn add(path: &Path, names: &[&str]) -> Result<usize, String> {
     };
     let (text, added) = extended(existing, names);
     if added > 0 {
-        dir.write(name, true, scanner_files::new_file_mode(), |f| {
-            std::io::Write::write_all(f, text.as_bytes())
-        })
+        dir.write(
+            name,
+            true,
+            FileMode::KeepOr(scanner_files::new_file_mode()),
+            |f| std::io::Write::write_all(f, text.as_bytes()),
+        )
         .map_err(|e| format!("cannot write {e}"))?;
     }
     Ok(added)

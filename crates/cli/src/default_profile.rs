@@ -11,7 +11,7 @@
 use crate::args::SetDefaultProfileArgs;
 use crate::exit;
 use crate::terminal::safe;
-use scanner_files::{OwnedDir, Why};
+use scanner_files::{FileMode, OwnedDir, Why};
 use scanner_timeline::Profile;
 use std::ffi::OsStr;
 use std::fmt;
@@ -146,9 +146,12 @@ fn set(a: &SetDefaultProfileArgs) -> Result<(), DefaultProfileError> {
         Profile::parse(name).ok_or_else(|| DefaultProfileError::UnknownArg(name.clone()))?;
     let (dir, file_name) = split(&path);
     let dir = OwnedDir::create(dir).map_err(DefaultProfileError::Refused)?;
-    dir.write(file_name, true, scanner_files::new_file_mode(), |f| {
-        std::io::Write::write_all(f, format!("{}\n", profile.name()).as_bytes())
-    })
+    dir.write(
+        file_name,
+        true,
+        FileMode::KeepOr(scanner_files::new_file_mode()),
+        |f| std::io::Write::write_all(f, format!("{}\n", profile.name()).as_bytes()),
+    )
     .map_err(DefaultProfileError::Refused)?;
     if !a.quiet {
         println!(

@@ -18,7 +18,7 @@
 use crate::args::LevelTuningArgs;
 use crate::exit;
 use crate::terminal::safe;
-use scanner_files::{Kind, OwnedDir, Why};
+use scanner_files::{FileMode, Kind, OwnedDir, Why};
 use scanner_rules::TextFile;
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -223,9 +223,12 @@ fn tune(
         return Ok(None);
     }
     let rewritten = format!("{}level: {new}{}", &text[..start], &text[end..]);
-    dir.write(name, true, scanner_files::new_file_mode(), |f| {
-        std::io::Write::write_all(f, rewritten.as_bytes())
-    })
+    dir.write(
+        name,
+        true,
+        FileMode::KeepOr(scanner_files::new_file_mode()),
+        |f| std::io::Write::write_all(f, rewritten.as_bytes()),
+    )
     .map_err(TuningError::Refused)?;
     Ok(Some((old, new)))
 }

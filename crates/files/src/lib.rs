@@ -14,7 +14,7 @@
 //! use std::ffi::OsStr;
 //! let config = OwnedDir::open("config".as_ref())?;
 //! let text = config.read(OsStr::new("critical_systems.txt"), 16 << 20)?;
-//! config.write(OsStr::new("critical_systems.txt"), true, 0o644, |f| {
+//! config.write(OsStr::new("critical_systems.txt"), true, scanner_files::FileMode::KeepOr(0o644), |f| {
 //!     std::io::Write::write_all(f, b"dc01\n")
 //! })?;
 //! # Ok::<(), scanner_files::Error>(())
@@ -23,7 +23,7 @@
 mod owned_dir;
 mod temp;
 
-pub use owned_dir::{new_file_mode, Entry, Error, Kind, OwnedDir, Why};
+pub use owned_dir::{new_file_mode, Entry, Error, FileMode, Kind, OwnedDir, Why};
 pub use temp::{
     create as create_temp_file, create_dir as create_temp_dir, forget as forget_temp_file,
     random_suffix, remembered as remember_temp_file, remove as remove_temp_file,

@@ -127,6 +127,15 @@ pub enum Kind {
     Other,
 }
 
+/// The mode [`OwnedDir::write`] gives the file it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMode {
+    /// Exactly this mode (a private cache: 0600 whatever was there).
+    Exactly(u32),
+    /// The mode of the file replaced, or this one for a new file.
+    KeepOr(u32),
+}
+
 /// An entry of a folder, as listed.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -348,7 +357,7 @@ impl OwnedDir {
     }
 
     /// Writes the file `name` with `f`: into a private temporary file made in this
-    /// folder, given `mode` (or, when a file is replaced, that file's mode), synced,
+    /// folder, given its [`FileMode`], synced,
     /// then put in place. With `replace` an existing regular file is replaced; without,
     /// anything at the name is kept and [`Why::Exists`] returned. A link, folder or
     /// other special file at the name is never replaced.
@@ -356,15 +365,22 @@ impl OwnedDir {
         &self,
         name: &OsStr,
         replace: bool,
-        mode: u32,
+        mode: FileMode,
         f: impl FnOnce(&mut File) -> io::Result<T>,
     ) -> Result<T, Error> {
+        let (keep, mode) = match mode {
+            FileMode::Exactly(m) => (false, m),
+            FileMode::KeepOr(m) => (true, m),
+        };
         let mode = match self.entry(name)? {
             None => mode,
             Some(_) if !replace => return Err(self.err(name, Why::Exists)),
             Some(Entry {
                 kind: Kind::File, ..
-            }) => self.mode_of(name).unwrap_or(mode),
+            }) if keep => self.mode_of(name).unwrap_or(mode),
+            Some(Entry {
+                kind: Kind::File, ..
+            }) => mode,
             Some(Entry {
                 kind: Kind::Link, ..
             }) => return Err(self.err(name, Why::Link)),
@@ -737,7 +753,7 @@ mod tests {
         ));
         for replace in [false, true] {
             let e = dir
-                .write(os("planted"), replace, 0o644, |f| {
+                .write(os("planted"), replace, FileMode::KeepOr(0o644), |f| {
                     io::Write::write_all(f, b"attacker's")
                 })
                 .unwrap_err();
@@ -757,7 +773,7 @@ mod tests {
     fn files_are_written_whole_replaced_only_when_asked_and_read_within_a_cap() {
         let d = scratch("write");
         let dir = OwnedDir::open(&d).unwrap();
-        dir.write(os("a.txt"), false, 0o640, |f| {
+        dir.write(os("a.txt"), false, FileMode::KeepOr(0o640), |f| {
             io::Write::write_all(f, b"one")
         })
         .unwrap();
@@ -767,13 +783,13 @@ mod tests {
             .mode();
         assert_eq!(mode & 0o777, 0o640);
         let e = dir
-            .write(os("a.txt"), false, 0o640, |f| {
+            .write(os("a.txt"), false, FileMode::KeepOr(0o640), |f| {
                 io::Write::write_all(f, b"two")
             })
             .unwrap_err();
         assert!(matches!(e.why(), Why::Exists));
         std::fs::set_permissions(d.join("a.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
-        dir.write(os("a.txt"), true, 0o644, |f| {
+        dir.write(os("a.txt"), true, FileMode::KeepOr(0o644), |f| {
             io::Write::write_all(f, b"three")
         })
         .unwrap();
@@ -783,6 +799,15 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600, "the replaced file's mode is kept");
+        dir.write(os("a.txt"), true, FileMode::Exactly(0o640), |f| {
+            io::Write::write_all(f, b"three")
+        })
+        .unwrap();
+        let mode = std::fs::metadata(d.join("a.txt"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640, "or not, when asked");
         assert!(matches!(
             dir.read(os("a.txt"), 4).unwrap_err().why(),
             Why::TooLarge(4)
@@ -790,16 +815,21 @@ mod tests {
         assert!(dir.read(os("absent"), 4).unwrap().is_none());
         // A failing writer leaves the old file and no temporary file.
         let e = dir
-            .write(os("a.txt"), true, 0o644, |_| -> io::Result<()> {
-                Err(io::Error::other("disk full"))
-            })
+            .write(
+                os("a.txt"),
+                true,
+                FileMode::KeepOr(0o644),
+                |_| -> io::Result<()> { Err(io::Error::other("disk full")) },
+            )
             .unwrap_err();
         assert!(e.to_string().contains("disk full"), "{e}");
         assert_eq!(dir.read(os("a.txt"), 5).unwrap().unwrap(), b"three");
         assert_eq!(dir.entries().unwrap().len(), 1);
         dir.create_dir(os("sub")).unwrap();
         let e = dir
-            .write(os("sub"), true, 0o644, |f| io::Write::write_all(f, b"x"))
+            .write(os("sub"), true, FileMode::KeepOr(0o644), |f| {
+                io::Write::write_all(f, b"x")
+            })
             .unwrap_err();
         assert!(matches!(e.why(), Why::NotRegular(_)), "{e}");
         let _ = std::fs::remove_dir_all(&d);
@@ -833,8 +863,10 @@ mod tests {
         std::fs::create_dir(&elsewhere).unwrap();
         std::fs::rename(&config, d.join("moved")).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &config).unwrap();
-        dir.write(os("x.txt"), false, 0o644, |f| io::Write::write_all(f, b"x"))
-            .unwrap();
+        dir.write(os("x.txt"), false, FileMode::Exactly(0o644), |f| {
+            io::Write::write_all(f, b"x")
+        })
+        .unwrap();
         assert!(d.join("moved/x.txt").exists());
         assert!(!elsewhere.join("x.txt").exists());
         let _ = std::fs::remove_dir_all(&d);

@@ -31,9 +31,10 @@ use compact_str::CompactString;
 use document::{Ctx, Doc};
 use files::RuleText;
 use rayon::prelude::*;
+use scanner_files::OwnedDir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 /// Where rules come from.
@@ -102,7 +103,9 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
         sources.to_vec()
     };
     let dir = cache_folder(&sources, opts, &mut report);
-    let set_cache = dir.map(|d| cache::SetCache::new(d, &sources, opts, started));
+    let set_cache = dir
+        .as_ref()
+        .map(|d| cache::SetCache::new(d, &sources, opts, started));
     if let Some(sc) = &set_cache {
         report.cache.set.file = Some(sc.file().to_path_buf());
         let found = sc.lookup(&mut |phase| clock.lap(&mut report, phase));
@@ -141,7 +144,9 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
     clock.lap(&mut report, "config and rule files read");
 
     let regexes = RegexCache::default();
-    let cache = dir.and_then(|d| open_cache(d, &sources, &mut report));
+    let cache = dir
+        .as_ref()
+        .and_then(|d| open_cache(d, &sources, &mut report));
     let (loaded, fields, files) = compile(
         texts,
         &config,
@@ -204,27 +209,34 @@ fn served(mut set: RuleSet, report: LoadReport, inputs: usize) -> RuleSet {
 
 /// The rule caches' folder: when one is asked for, some source is a path, and the
 /// folder (made if missing) can be trusted; else `None` (with why in the report).
-fn cache_folder<'o>(
+fn cache_folder(
     sources: &[RuleSource],
-    opts: &'o LoadOptions,
+    opts: &LoadOptions,
     report: &mut LoadReport,
-) -> Option<&'o Path> {
+) -> Option<Arc<OwnedDir>> {
     let dir = opts.cache_dir.as_deref()?;
     if !sources.iter().any(|s| matches!(s, RuleSource::Path(_))) {
         return None;
     }
-    if let Err(e) = cache::folder(dir) {
-        report.cache.note = Some(format!(
-            "rule cache folder {}: {e}; rules parsed",
-            dir.display()
-        ));
-        return None;
+    match cache::folder(dir) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            report.cache.note = Some(format!(
+                "rule cache folder {}: {}; rules parsed",
+                dir.display(),
+                e.why()
+            ));
+            None
+        }
     }
-    Some(dir)
 }
 
 /// The document cache for `sources`, in the cache folder `dir`.
-fn open_cache(dir: &Path, sources: &[RuleSource], report: &mut LoadReport) -> Option<cache::Cache> {
+fn open_cache(
+    dir: &Arc<OwnedDir>,
+    sources: &[RuleSource],
+    report: &mut LoadReport,
+) -> Option<cache::Cache> {
     let (c, note) = cache::Cache::open(dir, sources);
     report.cache.note = note;
     report.cache.file = Some(c.file().to_path_buf());

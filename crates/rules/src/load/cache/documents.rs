@@ -22,10 +22,13 @@ use super::{
 };
 use crate::fields::FxHashMap;
 use crate::load::RuleSource;
+use scanner_files::OwnedDir;
+use std::ffi::OsString;
 use std::fs;
 use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use yaml_serde::Value;
 
 /// Bumped whenever the encoding or what the parser produces changes.
@@ -51,6 +54,9 @@ pub fn key(text: &str) -> Key {
 
 /// An opened cache: its entries, where they lie in its bytes.
 pub struct Cache {
+    dir: Arc<OwnedDir>,
+    name: OsString,
+    /// The file's path, for messages.
     file: PathBuf,
     /// What this build writes after the magic, and expects to read there.
     header: Vec<u8>,
@@ -66,15 +72,17 @@ fn note(path: &Path, why: impl std::fmt::Display) -> String {
 impl Cache {
     /// The cache of `sources` under `dir`: its entries when the file is there and
     /// sound, else none (with why, when a file was there).
-    pub fn open(dir: &Path, sources: &[RuleSource]) -> (Cache, Option<String>) {
-        let file = dir.join(format!("{PREFIX}{:016x}.bin", sources_hash(sources)));
+    pub fn open(dir: &Arc<OwnedDir>, sources: &[RuleSource]) -> (Cache, Option<String>) {
+        let name = OsString::from(format!("{PREFIX}{:016x}.bin", sources_hash(sources)));
         let mut cache = Cache {
-            file,
+            file: dir.shown(&name),
+            dir: Arc::clone(dir),
+            name,
             header: header(FORMAT),
             data: Vec::new(),
             entries: FxHashMap::default(),
         };
-        let why = match read_trusted(&cache.file) {
+        let why = match read_trusted(&cache.dir, &cache.name) {
             Ok(None) => return (cache, None),
             Ok(Some(data)) => match index(&data, &cache.header) {
                 Ok(entries) => {
@@ -129,12 +137,8 @@ impl Cache {
         }
         out[count..count + 8].copy_from_slice(&n.to_le_bytes());
         let out = sealed(out);
-        write_atomic(&self.file, &out)?;
-        prune(
-            self.file.parent().unwrap_or(Path::new(".")),
-            PREFIX,
-            MAX_CACHES,
-        );
+        write_atomic(&self.dir, &self.name, &out)?;
+        prune(&self.dir, PREFIX, MAX_CACHES);
         Ok(())
     }
 }
@@ -197,11 +201,12 @@ mod tests {
     use super::super::folder;
     use super::*;
 
-    fn temp_dir(tag: &str) -> PathBuf {
+    /// A fresh cache folder: its path, and the folder opened as the caches open it.
+    fn temp_dir(tag: &str) -> (PathBuf, Arc<OwnedDir>) {
         let d = std::env::temp_dir().join(format!("scanner-cache-{tag}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
-        folder(&d).unwrap();
-        d
+        let owned = folder(&d).unwrap();
+        (d, owned)
     }
 
     fn docs(text: &str) -> Vec<Value> {
@@ -210,20 +215,20 @@ mod tests {
 
     #[test]
     fn entries_written_read_back_and_damage_is_ignored() {
-        let dir = temp_dir("rw");
+        let (dir, owned) = temp_dir("rw");
         let sources = [RuleSource::Path(dir.clone())];
-        let (cache, note) = Cache::open(&dir, &sources);
+        let (cache, note) = Cache::open(&owned, &sources);
         assert_eq!(note, None, "no cache yet is no problem");
         let a = docs("title: a\ndetection: {s: {x: 1}, condition: s}\n---\ntitle: b\n");
         let (ka, kb) = (key("A"), key("B"));
         let ea = encode_docs(&a);
         cache.save([(ka, ea.as_slice())].into_iter()).unwrap();
-        let (cache, note) = Cache::open(&dir, &sources);
+        let (cache, note) = Cache::open(&owned, &sources);
         assert_eq!(note, None);
         assert_eq!(cache.get(ka), Some(a));
         assert_eq!(cache.get(kb), None);
         // Another list of sources has a cache of its own.
-        let (other, _) = Cache::open(&dir, &[RuleSource::Builtin]);
+        let (other, _) = Cache::open(&owned, &[RuleSource::Builtin]);
         assert_ne!(other.file(), cache.file());
         assert_eq!(other.get(ka), None);
         // One byte changed anywhere: the whole cache is ignored, with why.
@@ -231,12 +236,12 @@ mod tests {
         let mid = bytes.len() / 2;
         bytes[mid] ^= 0x20;
         fs::write(cache.file(), &bytes).unwrap();
-        let (damaged, note) = Cache::open(&dir, &sources);
+        let (damaged, note) = Cache::open(&owned, &sources);
         assert_eq!(damaged.get(ka), None);
         assert!(note.unwrap().contains("damaged"));
         // A cut file likewise.
         fs::write(cache.file(), &bytes[..mid]).unwrap();
-        assert!(Cache::open(&dir, &sources).1.is_some());
+        assert!(Cache::open(&owned, &sources).1.is_some());
         fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -244,15 +249,15 @@ mod tests {
     #[test]
     fn a_cache_others_could_write_or_a_link_is_not_read() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = temp_dir("trust");
+        let (dir, owned) = temp_dir("trust");
         let sources = [RuleSource::Path(dir.clone())];
-        let (cache, _) = Cache::open(&dir, &sources);
+        let (cache, _) = Cache::open(&owned, &sources);
         let a = docs("title: a\n");
         cache
             .save([(key("A"), encode_docs(&a).as_slice())].into_iter())
             .unwrap();
         fs::set_permissions(cache.file(), fs::Permissions::from_mode(0o666)).unwrap();
-        let (c, note) = Cache::open(&dir, &sources);
+        let (c, note) = Cache::open(&owned, &sources);
         assert_eq!(c.get(key("A")), None);
         assert!(note.unwrap().contains("writable by group or others"));
         // A link where the cache goes: not followed when read, replaced when written.
@@ -260,29 +265,29 @@ mod tests {
         fs::write(&target, b"keep").unwrap();
         fs::remove_file(cache.file()).unwrap();
         std::os::unix::fs::symlink(&target, cache.file()).unwrap();
-        let (c, note) = Cache::open(&dir, &sources);
+        let (c, note) = Cache::open(&owned, &sources);
         assert!(note.is_some(), "a link is not read");
         c.save([(key("A"), encode_docs(&a).as_slice())].into_iter())
             .unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"keep");
         assert!(fs::symlink_metadata(c.file()).unwrap().is_file());
-        assert_eq!(Cache::open(&dir, &sources).0.get(key("A")), Some(a));
+        assert_eq!(Cache::open(&owned, &sources).0.get(key("A")), Some(a));
         fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn another_builds_cache_is_replaced_without_a_word_and_old_caches_go() {
-        let dir = temp_dir("prune");
+        let (dir, owned) = temp_dir("prune");
         let sources = [RuleSource::Path(dir.clone())];
-        let (cache, _) = Cache::open(&dir, &sources);
+        let (cache, _) = Cache::open(&owned, &sources);
         let mut other = MAGIC.to_vec();
         other.extend_from_slice(b"\x05\0\0\0other");
         fs::write(cache.file(), &other).unwrap();
-        let (c, note) = Cache::open(&dir, &sources);
+        let (c, note) = Cache::open(&owned, &sources);
         assert_eq!((note, c.entries.len()), (None, 0));
         // Seventeen lists of sources: the least recently written cache goes.
         for i in 0..=MAX_CACHES {
-            let (c, _) = Cache::open(&dir, &[RuleSource::Path(dir.join(i.to_string()))]);
+            let (c, _) = Cache::open(&owned, &[RuleSource::Path(dir.join(i.to_string()))]);
             c.save(std::iter::empty()).unwrap();
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -305,5 +310,40 @@ mod tests {
     fn keys_tell_texts_apart() {
         assert_ne!(key("title: a\n"), key("title: b\n"));
         assert_eq!(key("x"), key("x"));
+    }
+
+    /// The cache folder swapped for a link to another folder after it was opened (a
+    /// race a local user with write access to its parent could run): the cache is
+    /// written into, and pruned from, the folder opened, never the other.
+    #[cfg(unix)]
+    #[test]
+    fn a_cache_folder_swapped_for_a_link_is_not_written_or_pruned_through() {
+        let (dir, owned) = temp_dir("swapped");
+        let sources = [RuleSource::Path(dir.clone())];
+        let (cache, _) = Cache::open(&owned, &sources);
+        let other = dir.with_extension("other");
+        let _ = fs::remove_dir_all(&other);
+        fs::create_dir(&other).unwrap();
+        for i in 0..=MAX_CACHES {
+            fs::write(other.join(format!("{PREFIX}{i:016x}.bin")), b"theirs").unwrap();
+        }
+        let moved = dir.with_extension("moved");
+        let _ = fs::remove_dir_all(&moved);
+        fs::rename(&dir, &moved).unwrap();
+        std::os::unix::fs::symlink(&other, &dir).unwrap();
+        cache
+            .save([(key("A"), encode_docs(&docs("title: a\n")).as_slice())].into_iter())
+            .unwrap();
+        let theirs = fs::read_dir(&other).unwrap().count();
+        assert_eq!(
+            theirs,
+            MAX_CACHES + 1,
+            "nothing written or pruned in the other folder"
+        );
+        assert!(moved.join(cache.file().file_name().unwrap()).is_file());
+        for d in [&moved, &other] {
+            fs::remove_dir_all(d).unwrap();
+        }
+        fs::remove_file(&dir).unwrap();
     }
 }

@@ -26,9 +26,12 @@ mod sound;
 pub(super) use documents::{encode_docs, key, Cache, Key};
 pub(super) use set::{SetCache, SetLookup};
 
-use std::fs::{self, File, OpenOptions};
+use scanner_files::{FileMode, Kind, OwnedDir, Why};
+use std::ffi::{OsStr, OsString};
+use std::fs;
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 /// Largest cache file read (the hayabusa rules take about 10 MiB of documents).
 pub const MAX_CACHE_BYTES: u64 = 256 << 20;
@@ -39,26 +42,22 @@ pub const MAX_CACHES: usize = 16;
 
 /// Removes all but the `keep` most recently written cache files of `dir` named
 /// `<prefix>…bin` (regular files only; links and anything else are left alone).
-fn prune(dir: &Path, prefix: &str, keep: usize) {
-    let Ok(list) = fs::read_dir(dir) else { return };
-    let mut caches: Vec<(std::time::SystemTime, PathBuf)> = list
-        .filter_map(Result::ok)
+fn prune(dir: &OwnedDir, prefix: &str, keep: usize) {
+    let Ok(list) = dir.entries() else { return };
+    let mut caches: Vec<(std::time::SystemTime, OsString)> = list
+        .into_iter()
         .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with(prefix) && name.ends_with(".bin")
+            let name = e.name.to_string_lossy();
+            e.kind == Kind::File && name.starts_with(prefix) && name.ends_with(".bin")
         })
-        .filter_map(|e| {
-            let m = e.metadata().ok().filter(fs::Metadata::is_file)?;
-            Some((m.modified().ok()?, e.path()))
-        })
+        .map(|e| (e.modified, e.name))
         .collect();
     if caches.len() <= keep {
         return;
     }
     caches.sort();
-    for (_, p) in &caches[..caches.len() - keep] {
-        let _ = fs::remove_file(p);
+    for (_, name) in &caches[..caches.len() - keep] {
+        let _ = dir.remove(name);
     }
 }
 
@@ -129,41 +128,34 @@ fn sealed(mut out: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// The cache file's bytes; `None` when there is none. An error when something is
-/// there that must not be trusted: not a regular file, another owner, writable by
-/// others, too large.
-fn read_trusted(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    let mut opts = OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let mut f = match opts.open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+/// The bytes of the cache file `name` of `dir`; `None` when there is none. An error
+/// when something is there that must not be trusted: a link, not a regular file,
+/// another owner, writable by others, too large.
+fn read_trusted(dir: &OwnedDir, name: &OsStr) -> io::Result<Option<Vec<u8>>> {
+    let Some((f, len)) = dir.open_file(name).map_err(why)? else {
+        return Ok(None);
     };
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
-    untrusted_owner(&meta)?;
-    if meta.len() > MAX_CACHE_BYTES {
+    untrusted_owner(&f.metadata()?)?;
+    if len > MAX_CACHE_BYTES {
         return Err(io::Error::other(format!(
             "larger than {} MiB",
             MAX_CACHE_BYTES >> 20
         )));
     }
-    let mut data = Vec::with_capacity(meta.len() as usize);
-    Read::by_ref(&mut f)
-        .take(MAX_CACHE_BYTES + 1)
-        .read_to_end(&mut data)?;
+    let mut data = Vec::with_capacity(len as usize);
+    f.take(MAX_CACHE_BYTES + 1).read_to_end(&mut data)?;
     if data.len() as u64 > MAX_CACHE_BYTES {
         return Err(io::Error::other("grew while read"));
     }
     Ok(Some(data))
+}
+
+/// The reason of a folder error, as an I/O error (the caller names the file).
+fn why(e: scanner_files::Error) -> io::Error {
+    match e.why() {
+        Why::Io(io) => io::Error::new(io.kind(), io.to_string()),
+        other => io::Error::other(other.to_string()),
+    }
 }
 
 /// An error unless the file or folder is the user's and writable by nobody else.
@@ -189,47 +181,24 @@ fn untrusted_owner(_: &fs::Metadata) -> io::Result<()> {
     Ok(())
 }
 
-/// The cache folder, made (private) if missing; an error when it must not be trusted.
-pub(super) fn folder(dir: &Path) -> io::Result<()> {
-    let mut b = fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir)?;
-    let meta = fs::symlink_metadata(dir)?;
-    if !meta.is_dir() {
-        return Err(io::Error::other("not a folder"));
-    }
-    untrusted_owner(&meta)
+/// The cache folder, made (private) if missing, opened once; an error when it must not
+/// be trusted (a link, another user's, writable by others). Every later read, write
+/// and removal is relative to the handle, so a folder swapped for a link meanwhile is
+/// never written.
+pub(super) fn folder(dir: &Path) -> Result<Arc<OwnedDir>, scanner_files::Error> {
+    OwnedDir::create(dir).map(Arc::new)
 }
 
-/// Writes `bytes` to a new file beside `path` (created exclusively, private), then
-/// renames it over `path`.
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("rules");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let tmp = dir.join(format!(".{name}.{}.{nanos:08x}.tmp", std::process::id()));
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
+/// Writes `bytes` as the cache file `name` of `dir`: to a private file made there
+/// exclusively, then renamed over it. A link planted at the name is removed, never
+/// followed.
+fn write_atomic(dir: &OwnedDir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+    if let Ok(Some(e)) = dir.entry(name) {
+        if e.kind == Kind::Link {
+            dir.remove(name).map_err(why)?;
+        }
     }
-    let result = (|| {
-        let mut f: File = opts.open(&tmp)?;
-        f.write_all(bytes)?;
-        f.flush()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    dir.write(name, true, FileMode::Exactly(0o600), |f| f.write_all(bytes))
+        .map(drop)
+        .map_err(why)
 }

@@ -31,8 +31,11 @@ use crate::inputs::{Inputs, Seen};
 use crate::load::{LoadOptions, RuleSelect, RuleSource};
 use crate::matcher::{collecting, resolving, SharedTable};
 use crate::set::RuleSet;
+use scanner_files::OwnedDir;
+use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// Bumped whenever what a rule set holds, or how it is encoded, changes.
@@ -48,6 +51,9 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 
 /// The rule set cache of one list of sources and options.
 pub struct SetCache {
+    dir: Arc<OwnedDir>,
+    name: OsString,
+    /// The file's path, for messages.
     file: PathBuf,
     /// What this build writes after the magic, and expects to read there.
     header: Vec<u8>,
@@ -123,7 +129,7 @@ impl SetCache {
     /// The set cache of `sources` loaded with `opts`, in `dir`, for a load that began
     /// at `started`.
     pub fn new(
-        dir: &Path,
+        dir: &Arc<OwnedDir>,
         sources: &[RuleSource],
         opts: &LoadOptions,
         started: SystemTime,
@@ -131,8 +137,11 @@ impl SetCache {
         let key = key(sources, opts);
         let mut h = std::hash::DefaultHasher::new();
         key.hash(&mut h);
+        let name = OsString::from(format!("{PREFIX}{:016x}.bin", h.finish()));
         SetCache {
-            file: dir.join(format!("{PREFIX}{:016x}.bin", h.finish())),
+            file: dir.shown(&name),
+            dir: Arc::clone(dir),
+            name,
             header: header(FORMAT),
             key,
             started,
@@ -156,7 +165,7 @@ impl SetCache {
             note: Some(note(&self.file, &why)),
             why,
         };
-        let data = match read_trusted(&self.file) {
+        let data = match read_trusted(&self.dir, &self.name) {
             Ok(Some(data)) => {
                 self.capacity.set(data.len() + (data.len() >> 4));
                 data
@@ -218,12 +227,8 @@ impl SetCache {
         let set_len = (out.len() - set_at - 8) as u64;
         out[set_at..set_at + 8].copy_from_slice(&set_len.to_le_bytes());
         let out = sealed(postcard::to_extend(&table, out)?);
-        write_atomic(&self.file, &out).map_err(NotWritten::Io)?;
-        prune(
-            self.file.parent().unwrap_or(Path::new(".")),
-            PREFIX,
-            MAX_CACHES,
-        );
+        write_atomic(&self.dir, &self.name, &out).map_err(NotWritten::Io)?;
+        prune(&self.dir, PREFIX, MAX_CACHES);
         Ok(inputs.len())
     }
 }

@@ -6,40 +6,34 @@
 //! whose value is one string; the names are printed without their `%`. Unlike it, the
 //! names are sorted (Hayabusa prints its hash set's order), files that cannot be read or
 //! parsed are reported (Hayabusa skips them silently), and links are not followed.
+//!
+//! Rule folders come from anyone: each file is read and parsed as the rule loader reads
+//! it (a regular file of at most 4 MiB, YAML with its expansion bound), so an alias bomb
+//! is an error in milliseconds rather than gigabytes.
 
 use crate::args::ExpandListArgs;
 use crate::exit;
 use crate::terminal::safe;
+use scanner_rules::TextFile;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use yaml_serde::Value;
 
-/// Rule files larger than this are reported and skipped (rules are a few KiB; this is
-/// the rule loader's allowance for a rule's text).
-const MAX_RULE_BYTES: u64 = 1 << 20;
-
 /// A rule file or folder that could not be read.
 #[derive(Debug)]
 pub enum ExpandError {
-    /// A folder or file could not be read.
-    Read(PathBuf, std::io::Error),
-    /// A file is not YAML.
-    Yaml(PathBuf, yaml_serde::Error),
-    /// A file is larger than [`MAX_RULE_BYTES`].
-    TooLarge(PathBuf, u64),
+    /// A folder could not be listed.
+    List(PathBuf, std::io::Error),
+    /// A rule file could not be read or parsed (the rule loader's reason).
+    Rule(PathBuf, String),
 }
 
 impl fmt::Display for ExpandError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ExpandError::Read(p, e) => write!(f, "{}: cannot read: {e}", p.display()),
-            ExpandError::Yaml(p, e) => write!(f, "{}: invalid YAML: {e}", p.display()),
-            ExpandError::TooLarge(p, n) => write!(
-                f,
-                "{}: {n} bytes, more than a rule's {MAX_RULE_BYTES}; skipped",
-                p.display()
-            ),
+            ExpandError::List(p, e) => write!(f, "{}: cannot read: {e}", p.display()),
+            ExpandError::Rule(p, why) => write!(f, "{}: {why}", p.display()),
         }
     }
 }
@@ -81,17 +75,17 @@ fn collect(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<ExpandError>,
     };
     let meta = match meta {
         Ok(m) => m,
-        Err(e) => return errors.push(ExpandError::Read(path.to_path_buf(), e)),
+        Err(e) => return errors.push(ExpandError::List(path.to_path_buf(), e)),
     };
     if meta.is_dir() {
         let entries = match std::fs::read_dir(path) {
             Ok(d) => d,
-            Err(e) => return errors.push(ExpandError::Read(path.to_path_buf(), e)),
+            Err(e) => return errors.push(ExpandError::List(path.to_path_buf(), e)),
         };
         for entry in entries {
             match entry {
                 Ok(e) => collect(&e.path(), files, errors, false),
-                Err(e) => errors.push(ExpandError::Read(path.to_path_buf(), e)),
+                Err(e) => errors.push(ExpandError::List(path.to_path_buf(), e)),
             }
         }
     } else if meta.is_file() && (top || path.extension().is_some_and(|x| x == "yml")) {
@@ -99,20 +93,16 @@ fn collect(path: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<ExpandError>,
     }
 }
 
-/// Adds the placeholders of one rule file.
+/// Adds the placeholders of one rule file (its first document).
 fn placeholders(path: &Path, names: &mut BTreeSet<String>) -> Result<(), ExpandError> {
-    let read = |e| ExpandError::Read(path.to_path_buf(), e);
-    let size = std::fs::metadata(path).map_err(read)?.len();
-    if size > MAX_RULE_BYTES {
-        return Err(ExpandError::TooLarge(path.to_path_buf(), size));
-    }
-    let text = std::fs::read_to_string(path).map_err(read)?;
-    let Some(doc) = yaml_serde::Deserializer::from_str(&text).next() else {
+    let fail = |e: scanner_rules::RuleError| ExpandError::Rule(path.to_path_buf(), e.to_string());
+    let text = scanner_rules::read_text_file(path, TextFile::Rule).map_err(fail)?;
+    let Some(doc) = scanner_rules::yaml_documents(&text).next() else {
         return Ok(());
     };
-    let value = <Value as serde::Deserialize>::deserialize(doc)
-        .map_err(|e| ExpandError::Yaml(path.to_path_buf(), e))?;
-    if let Some(Value::Mapping(detection)) = value.get("detection") {
+    let doc =
+        doc.map_err(|e| ExpandError::Rule(path.to_path_buf(), format!("invalid YAML: {e}")))?;
+    if let Some(Value::Mapping(detection)) = doc.get("detection") {
         walk(detection, names);
     }
     Ok(())

@@ -432,7 +432,8 @@ fn a_config_folder_others_control_is_refused_for_writing_and_unread_by_timelines
     let file = s.list("DC01.corp.local\n");
     let config = file.parent().unwrap().to_path_buf();
     let log = dc_log(&s, "dc", &["FS09.corp.local"]);
-    let mut cases: Vec<(&str, Box<dyn Fn()>)> = vec![(
+    type Case<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let mut cases: Vec<Case> = vec![(
         "writable by group or others",
         Box::new(|| {
             std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o777)).unwrap()

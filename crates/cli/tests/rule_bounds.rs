@@ -298,6 +298,8 @@ fn a_linked_rule_folder_is_followed_and_a_loop_reported() {
 /// Runs `scanner ARGS` and returns its exit code, standard error and peak resident
 /// memory in KiB (the child's own, from `wait4`).
 #[cfg(target_os = "linux")]
+// The child is reaped by wait4, which std's Child does not know of.
+#[allow(clippy::zombie_processes)]
 fn run_measured(args: &[&str], dir: &Path) -> (i32, String, i64) {
     let err = dir.join("stderr.txt");
     let child = support::command()

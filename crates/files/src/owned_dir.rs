@@ -840,7 +840,7 @@ mod tests {
         let d = scratch("fifo");
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &d.join("fifo"),
+            d.join("fifo"),
             rustix::fs::FileType::Fifo,
             Mode::from_raw_mode(0o600),
             0,

@@ -643,8 +643,9 @@ pub fn new_file_mode() -> u32 {
     0o644
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
+    #![cfg(unix)]
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 

@@ -23,7 +23,7 @@
 mod owned_dir;
 mod temp;
 
-pub use owned_dir::{new_file_mode, Entry, Error, FileMode, Kind, OwnedDir, Why};
+pub use owned_dir::{kind_name, new_file_mode, Entry, Error, FileMode, Kind, OwnedDir, Why};
 pub use temp::{
     create as create_temp_file, create_dir as create_temp_dir, forget as forget_temp_file,
     random_suffix, remembered as remember_temp_file, remove as remove_temp_file,

@@ -590,7 +590,9 @@ fn kind_of(t: &std::fs::FileType) -> Kind {
     }
 }
 
-fn kind_name(t: &std::fs::FileType) -> &'static str {
+/// What a file that is not regular is, for an error: "a FIFO", "a device", "a socket",
+/// "a folder".
+pub fn kind_name(t: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -607,7 +609,7 @@ fn kind_name(t: &std::fs::FileType) -> &'static str {
     if t.is_dir() {
         "a folder"
     } else {
-        "not a file"
+        "not a regular file"
     }
 }
 

@@ -79,7 +79,7 @@ fn read_capped(path: &Path, kind: TextFile, cap: u64, seen: &Seen) -> Result<Str
     };
     seen.opened(path, &meta);
     if !meta.is_file() {
-        return Err(ErrorKind::NotARegularFile(what(&meta.file_type())).into());
+        return Err(ErrorKind::NotARegularFile(scanner_files::kind_name(&meta.file_type())).into());
     }
     if meta.len() > cap {
         return Err(too_large(kind, cap));
@@ -115,28 +115,6 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
 #[cfg(not(unix))]
 fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::File::open(path)
-}
-
-/// What a file that is not regular is, for the error.
-fn what(t: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_char_device() || t.is_block_device() {
-            return "a device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() {
-        "a folder"
-    } else {
-        "not a regular file"
-    }
 }
 
 #[cfg(test)]

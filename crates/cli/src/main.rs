@@ -8,6 +8,7 @@ mod cpu_profile;
 mod critical_systems;
 mod default_profile;
 mod evtx_cmd;
+mod exit;
 mod expand_list;
 mod filters;
 mod freq_timeline;
@@ -30,16 +31,6 @@ mod timeline_cmd;
 mod update_rules;
 mod user_dirs;
 mod write_behind;
-
-/// Exit codes.
-mod exit {
-    /// Success.
-    pub const OK: i32 = 0;
-    /// A fatal error: nothing (or nothing complete) was written.
-    pub const FATAL: i32 = 1;
-    /// Finished, but some inputs (files, records or rules) had errors, which were reported.
-    pub const INPUT_ERRORS: i32 = 3;
-}
 
 use clap::Parser;
 

@@ -3,7 +3,9 @@
 //! the signal's number (130 for Ctrl-C), leaving no partial output behind.
 //!
 //! The signals are blocked in every thread and taken by one thread with `sigwait`, so
-//! the clean-up runs as ordinary code, not inside a signal handler.
+//! the clean-up runs as ordinary code, not inside a signal handler. The mask is not
+//! passed on: `update-rules` runs git with no signal blocked, in a process group of its
+//! own that this thread kills before exiting.
 
 /// Starts the signal thread; call first thing in `main`, before any other thread.
 #[cfg(unix)]
@@ -25,6 +27,9 @@ pub fn install() {
                 let mut sig = 0;
                 if libc::sigwait(&set, &mut sig) == 0 {
                     let n = scanner_engine::remove_all_temp_files_and_hold();
+                    // git first (its group, with the helpers it started), so nothing
+                    // writes into the update's folder while it is removed.
+                    crate::update_rules::stop_git_and_hold();
                     crate::update_rules::remove_pending_and_hold();
                     eprintln!("\ninterrupted (signal {sig}); {n} temporary file(s) removed");
                     std::process::exit(128 + sig);

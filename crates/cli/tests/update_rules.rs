@@ -84,15 +84,21 @@ impl Fixture {
 
     /// [`Fixture::scanner`] with more environment variables.
     fn scanner_with(&self, args: &[&str], env: &[(&str, String)]) -> Output {
-        support::command()
+        self.command(args, env).output().expect("run scanner")
+    }
+
+    /// The command [`Fixture::scanner_with`] runs, not yet started.
+    fn command(&self, args: &[&str], env: &[(&str, String)]) -> Command {
+        let mut c = support::command();
+        // What the tests of git's configuration set must not come from the machine.
+        c.env_remove("GIT_ALLOW_PROTOCOL")
             .args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("XDG_DATA_HOME", self.data())
             .env("HOME", self.dir.join("home"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("TZ", "UTC")
-            .output()
-            .expect("run scanner")
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        c
     }
 
     /// `update-rules --url URL`, which must succeed; its standard output.
@@ -503,4 +509,557 @@ fn a_set_others_may_write_to_is_neither_updated_nor_used() {
     let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-N"]);
     assert!(!text(&out.stderr).contains("using the set"));
     assert!(text(&out.stdout).contains("Successful RDP Logon"));
+}
+
+// Bounds on what a downloaded repository can make an update read or write, git's
+// configuration, and git's processes (issue "Hardening, second round", parts 4 to 6).
+
+/// The loader's cap for a rule file (`scanner_rules::TextFile::Rule`), which an update
+/// checks on the repository's listing before anything is checked out.
+const RULE_CAP: u64 = 4 << 20;
+
+/// Makes `repo/rel` a file of `len` zero bytes (sparse: nothing is written to disk).
+fn zeros(repo: &Path, rel: &str, len: u64) {
+    let p = repo.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::File::create(&p).unwrap().set_len(len).unwrap();
+}
+
+/// Lets git stream blobs over 1 MiB in `repo`: `git add` hashes a large file without
+/// holding it, and the serving side of a clone (upload-pack reads this repository's
+/// config) sends it as it is stored, so the peak a test measures is the update's own.
+fn stream_big_blobs(fx: &Fixture, repo: &Path) {
+    fx.git(repo, &["config", "core.bigFileThreshold", "1m"]);
+}
+
+/// `text` (a rule) padded with a YAML comment to exactly `len` bytes.
+fn padded(text: String, len: u64) -> String {
+    let pad = len as usize - text.len() - 2;
+    format!("{text}#{}\n", "x".repeat(pad))
+}
+
+/// Runs `c` to its end; its output, and the peak resident memory in KiB of it and of
+/// every process it waited for (git and git's own children), as `wait4` reports it.
+#[cfg(unix)]
+fn measured(mut c: Command) -> (Output, u64) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    // Reaped below by wait4, which the standard library's Child does not know of.
+    #[allow(clippy::zombie_processes)]
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run scanner");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        out.read_to_end(&mut v).unwrap();
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        err.read_to_end(&mut v).unwrap();
+        v
+    });
+    let mut status = 0;
+    // SAFETY: rusage is plain data (all zeroes is a valid value); wait4 writes it and
+    // `status`, both of which live for the call.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: as above; the child is ours and not waited for by anyone else.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
+    // macOS gives bytes, Linux KiB.
+    let peak = if cfg!(target_os = "macos") {
+        ru.ru_maxrss as u64 / 1024
+    } else {
+        ru.ru_maxrss as u64
+    };
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    (output, peak)
+}
+
+/// The most memory (KiB) an update of the tests' small repositories may take at its
+/// peak, git included: a file read whole, or inflated whole by git, passes it.
+const PEAK_KIB: u64 = 100_000;
+
+#[cfg(unix)]
+#[test]
+fn a_rule_file_over_the_loaders_cap_is_refused_before_checkout() {
+    let fx = Fixture::new("huge-file");
+    let repo = fx.repo();
+    fx.make_repo(&repo, &[("a.yml", rule("Rule A", 1))]);
+    stream_big_blobs(&fx, &repo);
+    fx.update_ok(&fx.url(&repo));
+    let before = Fixture::snapshot(&fx.set());
+    // 256 MiB of zeros, which git packs into 256 KiB (3 GiB made 3.2 MB and took an
+    // update 40 s and 3 GiB of memory: the change report read the file whole).
+    zeros(&repo, "sigma/huge.yml", 256 << 20);
+    fx.commit(&repo, &[], &[]);
+    let (out, peak) = measured(fx.command(&["update-rules"], &[]));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "sigma/huge.yml is 256.0 MiB (268435456 bytes), larger than the 4 MiB allowed for a rule file"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("nothing was checked out"), "{err}");
+    assert_eq!(Fixture::snapshot(&fx.set()), before);
+    no_leftovers(&fx);
+    assert!(peak < PEAK_KIB, "the update's peak was {peak} KiB");
+}
+
+#[test]
+fn a_rule_file_at_the_cap_installs_and_one_byte_more_is_refused() {
+    let fx = Fixture::new("at-cap");
+    let repo = fx.repo();
+    let at_cap = padded(rule("Rule At Cap", 1), RULE_CAP);
+    fx.make_repo(
+        &repo,
+        &[
+            ("r/at-cap.yml", at_cap.clone()),
+            ("r/b.yml", rule("Rule B", 2)),
+        ],
+    );
+    let out = fx.update_ok(&fx.url(&repo));
+    assert!(
+        out.contains("2 added, 0 modified, 0 removed; 2 rules load"),
+        "{out}"
+    );
+    let before = Fixture::snapshot(&fx.set());
+    fx.commit(&repo, &[("r/at-cap.yml", format!("{at_cap}#"))], &[]);
+    let out = fx.scanner(&["update-rules"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "r/at-cap.yml is 4.0 MiB (4194305 bytes), larger than the 4 MiB allowed for a rule file"
+        ),
+        "{err}"
+    );
+    assert_eq!(Fixture::snapshot(&fx.set()), before);
+    no_leftovers(&fx);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_repository_over_the_total_bound_is_refused_before_checkout() {
+    let fx = Fixture::new("total");
+    let repo = fx.repo();
+    fx.make_repo(&repo, &[("a.yml", rule("Rule A", 1))]);
+    stream_big_blobs(&fx, &repo);
+    // No rule file, so no cap of its own: the bound of the whole set holds it.
+    zeros(&repo, "samples/data.bin", 129 << 20);
+    fx.commit(&repo, &[], &[]);
+    let (out, peak) = measured(fx.command(&["update-rules", "--url", &fx.url(&repo)], &[]));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("MiB in all ("), "{err}");
+    assert!(
+        err.contains("bytes), more than the 128 MiB a rule set may hold"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was checked out"), "{err}");
+    assert!(!fx.set().exists());
+    no_leftovers(&fx);
+    assert!(peak < PEAK_KIB, "the update's peak was {peak} KiB");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_change_report_reads_a_bounded_part_of_each_file() {
+    let fx = Fixture::new("report-bounds");
+    let repo = fx.repo();
+    fx.make_repo(
+        &repo,
+        &[("a.yml", rule("Rule A", 1)), ("b.yml", rule("Rule B", 2))],
+    );
+    fx.update_ok(&fx.url(&repo));
+    // A set installed before sizes were checked (or edited since) may hold files of any
+    // size: one the update modifies and one it removes, 256 MiB each, title first.
+    for (name, title) in [("a.yml", "Old A"), ("gone.yml", "Old Gone")] {
+        let p = fx.set().join(name);
+        std::fs::write(&p, format!("title: {title}\n")).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(256 << 20)
+            .unwrap();
+    }
+    fx.commit(&repo, &[("a.yml", rule("Rule A2", 1))], &[]);
+    let (out, peak) = measured(fx.command(&["update-rules"], &[]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("Modified rules: 1\n - Rule A2 (Modified: 2024/01/02 | Path: a.yml)\n"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Removed rules: 1\n - Old Gone (Modified: - | Path: gone.yml)\n"),
+        "{report}"
+    );
+    assert!(peak < PEAK_KIB, "the update's peak was {peak} KiB");
+}
+
+#[test]
+fn files_are_checked_out_byte_for_byte_as_listed() {
+    let fx = Fixture::new("attributes");
+    let repo = fx.repo();
+    // Attributes that would make the checkout larger than the sizes checked: CRLF line
+    // ends, `$Id$` expanded to a hash.
+    let text = format!("{}# $Id$\n", rule("Rule A", 1));
+    fx.make_repo(
+        &repo,
+        &[
+            ("a.yml", text.clone()),
+            (".gitattributes", "*.yml text eol=crlf ident\n".to_string()),
+        ],
+    );
+    fx.update_ok(&fx.url(&repo));
+    assert_eq!(
+        std::fs::read_to_string(fx.set().join("a.yml")).unwrap(),
+        text
+    );
+}
+
+#[test]
+fn the_users_git_configuration_is_not_read() {
+    let fx = Fixture::new("gitconfig");
+    let repo = fx.repo();
+    fx.make_repo(&repo, &[("a.yml", rule("Real Rule", 1))]);
+    let decoy = fx.dir.join("decoy");
+    fx.make_repo(&decoy, &[("a.yml", rule("Decoy Rule", 2))]);
+    let (url, decoy_url) = (fx.url(&repo), fx.url(&decoy));
+    let marker = fx.dir.join("marker");
+    // The URL rewritten to a command git's ext:: helper runs (`% ` is a space).
+    let ext = format!("ext::sh -c touch% {}% >&2", marker.display());
+    let to_ext =
+        format!("[protocol \"ext\"]\n\tallow = always\n[url \"{ext}\"]\n\tinsteadOf = {url}\n");
+    let to_decoy = format!("[url \"{decoy_url}\"]\n\tinsteadOf = {url}\n");
+    let file = |name: &str, text: &str| {
+        let p = fx.dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let home_config = fx.dir.join("home/.gitconfig");
+    let cases: Vec<(&str, Vec<(&str, String)>)> = vec![
+        // A HOME another user owns: their ~/.gitconfig.
+        ("~/.gitconfig", vec![]),
+        (
+            "$XDG_CONFIG_HOME/git/config",
+            vec![("XDG_CONFIG_HOME", {
+                file("xdg/git/config", &to_decoy);
+                fx.dir.join("xdg").display().to_string()
+            })],
+        ),
+        (
+            "GIT_CONFIG_GLOBAL",
+            vec![("GIT_CONFIG_GLOBAL", file("global", &to_decoy))],
+        ),
+        (
+            "GIT_CONFIG_COUNT",
+            vec![
+                ("GIT_CONFIG_COUNT", "2".into()),
+                ("GIT_CONFIG_KEY_0", "protocol.ext.allow".into()),
+                ("GIT_CONFIG_VALUE_0", "always".into()),
+                ("GIT_CONFIG_KEY_1", format!("url.{ext}.insteadOf")),
+                ("GIT_CONFIG_VALUE_1", url.clone()),
+            ],
+        ),
+        (
+            "GIT_CONFIG_PARAMETERS",
+            vec![(
+                "GIT_CONFIG_PARAMETERS",
+                format!("'url.{decoy_url}.insteadof'='{url}'"),
+            )],
+        ),
+    ];
+    for (what, env) in cases {
+        if what == "~/.gitconfig" {
+            std::fs::write(&home_config, &to_ext).unwrap();
+        } else {
+            let _ = std::fs::remove_file(&home_config);
+        }
+        let out = fx.scanner_with(&["update-rules", "--url", &url], &env);
+        assert!(
+            !marker.exists(),
+            "{what}: git ran the command of an ext:: URL"
+        );
+        assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+        let installed = std::fs::read_to_string(fx.set().join("a.yml")).unwrap();
+        assert!(installed.contains("Real Rule"), "{what}: {installed}");
+    }
+}
+
+#[test]
+fn urls_of_other_protocols_are_refused() {
+    let fx = Fixture::new("protocols");
+    let marker = fx.dir.join("marker");
+    for url in [
+        format!("ext::sh -c touch% {}% >&2", marker.display()),
+        "fd::17".to_string(),
+        "http://example.invalid/r.git".to_string(),
+        "git://example.invalid/r.git".to_string(),
+        "ftp://example.invalid/r.git".to_string(),
+    ] {
+        let out = fx.scanner(&["update-rules", "--url", &url]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{url}: {err}");
+        assert!(
+            err.contains("only https://, ssh:// (or host:path) and file:// URLs"),
+            "{url}: {err}"
+        );
+        assert!(!marker.exists());
+        assert!(!fx.set().exists());
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn git_runs_without_configuration_from_the_environment_and_with_three_protocols() {
+    let fx = Fixture::new("git-env");
+    let rec = fx.dir.join("env");
+    let path = fake_git(&fx, &format!("env > '{}'\nexit 1", rec.display()));
+    let out = fx.scanner_with(
+        &["update-rules", "--url", "https://example.invalid/r.git"],
+        &[
+            ("PATH", path),
+            ("GIT_CONFIG_COUNT", "1".into()),
+            ("GIT_CONFIG_KEY_0", "protocol.ext.allow".into()),
+            ("GIT_CONFIG_VALUE_0", "always".into()),
+            (
+                "GIT_CONFIG_PARAMETERS",
+                "'protocol.ext.allow'='always'".into(),
+            ),
+            ("GIT_CONFIG", "/tmp/elsewhere".into()),
+            ("GIT_CONFIG_SYSTEM", "/tmp/elsewhere".into()),
+            ("GIT_CONFIG_GLOBAL", "/tmp/elsewhere".into()),
+            ("GIT_ALLOW_PROTOCOL", "ext:https".into()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let env = std::fs::read_to_string(&rec).unwrap();
+    let mut config: Vec<&str> = env
+        .lines()
+        .filter(|l| l.starts_with("GIT_CONFIG") || l.starts_with("GIT_ALLOW_PROTOCOL="))
+        .collect();
+    config.sort();
+    assert_eq!(
+        config,
+        [
+            "GIT_ALLOW_PROTOCOL=https:ssh:file",
+            "GIT_CONFIG_GLOBAL=/dev/null",
+            "GIT_CONFIG_NOSYSTEM=1"
+        ]
+    );
+}
+
+/// What a fake git recorded about itself: its pid, process group and blocked signals,
+/// and the pid of a helper it started in the background (as git starts
+/// `git-remote-https` or `ssh`).
+#[cfg(target_os = "linux")]
+struct Recorded {
+    git: i32,
+    pgid: i32,
+    helper: i32,
+    sigblk: u64,
+}
+
+/// A fake git that records a [`Recorded`] in `fx.dir/rec`, starts a helper that sleeps,
+/// and becomes `sleep 300` itself; the PATH that runs it.
+#[cfg(target_os = "linux")]
+fn recording_git(fx: &Fixture) -> (String, PathBuf) {
+    let rec = fx.dir.join("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    let path = fake_git(
+        fx,
+        &format!(
+            // The mask is read by the shell itself (builtins, no fork): dash blocks
+            // every signal while it forks, so a child reading the shell's status
+            // could see that.
+            r#"rec='{}'
+while IFS= read -r line; do
+  case $line in SigBlk:*) echo "$line" > "$rec/sigblk";; esac
+done < /proc/$$/status
+cat /proc/$$/stat > "$rec/stat"
+sleep 300 &
+echo $! > "$rec/helper.tmp" && mv "$rec/helper.tmp" "$rec/helper"
+exec sleep 300"#,
+            rec.display()
+        ),
+    );
+    (path, rec)
+}
+
+/// The fields of `/proc/PID/stat` after the command name: state, ppid, pgrp, …
+#[cfg(target_os = "linux")]
+fn stat_fields(stat: &str) -> Vec<String> {
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    after.split(' ').map(str::to_string).collect()
+}
+
+/// Whether process `pid` runs (a zombie, dead and waiting to be reaped, does not).
+#[cfg(target_os = "linux")]
+fn runs(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !matches!(stat_fields(&s)[0].as_str(), "Z" | "X"),
+        Err(_) => false,
+    }
+}
+
+/// The processes of the group `pgid` that run.
+#[cfg(target_os = "linux")]
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let f = stat_fields(&stat);
+        if f[2] == pgid.to_string() && !matches!(f[0].as_str(), "Z" | "X") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+impl Recorded {
+    /// Waits (up to a minute) for the fake git to have recorded everything.
+    fn wait(rec: &Path) -> Option<Recorded> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !rec.join("helper").exists() {
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let read = |n: &str| std::fs::read_to_string(rec.join(n)).unwrap();
+        let stat = read("stat");
+        let sigblk = read("sigblk");
+        let sigblk = sigblk.trim().strip_prefix("SigBlk:").unwrap().trim();
+        Some(Recorded {
+            git: stat.split(' ').next().unwrap().parse().unwrap(),
+            pgid: stat_fields(&stat)[2].parse().unwrap(),
+            helper: read("helper").trim().parse().unwrap(),
+            sigblk: u64::from_str_radix(sigblk, 16).unwrap(),
+        })
+    }
+
+    /// After scanner ended: git and its helper are gone (waiting up to 20 s for the
+    /// kill to land), they were a process group of their own of which nothing runs, and
+    /// git started with no signal blocked.
+    fn assert_all_gone(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while (runs(self.helper) || runs(self.git)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(
+            !runs(self.helper),
+            "git's helper (pid {}) still runs after scanner ended",
+            self.helper
+        );
+        assert!(!runs(self.git), "git (pid {}) still runs", self.git);
+        assert_eq!(
+            self.pgid, self.git,
+            "git runs in a process group of its own"
+        );
+        assert_eq!(group_members(self.pgid), Vec::<i32>::new());
+        assert_eq!(
+            self.sigblk, 0,
+            "git started with signals blocked: {:x}",
+            self.sigblk
+        );
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Recorded {
+    /// Whatever the test found, the fake git's processes end with it.
+    fn drop(&mut self) {
+        for pid in [self.helper, self.git] {
+            if runs(pid) {
+                // SAFETY: kill has no memory preconditions; the pid is one the test's
+                // fake git recorded, seen running just now.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn at_the_timeout_git_and_its_helpers_are_killed_as_a_group() {
+    let fx = Fixture::new("group-timeout");
+    let (path, rec) = recording_git(&fx);
+    let out = fx.scanner_with(
+        &[
+            "update-rules",
+            "--url",
+            "https://example.invalid/r.git",
+            "--timeout",
+            "1",
+        ],
+        &[("PATH", path)],
+    );
+    let recorded = Recorded::wait(&rec).expect("the fake git ran");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("git clone took longer than 1 s"), "{err}");
+    recorded.assert_all_gone();
+    assert!(!fx.set().exists());
+    no_leftovers(&fx);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn on_ctrl_c_git_and_its_helpers_are_killed_as_a_group() {
+    use std::process::Stdio;
+    let fx = Fixture::new("group-int");
+    let (path, rec) = recording_git(&fx);
+    let mut scanner = fx
+        .command(
+            &["update-rules", "--url", "https://example.invalid/r.git"],
+            &[("PATH", path)],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run scanner");
+    let Some(recorded) = Recorded::wait(&rec) else {
+        let _ = scanner.kill();
+        panic!("the fake git did not run");
+    };
+    // SAFETY: kill has no memory preconditions; the pid is our child's, not yet reaped.
+    unsafe { libc::kill(scanner.id() as libc::pid_t, libc::SIGINT) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = scanner.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = scanner.kill();
+            panic!("scanner did not end on SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    recorded.assert_all_gone();
+    assert!(!fx.set().exists());
+    no_leftovers(&fx);
 }

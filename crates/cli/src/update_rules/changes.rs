@@ -1,9 +1,23 @@
 //! What an update changed: the rule files of the old and the new set compared file by
 //! file (added, modified, removed), not through git history, so the report is right
 //! whatever the history (shallow, rewritten, or a first clone).
+//!
+//! Reading is bounded whatever the files hold: two files are compared by their sizes,
+//! then chunk by chunk, never past the loader's cap for a rule file (4 MiB); a file's
+//! title and dates are read from its lines up to the same cap. The new set's files are
+//! within it (checked before checkout, see `mod.rs`), but the old set's may not be: it
+//! may have been installed before sizes were checked, or edited since.
 
+use scanner_rules::TextFile;
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+
+/// The most bytes read of any one file: the loader's cap for a rule file.
+fn cap() -> u64 {
+    TextFile::Rule.cap()
+}
 
 /// One rule file in a report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +57,7 @@ pub fn compare(old: Option<&Path>, new: &Path) -> Changes {
         match old_files.get(rel) {
             None => c.added.push(describe(rel, new_path)),
             Some(old_path) => {
-                if std::fs::read(old_path).ok() != std::fs::read(new_path).ok() {
+                if !same_bytes(old_path, new_path) {
                     c.modified.push(describe(rel, new_path));
                 }
             }
@@ -88,18 +102,81 @@ fn rule_files(root: &Path) -> BTreeMap<String, PathBuf> {
     out
 }
 
+/// Opens `p` for reading when it is a regular file; its size.
+fn open_regular(p: &Path) -> Option<(File, u64)> {
+    let f = File::open(p).ok()?;
+    let m = f.metadata().ok()?;
+    m.is_file().then_some((f, m.len()))
+}
+
+/// Whether the files `a` and `b` hold the same bytes: different sizes differ without a
+/// read; otherwise both are read in chunks side by side up to the first difference. Two
+/// files larger than [`cap`] count as different (they are not read past it; neither
+/// loads as a rule), and so does a file that cannot be read.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    let (Some((fa, la)), Some((fb, lb))) = (open_regular(a), open_regular(b)) else {
+        return false;
+    };
+    if la != lb || la > cap() {
+        return false;
+    }
+    let (mut ra, mut rb) = (fa.take(cap() + 1), fb.take(cap() + 1));
+    let (mut ba, mut bb) = (vec![0u8; 64 << 10], vec![0u8; 64 << 10]);
+    loop {
+        let na = match read_full(&mut ra, &mut ba) {
+            Some(n) => n,
+            None => return false,
+        };
+        let nb = match read_full(&mut rb, &mut bb) {
+            Some(n) => n,
+            None => return false,
+        };
+        if na != nb || ba[..na] != bb[..nb] {
+            return false;
+        }
+        if na == 0 {
+            return true;
+        }
+    }
+}
+
+/// Fills `buf` from `r` as far as it goes; the bytes read (fewer only at the end), or
+/// `None` on an error.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Option<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(n)
+}
+
 fn is_rule_file(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.ends_with(".yml") || lower.ends_with(".yaml")
 }
 
 /// The path, title and date of the rule file `p`, read from its top-level `title:`,
-/// `modified:` and `date:` lines (no YAML parse: a report line, not a rule).
+/// `modified:` and `date:` lines (no YAML parse: a report line, not a rule), line by
+/// line up to [`cap`] bytes and no further once the title and `modified:` are found.
 fn describe(rel: &str, p: &Path) -> RuleFile {
-    let text = std::fs::read(p).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
     let (mut title, mut modified, mut date) = (None, None, None);
-    for line in text.lines() {
+    let mut lines = open_regular(p).map(|(f, _)| BufReader::new(f.take(cap())));
+    let mut buf = Vec::new();
+    while let Some(r) = lines.as_mut() {
+        buf.clear();
+        match r.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&buf);
+        // As `str::lines` cuts them: without the `\n` or `\r\n`.
+        let line = text.strip_suffix('\n').unwrap_or(&text);
+        let line = line.strip_suffix('\r').unwrap_or(line);
         if let Some(v) = line.strip_prefix("title:") {
             title.get_or_insert_with(|| scalar(v));
         } else if let Some(v) = line.strip_prefix("modified:") {
@@ -131,6 +208,42 @@ fn scalar(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_past_the_cap_are_not_read_past_it() {
+        let d = std::env::temp_dir().join(format!("scanner-changes-cap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let (a, b, c) = (d.join("a.yml"), d.join("b.yml"), d.join("c.yml"));
+        // A title at the start is found; one past the cap is not looked for.
+        std::fs::write(&a, "title: Early\n").unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&a).unwrap();
+        f.set_len(cap() + (1 << 20)).unwrap();
+        assert_eq!(describe("a.yml", &a).title, "Early");
+        std::fs::write(&b, "").unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&b).unwrap();
+        f.set_len(cap()).unwrap();
+        use std::io::{Seek, Write};
+        let mut f = f;
+        f.seek(std::io::SeekFrom::Start(cap())).unwrap();
+        f.write_all(b"\ntitle: Late\n").unwrap();
+        assert_eq!(describe("b.yml", &b).title, "");
+        // Sizes differ: different, unread; equal and within the cap: compared.
+        std::fs::write(&c, "title: C\n").unwrap();
+        assert!(!same_bytes(&a, &c));
+        assert!(same_bytes(&c, &c));
+        // Equal sizes past the cap: different (not read).
+        assert!(!same_bytes(&a, &a));
+        // Equal sizes, one byte apart at the end of a long file.
+        let (x, y) = (d.join("x.yml"), d.join("y.yml"));
+        let mut long = vec![b'#'; 300_000];
+        std::fs::write(&x, &long).unwrap();
+        *long.last_mut().unwrap() = b'!';
+        std::fs::write(&y, &long).unwrap();
+        assert!(!same_bytes(&x, &y));
+        assert!(same_bytes(&y, &y));
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     #[test]
     fn describe_reads_title_and_dates_without_quotes() {

@@ -6,6 +6,13 @@
 //! does it take the old set's place in one rename. On any failure (git fails or times
 //! out, the set does not load, Ctrl-C) the new folder is removed and the old set is as
 //! it was.
+//!
+//! What is downloaded is bounded before it is written: the clone is made without a
+//! checkout, and its listing (each file's size, read without inflating it) must show no
+//! rule or config file larger than the loader reads and no more than [`MAX_SET_FILES`]
+//! files and [`MAX_SET_BYTES`] in all; only then is it checked out. A URL must be one
+//! git reaches by https, ssh or file (see [`check_url`]); how git itself is run (no
+//! configuration but the repository's, its own process group) is in `git.rs`.
 
 mod changes;
 mod git;
@@ -15,16 +22,31 @@ use crate::args::UpdateRulesArgs;
 use crate::exit;
 use crate::terminal::safe;
 use changes::{Changes, RuleFile};
-use git::Git;
-use scanner_rules::{load, LoadOptions, RuleSource};
+use git::{Git, TreeFile};
+use scanner_rules::{load, LoadOptions, RuleSource, TextFile};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use place::remove_pending_and_hold;
 
+/// Kills the git commands an update is running (each with the processes it started);
+/// for the signal thread, as the process exits next.
+#[cfg(unix)]
+pub use git::stop_all_and_hold as stop_git_and_hold;
+
 /// The repository an update downloads when neither `--url` nor the set names one.
 pub const DEFAULT_URL: &str = "https://github.com/Yamato-Security/hayabusa-rules.git";
+
+/// The most bytes the files of a downloaded set may hold in all. hayabusa-rules holds
+/// 10.3 MB in 5,031 files (11.6 MB in a checkout, 24 MB of disk), SigmaHQ's whole
+/// repository 27 MB in 4,756 files, its images and regression data included: 128 MiB
+/// leaves room for either to grow fivefold, and bounds what checking that a set loads
+/// reads (the loader takes about six times the rule text: 67 MB for hayabusa-rules).
+const MAX_SET_BYTES: u64 = 128 << 20;
+
+/// The most files a downloaded set may hold: twenty times hayabusa-rules' 5,031.
+const MAX_SET_FILES: usize = 100_000;
 
 /// Why an update failed (the previous set is then unchanged).
 #[derive(Debug)]
@@ -85,8 +107,44 @@ pub enum UpdateError {
         /// Rules rejected.
         rejected: usize,
     },
-    /// A URL that begins with `-` (it would read as a git option).
-    BadUrl(String),
+    /// A URL refused before git runs (see [`check_url`]).
+    BadUrl {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A file of the downloaded set is larger than the loader reads (nothing was
+    /// checked out).
+    FileTooLarge {
+        /// The URL.
+        url: String,
+        /// The file's path in the repository.
+        file: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The cap for its kind, in bytes.
+        limit: u64,
+        /// Its kind (`rule`, `config`).
+        kind: &'static str,
+    },
+    /// The downloaded set holds more files, or more bytes in all, than a set may
+    /// (nothing was checked out).
+    SetTooLarge {
+        /// The URL.
+        url: String,
+        /// How many files it holds.
+        files: usize,
+        /// Their bytes in all.
+        bytes: u64,
+    },
+    /// git printed more than is kept of its output.
+    GitOutput {
+        /// The step.
+        what: &'static str,
+        /// The bytes kept.
+        limit: usize,
+    },
 }
 
 impl UpdateError {
@@ -148,7 +206,44 @@ impl fmt::Display for UpdateError {
                 "the rules from {} were not installed: no rule loads ({files} rule files, {rejected} rejected)",
                 shown(url)
             ),
-            UpdateError::BadUrl(u) => write!(f, "--url '{u}': a URL cannot begin with '-'"),
+            UpdateError::BadUrl { url, reason } => {
+                write!(f, "the URL '{}': {reason}", shown(url))
+            }
+            UpdateError::FileTooLarge {
+                url,
+                file,
+                size,
+                limit,
+                kind,
+            } => write!(
+                f,
+                "the rules from {} were not installed: {file} is {} ({size} bytes), larger than the {} MiB allowed for a {kind} file; nothing was checked out",
+                shown(url),
+                mib(*size),
+                limit >> 20
+            ),
+            UpdateError::SetTooLarge { url, files, bytes } => {
+                write!(f, "the rules from {} were not installed: ", shown(url))?;
+                if *files > MAX_SET_FILES {
+                    write!(
+                        f,
+                        "it holds {files} files, more than the {MAX_SET_FILES} a rule set may hold"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "its {files} files hold {} in all ({bytes} bytes), more than the {} MiB a rule set may hold",
+                        mib(*bytes),
+                        MAX_SET_BYTES >> 20
+                    )?;
+                }
+                write!(f, "; nothing was checked out")
+            }
+            UpdateError::GitOutput { what, limit } => write!(
+                f,
+                "git {what} printed more than the {} MiB read of it; not used",
+                limit >> 20
+            ),
         }
     }
 }
@@ -239,8 +334,8 @@ fn update(a: &UpdateRulesArgs) -> Result<(), UpdateError> {
             .or_else(|| had_old.then(|| git.origin(&target)).flatten())
             .unwrap_or_else(|| DEFAULT_URL.to_string()),
     };
-    if url.starts_with('-') {
-        return Err(UpdateError::BadUrl(url));
+    if let Err(reason) = check_url(&url) {
+        return Err(UpdateError::BadUrl { url, reason });
     }
     if !a.quiet {
         eprintln!(
@@ -271,6 +366,8 @@ fn fetch_and_install(
     quiet: bool,
 ) -> Result<(), UpdateError> {
     git.clone(url, new)?;
+    check_sizes(url, &git.tree(new)?)?;
+    git.checkout(new)?;
     let commit = git.head(new)?;
     let loaded = check_loads(url, new)?;
     let changes = changes::compare(had_old.then_some(target), new);
@@ -322,6 +419,87 @@ fn check_loads(url: &str, dir: &Path) -> Result<usize, UpdateError> {
         });
     }
     Ok(r.loaded)
+}
+
+/// Why `url` is refused, if it is: one that begins with `-` (it would read as a git
+/// option), or one git would reach otherwise than by https, ssh or file. Allowed:
+/// `https://`, `ssh://` (and git's spellings `git+ssh://`, `ssh+git://`), `file://`,
+/// ssh's `[user@]host:path`, and a local path. Refused: `http://` and `git://` (no
+/// authentication of the server), any other scheme, and git's `<helper>::<address>`
+/// (`ext::` runs a command, `fd::` reads a descriptor). git is also run with
+/// `GIT_ALLOW_PROTOCOL=https:ssh:file` (see `git.rs`), which holds for redirects and
+/// for URLs a configuration would rewrite.
+fn check_url(url: &str) -> Result<(), &'static str> {
+    const OTHER: &str =
+        "only https://, ssh:// (or host:path) and file:// URLs, or a local path, are allowed";
+    if url.starts_with('-') {
+        return Err("a URL cannot begin with '-'");
+    }
+    if url.is_empty() {
+        return Err("empty");
+    }
+    if let Some(end) = url.find("://") {
+        return match &url[..end] {
+            "https" | "ssh" | "git+ssh" | "ssh+git" | "file" => Ok(()),
+            _ => Err(OTHER),
+        };
+    }
+    // Without a scheme git reads `NAME::ADDRESS` as a remote helper's; the remaining
+    // forms (`host:path`, a path) are ssh's and the file protocol's.
+    if url.contains("::") {
+        return Err(OTHER);
+    }
+    Ok(())
+}
+
+/// Refuses a set, from its listing before checkout, that holds a file larger than the
+/// loader reads for its kind (a rule file 4 MiB, a config file 16 MiB: see
+/// [`cap_of`]), more than [`MAX_SET_FILES`] files or more than [`MAX_SET_BYTES`] in all.
+fn check_sizes(url: &str, files: &[TreeFile]) -> Result<(), UpdateError> {
+    for f in files {
+        let Some((kind, name)) = cap_of(&f.path) else {
+            continue;
+        };
+        if f.size > kind.cap() {
+            return Err(UpdateError::FileTooLarge {
+                url: url.to_string(),
+                file: f.path.clone(),
+                size: f.size,
+                limit: kind.cap(),
+                kind: name,
+            });
+        }
+    }
+    let bytes = files.iter().fold(0u64, |n, f| n.saturating_add(f.size));
+    if files.len() > MAX_SET_FILES || bytes > MAX_SET_BYTES {
+        return Err(UpdateError::SetTooLarge {
+            url: url.to_string(),
+            files: files.len(),
+            bytes,
+        });
+    }
+    Ok(())
+}
+
+/// What the file at `path` of a set is read as, and so its cap: everything in the top
+/// `config` folder is a config file; any other `.yml` or `.yaml` file a rule file (the
+/// loader reads it as one, the report reads its first lines). Other files are never
+/// read: they count in the total only.
+fn cap_of(path: &str) -> Option<(TextFile, &'static str)> {
+    if path.starts_with("config/") {
+        return Some((TextFile::Config, "config"));
+    }
+    let lower = path.to_ascii_lowercase();
+    (lower.ends_with(".yml") || lower.ends_with(".yaml")).then_some((TextFile::Rule, "rule"))
+}
+
+/// `n` bytes in MiB, or GiB from 1 GiB, with one decimal.
+fn mib(n: u64) -> String {
+    if n >= 1 << 30 {
+        format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
+    }
 }
 
 /// Whether the folder `d` has no entries.
@@ -381,7 +559,88 @@ fn shown(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::shown;
+    use super::*;
+
+    #[test]
+    fn urls_git_reaches_by_https_ssh_or_file_only() {
+        for ok in [
+            "https://github.com/Yamato-Security/hayabusa-rules.git",
+            "ssh://git@github.com/team/rules.git",
+            "git+ssh://host/r.git",
+            "git@github.com:team/rules.git",
+            "host:rules",
+            "file:///srv/rules.git",
+            "/srv/rules.git",
+            "rules.git",
+            "C:\\rules",
+        ] {
+            assert_eq!(check_url(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "ext::sh -c touch% /tmp/x",
+            "fd::17",
+            "foo::bar",
+            "http://example.com/r.git",
+            "git://example.com/r.git",
+            "HTTPS://example.com/r.git",
+            "ftp://example.com/r.git",
+            "/path/with://inside",
+            "",
+            "--upload-pack=touch /tmp/x",
+        ] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes_are_checked_per_kind_and_in_all() {
+        let f = |path: &str, size: u64| TreeFile {
+            path: path.into(),
+            size,
+        };
+        let url = "file:///r";
+        let rule_cap = TextFile::Rule.cap();
+        let config_cap = TextFile::Config.cap();
+        assert!(check_sizes(url, &[f("a.yml", rule_cap), f("config/x.txt", config_cap)]).is_ok());
+        // Other files have no cap of their own.
+        assert!(check_sizes(url, &[f("images/logo.png", 100 << 20)]).is_ok());
+        let e = check_sizes(url, &[f("zeros.yml", 3 << 30)]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("zeros.yml is 3.0 GiB (3221225472 bytes), larger than"),
+            "{e}"
+        );
+        let e = check_sizes(url, &[f("r/B.YAML", rule_cap + 1)]).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "r/B.YAML is 4.0 MiB (4194305 bytes), larger than the 4 MiB allowed for a rule file"
+            ),
+            "{e}"
+        );
+        let e = check_sizes(url, &[f("config/big.txt", config_cap + 1)]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("larger than the 16 MiB allowed for a config file"),
+            "{e}"
+        );
+        let e = check_sizes(url, &[f("a.bin", MAX_SET_BYTES), f("b.yml", 1)]).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "its 2 files hold 128.0 MiB in all (134217729 bytes), more than the 128 MiB"
+            ),
+            "{e}"
+        );
+        let many: Vec<TreeFile> = (0..=MAX_SET_FILES)
+            .map(|i| f(&format!("{i}.yml"), 1))
+            .collect();
+        let e = check_sizes(url, &many).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("it holds 100001 files, more than the 100000 a rule set may hold"),
+            "{e}"
+        );
+        assert!(check_sizes(url, &many[1..]).is_ok());
+    }
 
     #[test]
     fn credentials_in_a_url_are_not_shown() {

@@ -20,10 +20,12 @@
 //! # Ok::<(), scanner_files::Error>(())
 //! ```
 
+mod error;
 mod owned_dir;
 mod temp;
 
-pub use owned_dir::{kind_name, new_file_mode, Entry, Error, FileMode, Kind, OwnedDir, Why};
+pub use error::{Error, Why};
+pub use owned_dir::{kind_name, new_file_mode, Entry, FileMode, Kind, OwnedDir};
 pub use temp::{
     create as create_temp_file, create_dir as create_temp_dir, forget as forget_temp_file,
     random_suffix, remembered as remember_temp_file, remove as remove_temp_file,

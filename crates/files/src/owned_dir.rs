@@ -20,8 +20,8 @@
 //! look and an act. Elsewhere than Unix there are no such handles: the same checks are
 //! made by path (types and links; owners are not compared).
 
+use crate::error::{Error, Why};
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -31,88 +31,6 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 #[cfg(unix)]
 use std::os::fd::OwnedFd;
 
-/// Why a folder or a file in it was not used.
-#[derive(Debug)]
-pub enum Why {
-    /// The system's error.
-    Io(io::Error),
-    /// A symbolic link, not followed.
-    Link,
-    /// Not a folder.
-    NotFolder,
-    /// Not a regular file (a FIFO, a device, a socket, a folder).
-    NotRegular(&'static str),
-    /// Another user's.
-    Owner {
-        /// The owner's user id.
-        owner: u32,
-        /// This process's effective user id.
-        me: u32,
-    },
-    /// Writable by group or others.
-    Writable,
-    /// Larger than the caller allows.
-    TooLarge(u64),
-    /// Something is at the name already and replacing was not asked for.
-    Exists,
-    /// A name with a folder separator, `.` or `..`: not a single entry.
-    NotAName,
-}
-
-impl fmt::Display for Why {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Why::Io(e) => write!(f, "{e}"),
-            Why::Link => f.write_str("a symbolic link, not followed"),
-            Why::NotFolder => f.write_str("not a folder"),
-            Why::NotRegular(what) => write!(f, "not a regular file ({what})"),
-            Why::Owner { owner, me } => write!(
-                f,
-                "belongs to user {owner}, not to the user running scanner ({me})"
-            ),
-            Why::Writable => f.write_str("writable by group or others (chmod go-w to use it)"),
-            Why::TooLarge(cap) => write!(f, "larger than the {cap} bytes allowed"),
-            Why::Exists => f.write_str("exists; not replaced"),
-            Why::NotAName => f.write_str("not a single name"),
-        }
-    }
-}
-
-/// A folder or file that was not used, and why.
-#[derive(Debug)]
-pub struct Error {
-    path: PathBuf,
-    why: Why,
-}
-
-impl Error {
-    fn new(path: PathBuf, why: Why) -> Error {
-        Error { path, why }
-    }
-
-    /// The folder or file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Why.
-    pub fn why(&self) -> &Why {
-        &self.why
-    }
-
-    /// Whether nothing is at the path.
-    pub fn is_not_found(&self) -> bool {
-        matches!(&self.why, Why::Io(e) if e.kind() == io::ErrorKind::NotFound)
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.why)
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// What an entry of a folder is (not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,6 +167,88 @@ impl OwnedDir {
             Err(e) => return Err(self.err(name, Why::Io(e))),
         }
         self.open_dir(name)
+    }
+
+    /// Makes the sub-folder `name` (0700), failing when anything is at the name, a
+    /// link included.
+    pub fn create_new_dir(&self, name: &OsStr) -> Result<(), Error> {
+        single(name).map_err(|w| self.err(name, w))?;
+        #[cfg(unix)]
+        let made = rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o700))
+            .map_err(io::Error::from);
+        #[cfg(not(unix))]
+        let made = std::fs::create_dir(self.shown(name));
+        made.map_err(|e| self.err(name, Why::Io(e)))
+    }
+
+    /// The regular file `name` opened for reading and writing, made (0600) when missing;
+    /// a link or special file at the name is refused. For lock files.
+    pub fn open_or_create(&self, name: &OsStr) -> Result<File, Error> {
+        single(name).map_err(|w| self.err(name, w))?;
+        #[cfg(unix)]
+        let file = {
+            let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rustix::fs::openat(
+                &self.fd,
+                name,
+                flags | OFlags::NONBLOCK,
+                Mode::from_raw_mode(0o600),
+            ) {
+                Ok(fd) => File::from(fd),
+                Err(rustix::io::Errno::LOOP) => return Err(self.err(name, Why::Link)),
+                Err(e) => return Err(self.err(name, Why::Io(e.into()))),
+            }
+        };
+        #[cfg(not(unix))]
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(self.shown(name))
+            .map_err(|e| self.err(name, Why::Io(e)))?;
+        let meta = file.metadata().map_err(|e| self.err(name, Why::Io(e)))?;
+        if !meta.is_file() {
+            return Err(self.err(name, Why::NotRegular(kind_name(&meta.file_type()))));
+        }
+        Ok(file)
+    }
+
+    /// Removes the entry `name` and, when it is a folder, everything in it; links are
+    /// removed, never followed. Folders deeper than 256 levels are left (an error).
+    pub fn remove_tree(&self, name: &OsStr) -> Result<(), Error> {
+        single(name).map_err(|w| self.err(name, w))?;
+        #[cfg(unix)]
+        return remove_tree_at(&self.fd, name, 256).map_err(|e| self.err(name, Why::Io(e)));
+        #[cfg(not(unix))]
+        {
+            let p = self.shown(name);
+            let m = std::fs::symlink_metadata(&p).map_err(|e| self.err(name, Why::Io(e)))?;
+            let r = if m.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+            r.map_err(|e| self.err(name, Why::Io(e)))
+        }
+    }
+
+    /// Exchanges the entries `a` and `b` of this folder in one step; `Ok(false)` where
+    /// the system cannot (anything but Linux, or a file system without it).
+    pub fn exchange(&self, a: &OsStr, b: &OsStr) -> Result<bool, Error> {
+        single(a).map_err(|w| self.err(a, w))?;
+        single(b).map_err(|w| self.err(b, w))?;
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::RenameFlags;
+            match rustix::fs::renameat_with(&self.fd, a, &self.fd, b, RenameFlags::EXCHANGE) {
+                Ok(()) => Ok(true),
+                Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => Ok(false),
+                Err(e) => Err(self.err(b, Why::Io(e.into()))),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        Ok(false)
     }
 
     /// The regular file `name` opened for reading, with its length; `None` when
@@ -502,6 +502,37 @@ impl OwnedDir {
         #[cfg(not(unix))]
         std::fs::remove_file(self.shown(name))
     }
+}
+
+/// Removes `name` under `at`, a folder's contents first, links not followed.
+#[cfg(unix)]
+fn remove_tree_at<Fd: std::os::fd::AsFd>(at: Fd, name: &OsStr, depth: usize) -> io::Result<()> {
+    let at = at.as_fd();
+    match rustix::fs::unlinkat(at, name, AtFlags::empty()) {
+        Ok(()) => return Ok(()),
+        // A folder: Linux says EISDIR, POSIX EPERM.
+        Err(rustix::io::Errno::ISDIR | rustix::io::Errno::PERM) => {}
+        Err(e) => return Err(e.into()),
+    }
+    if depth == 0 {
+        return Err(io::Error::other("folders nested too deep"));
+    }
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let dir = rustix::fs::openat(at, name, flags, Mode::empty())?;
+    let mut names = Vec::new();
+    for e in rustix::fs::Dir::read_from(&dir)? {
+        let e = e?;
+        let n = e.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            names.push(std::ffi::OsString::from(
+                <OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(n),
+            ));
+        }
+    }
+    for n in &names {
+        remove_tree_at(&dir, n, depth - 1)?;
+    }
+    rustix::fs::unlinkat(at, name, AtFlags::REMOVEDIR).map_err(io::Error::from)
 }
 
 /// Refuses a name that is not one entry of a folder.
@@ -835,6 +866,37 @@ mod tests {
             })
             .unwrap_err();
         assert!(matches!(e.why(), Why::NotRegular(_)), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn trees_are_removed_without_following_links_and_folders_exchanged() {
+        let d = scratch("tree");
+        let outside = d.join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        let inner = d.join("inner");
+        std::fs::create_dir_all(inner.join("t/a/b")).unwrap();
+        std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(inner.join("t/a/b/f"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, inner.join("t/a/link")).unwrap();
+        let dir = OwnedDir::open(&inner).unwrap();
+        dir.create_new_dir(os("u")).unwrap();
+        assert!(dir.create_new_dir(os("u")).is_err(), "exclusive");
+        std::fs::write(inner.join("u/mark"), "u").unwrap();
+        assert!(dir.exchange(os("t"), os("u")).unwrap());
+        assert!(inner.join("t/mark").exists() && inner.join("u/a/b/f").exists());
+        dir.remove_tree(os("u")).unwrap();
+        assert!(!inner.join("u").exists());
+        assert!(outside.join("keep").exists(), "the link's target is left");
+        let lock = dir.open_or_create(os("lock")).unwrap();
+        drop(lock);
+        std::os::unix::fs::symlink(d.join("victim"), inner.join("l2")).unwrap();
+        assert!(matches!(
+            dir.open_or_create(os("l2")).unwrap_err().why(),
+            Why::Link
+        ));
+        assert!(!d.join("victim").exists());
         let _ = std::fs::remove_dir_all(&d);
     }
 

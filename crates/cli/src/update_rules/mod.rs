@@ -60,6 +60,9 @@ pub enum UpdateError {
         /// Why.
         reason: &'static str,
     },
+    /// A folder the update would use is a link, another user's or writable by others
+    /// (it names itself and why).
+    Folder(scanner_files::Error),
     /// `-r DIR` holds files but is no git checkout: it is not replaced.
     NotACheckout(PathBuf),
     /// Another update of the same set is running.
@@ -167,6 +170,7 @@ impl fmt::Display for UpdateError {
             UpdateError::Unsafe { path, reason } => {
                 write!(f, "{}: {reason}; not used", path.display())
             }
+            UpdateError::Folder(e) => write!(f, "{e}; not used"),
             UpdateError::NotACheckout(p) => write!(
                 f,
                 "{}: holds files but is not a git checkout; move it away or name another folder with -r",
@@ -279,8 +283,8 @@ impl InstalledSet {
 /// of this user, not a symlink).
 pub fn installed() -> Option<InstalledSet> {
     let dir = place::default_dir()?;
-    let safe_folder = |d: &Path| matches!(place::check_folder(d), Ok(true));
-    if !safe_folder(place::parent(&dir)) || !safe_folder(&dir) {
+    let place = place::Place::open(&dir, false).ok()??;
+    if place.state().ok()? == place::SetState::Absent {
         return None;
     }
     let source = place::read_source(&dir);
@@ -304,24 +308,23 @@ fn update(a: &UpdateRulesArgs) -> Result<(), UpdateError> {
         Some(d) => d.clone(),
         None => place::default_dir().ok_or(UpdateError::NoDataDir)?,
     };
-    if target.file_name().is_none() {
-        return Err(UpdateError::Unsafe {
-            path: target,
-            reason: "does not end in a folder name",
-        });
-    }
-    if a.rules.is_none() {
-        place::make_folder(place::parent(&target))?;
-    }
+    // The data folder is made when missing; a folder -r names must exist.
+    let place = place::Place::open(&target, a.rules.is_none())?.ok_or_else(|| {
+        UpdateError::io(
+            place::parent(&target),
+            "cannot use folder",
+            std::io::ErrorKind::NotFound.into(),
+        )
+    })?;
     let git = Git {
         timeout: Duration::from_secs(a.timeout.max(1)),
     };
-    let _lock = place::lock(&target)?;
-    let stale = place::remove_leftovers(&target);
+    let _lock = place.lock()?;
+    let stale = place.remove_leftovers();
     if stale > 0 && !a.quiet {
         eprintln!("removed {stale} folder(s) an interrupted update left");
     }
-    let had_old = place::check_folder(&target)? && !is_empty(&target)?;
+    let had_old = place.state()? == place::SetState::Holds;
     if had_old && !target.join(".git").exists() {
         return Err(UpdateError::NotACheckout(target));
     }
@@ -345,9 +348,9 @@ fn update(a: &UpdateRulesArgs) -> Result<(), UpdateError> {
             target.display()
         );
     }
-    let new = place::new_sibling(&target, "new")?;
+    let new = place.new_sibling("new")?;
     place::set_pending(Some(&new));
-    let result = fetch_and_install(&git, &url, &new, &target, had_old, a.quiet);
+    let result = fetch_and_install(&git, &url, &new, &place, had_old, a.quiet);
     place::set_pending(None);
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&new);
@@ -361,10 +364,11 @@ fn fetch_and_install(
     git: &Git,
     url: &str,
     new: &Path,
-    target: &Path,
+    place: &place::Place,
     had_old: bool,
     quiet: bool,
 ) -> Result<(), UpdateError> {
+    let target = place.target();
     git.clone(url, new)?;
     check_sizes(url, &git.tree(new)?)?;
     git.checkout(new)?;
@@ -381,7 +385,7 @@ fn fetch_and_install(
             commit: commit.clone(),
         },
     )?;
-    place::swap_in(new, target, had_old)?;
+    place.swap_in(new, had_old)?;
     print_report(&changes, quiet);
     println!(
         "{} {} from {} (commit {}): {} added, {} modified, {} removed; {} rules load.",
@@ -500,12 +504,6 @@ fn mib(n: u64) -> String {
     } else {
         format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
     }
-}
-
-/// Whether the folder `d` has no entries.
-fn is_empty(d: &Path) -> Result<bool, UpdateError> {
-    let mut rd = std::fs::read_dir(d).map_err(|e| UpdateError::io(d, "cannot read folder", e))?;
-    Ok(rd.next().is_none())
 }
 
 /// Prints each added, modified and removed rule (title, date, path), as Hayabusa 3.9.0

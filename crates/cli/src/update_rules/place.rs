@@ -3,6 +3,8 @@
 //! time (a lock), and the swap that puts a new set in place whole or not at all.
 
 use super::UpdateError;
+use scanner_files::{Kind, OwnedDir};
+use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -18,77 +20,178 @@ pub fn default_dir() -> Option<PathBuf> {
     Some(base.join("scanner").join("rules"))
 }
 
-/// Refuses `p` when it is a symlink (never followed: one planted there would send the
-/// update, run as root, elsewhere), anything but a folder, or (on Unix) a folder of
-/// another user or one others may write to. `Ok(false)` when nothing is there.
-pub fn check_folder(p: &Path) -> Result<bool, UpdateError> {
-    let m = match std::fs::symlink_metadata(p) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(UpdateError::io(p, "cannot read", e)),
-    };
-    let unsafe_because = |reason| UpdateError::Unsafe {
-        path: p.to_path_buf(),
-        reason,
-    };
-    if m.file_type().is_symlink() {
-        return Err(unsafe_because("is a symbolic link (not followed)"));
-    }
-    if !m.is_dir() {
-        return Err(unsafe_because("is not a folder"));
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        if m.uid() != me {
-            return Err(unsafe_because("belongs to another user"));
-        }
-        if m.mode() & 0o022 != 0 {
-            return Err(unsafe_because("may be written by other users"));
-        }
-    }
-    Ok(true)
+/// Where a set lives: the folder holding it, opened once and checked as the user's own
+/// and writable by no one else ([`OwnedDir`]), and the set's name in it. Every step of
+/// an update inside that folder (the lock, leftovers, the new folder, the swap) goes
+/// through its handle, so the folder swapped for a link mid-run is never written.
+pub struct Place {
+    parent: OwnedDir,
+    name: OsString,
+    target: PathBuf,
 }
 
-/// Makes the folder `p` and any missing parents, open to the owner only (0700 on Unix);
-/// the last component is then checked as [`check_folder`] does.
-pub fn make_folder(p: &Path) -> Result<(), UpdateError> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    if !check_folder(p)? {
-        b.create(p)
-            .map_err(|e| UpdateError::io(p, "cannot create folder", e))?;
-        check_folder(p)?;
-    }
-    Ok(())
+/// What is at a set's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetState {
+    /// Nothing.
+    Absent,
+    /// An empty folder (of the user's, writable by no one else).
+    Empty,
+    /// A folder holding files.
+    Holds,
 }
 
-/// A new folder beside `target` for the set being fetched: created here and nowhere
-/// else (fails if anything, a symlink included, is at its name), 0700.
-pub fn new_sibling(target: &Path, kind: &str) -> Result<PathBuf, UpdateError> {
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let parent = parent(target);
-    let p = parent.join(format!(
-        ".{name}.{kind}-{}-{:016x}",
-        std::process::id(),
-        scanner_engine::random_suffix()
-    ));
-    let mut b = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
+impl Place {
+    /// The place of `target`, its folder made (0700) when `create`, else `None` when it
+    /// is missing. A folder that is a link, another user's or writable by others is
+    /// refused.
+    pub fn open(target: &Path, create: bool) -> Result<Option<Place>, UpdateError> {
+        let name = target
+            .file_name()
+            .ok_or_else(|| UpdateError::Unsafe {
+                path: target.to_path_buf(),
+                reason: "does not end in a folder name",
+            })?
+            .to_os_string();
+        let holder = parent(target);
+        let opened = if create {
+            OwnedDir::create(holder)
+        } else {
+            OwnedDir::open(holder)
+        };
+        let parent = match opened {
+            Ok(d) => d,
+            Err(e) if !create && e.is_not_found() => return Ok(None),
+            Err(e) => return Err(UpdateError::Folder(e)),
+        };
+        Ok(Some(Place {
+            parent,
+            name,
+            target: target.to_path_buf(),
+        }))
     }
-    b.create(&p)
-        .map_err(|e| UpdateError::io(&p, "cannot create folder", e))?;
-    Ok(p)
+
+    /// The set's folder.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// What is at the set's name: nothing, or a folder of the user's (empty or not). A
+    /// link, a file, or a folder another user owns or others may write is refused.
+    pub fn state(&self) -> Result<SetState, UpdateError> {
+        match self.parent.open_dir(&self.name) {
+            Ok(set) => {
+                let empty = set.entries().map_err(UpdateError::Folder)?.is_empty();
+                Ok(if empty {
+                    SetState::Empty
+                } else {
+                    SetState::Holds
+                })
+            }
+            Err(e) if e.is_not_found() => Ok(SetState::Absent),
+            Err(e) => Err(UpdateError::Folder(e)),
+        }
+    }
+
+    /// A new folder beside the set for the set being fetched (`.NAME.KIND-PID-RANDOM`):
+    /// created here and nowhere else (fails if anything, a link included, is at its
+    /// name), 0700; its path, for git.
+    pub fn new_sibling(&self, kind: &str) -> Result<PathBuf, UpdateError> {
+        let mut name = OsString::from(".");
+        name.push(&self.name);
+        name.push(format!(
+            ".{kind}-{}-{:016x}",
+            std::process::id(),
+            scanner_files::random_suffix()
+        ));
+        self.parent
+            .create_new_dir(&name)
+            .map_err(UpdateError::Folder)?;
+        Ok(self.parent.shown(&name))
+    }
+
+    /// Removes what an update stopped outright (SIGKILL, a power cut) left beside the
+    /// set: folders named as [`Place::new_sibling`] names them. Call with the lock held:
+    /// no other update is running, so every such folder is stale. Links are left alone.
+    pub fn remove_leftovers(&self) -> usize {
+        let name = self.name.to_string_lossy();
+        let prefixes = [format!(".{name}.new-"), format!(".{name}.old-")];
+        let Ok(entries) = self.parent.entries() else {
+            return 0;
+        };
+        entries
+            .iter()
+            .filter(|e| e.kind == Kind::Folder)
+            .filter(|e| {
+                let n = e.name.to_string_lossy();
+                prefixes.iter().any(|p| n.starts_with(p.as_str()))
+            })
+            .filter(|e| self.parent.remove_tree(&e.name).is_ok())
+            .count()
+    }
+
+    /// Takes the update lock of the set (the file `.<name>.lock` beside it; never a
+    /// link), failing at once when another update holds it.
+    pub fn lock(&self) -> Result<UpdateLock, UpdateError> {
+        let mut name = OsString::from(".");
+        name.push(&self.name);
+        name.push(".lock");
+        let file = self
+            .parent
+            .open_or_create(&name)
+            .map_err(UpdateError::Folder)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: the descriptor is open for the call's duration.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                return Err(UpdateError::Busy(self.parent.shown(&name)));
+            }
+        }
+        Ok(UpdateLock { _file: file })
+    }
+
+    /// Puts the folder `new` (made by [`Place::new_sibling`]) in place of the set whole;
+    /// the set that was there (if any) is removed after. Where the system can exchange
+    /// two folders in one step (Linux `renameat2`), the set's name always holds one
+    /// complete set; elsewhere the old set is renamed aside, the new one renamed in, and
+    /// the old one put back if that fails.
+    pub fn swap_in(&self, new: &Path, had_old: bool) -> Result<(), UpdateError> {
+        let guard = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        let new = new.file_name().unwrap_or_default();
+        if !had_old {
+            self.parent
+                .rename(new, &self.name)
+                .map_err(UpdateError::Folder)?;
+            drop(guard);
+            return Ok(());
+        }
+        // After an exchange `new` names the old set.
+        let old = if self
+            .parent
+            .exchange(new, &self.name)
+            .map_err(UpdateError::Folder)?
+        {
+            new.to_os_string()
+        } else {
+            let aside = self.new_sibling("old")?;
+            let aside = aside.file_name().unwrap_or_default().to_os_string();
+            self.parent
+                .remove_tree(&aside)
+                .map_err(UpdateError::Folder)?;
+            self.parent
+                .rename(&self.name, &aside)
+                .map_err(UpdateError::Folder)?;
+            if let Err(e) = self.parent.rename(new, &self.name) {
+                let _ = self.parent.rename(&aside, &self.name);
+                return Err(UpdateError::Folder(e));
+            }
+            aside
+        };
+        drop(guard);
+        let _ = self.parent.remove_tree(&old);
+        Ok(())
+    }
 }
 
 /// The folder holding `p` (`.` for a bare name).
@@ -99,59 +202,9 @@ pub fn parent(p: &Path) -> &Path {
     }
 }
 
-/// Removes what an update stopped outright (SIGKILL, a power cut) left beside `target`:
-/// folders named as [`new_sibling`] names them. Call with the lock held: no other
-/// update is running, so every such folder is stale. Symlinks are left alone.
-pub fn remove_leftovers(target: &Path) -> usize {
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let prefixes = [format!(".{name}.new-"), format!(".{name}.old-")];
-    let Ok(rd) = std::fs::read_dir(parent(target)) else {
-        return 0;
-    };
-    let mut n = 0;
-    for e in rd.flatten() {
-        let fname = e.file_name();
-        let fname = fname.to_string_lossy();
-        let ours = prefixes.iter().any(|p| fname.starts_with(p.as_str()));
-        if ours && e.file_type().is_ok_and(|t| t.is_dir()) {
-            // remove_dir_all does not follow symlinks inside the folder.
-            if std::fs::remove_dir_all(e.path()).is_ok() {
-                n += 1;
-            }
-        }
-    }
-    n
-}
-
 /// Held while an update runs; dropping it releases the lock.
 pub struct UpdateLock {
     _file: File,
-}
-
-/// Takes the update lock of `target` (the file `.<name>.lock` beside it; never a
-/// symlink), failing at once when another update holds it.
-pub fn lock(target: &Path) -> Result<UpdateLock, UpdateError> {
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let p = parent(target).join(format!(".{name}.lock"));
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    let file = o
-        .open(&p)
-        .map_err(|e| UpdateError::io(&p, "cannot open lock file", e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: the descriptor is open for the call's duration.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(UpdateError::Busy(p));
-        }
-    }
-    Ok(UpdateLock { _file: file })
 }
 
 /// The fetched folder not yet in place, removed by the signal thread if the run is
@@ -170,67 +223,6 @@ pub fn remove_pending_and_hold() {
         let _ = std::fs::remove_dir_all(p);
     }
     std::mem::forget(g);
-}
-
-/// Puts `new` in place at `target` whole; the set that was there (if any) is removed
-/// after. Where the system can exchange two folders in one step (Linux `renameat2`),
-/// `target` always holds one complete set; elsewhere the old set is renamed aside, the
-/// new one renamed in, and the old one put back if that fails.
-pub fn swap_in(new: &Path, target: &Path, had_old: bool) -> Result<(), UpdateError> {
-    let guard = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    let fail = |e| UpdateError::io(target, "cannot put the new set in place", e);
-    if !had_old {
-        std::fs::rename(new, target).map_err(fail)?;
-        drop(guard);
-        return Ok(());
-    }
-    // After an exchange `new` names the old set.
-    let old = if exchange(new, target) {
-        new.to_path_buf()
-    } else {
-        let aside = new_sibling(target, "old")?;
-        std::fs::remove_dir(&aside).map_err(|e| UpdateError::io(&aside, "cannot remove", e))?;
-        std::fs::rename(target, &aside).map_err(fail)?;
-        if let Err(e) = std::fs::rename(new, target) {
-            let _ = std::fs::rename(&aside, target);
-            return Err(fail(e));
-        }
-        aside
-    };
-    drop(guard);
-    let _ = std::fs::remove_dir_all(&old);
-    Ok(())
-}
-
-/// Exchanges the folders `a` and `b` in one step; false where that cannot be done.
-#[cfg(target_os = "linux")]
-fn exchange(a: &Path, b: &Path) -> bool {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let (Ok(ca), Ok(cb)) = (
-        CString::new(a.as_os_str().as_bytes()),
-        CString::new(b.as_os_str().as_bytes()),
-    ) else {
-        return false;
-    };
-    const RENAME_EXCHANGE: libc::c_uint = 2;
-    // SAFETY: both paths are NUL-terminated and live for the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            ca.as_ptr(),
-            libc::AT_FDCWD,
-            cb.as_ptr(),
-            RENAME_EXCHANGE,
-        )
-    };
-    r == 0
-}
-
-#[cfg(not(target_os = "linux"))]
-fn exchange(_: &Path, _: &Path) -> bool {
-    false
 }
 
 /// Where and when a set was downloaded.

@@ -26,7 +26,7 @@ pub fn install() {
             .spawn(move || {
                 let mut sig = 0;
                 if libc::sigwait(&set, &mut sig) == 0 {
-                    let n = scanner_engine::remove_all_temp_files_and_hold();
+                    let n = scanner_files::remove_all_temp_files_and_hold();
                     // git first (its group, with the helpers it started), so nothing
                     // writes into the update's folder while it is removed.
                     crate::update_rules::stop_git_and_hold();

@@ -1,25 +1,65 @@
-//! The binary form of a [`DetectInfo`] in a spilled run: a flags byte, the time as
-//! seconds and nanoseconds, the rule index and the origin as little-endian numbers, then
-//! each string as a LEB128 length and its UTF-8 bytes. Only this process reads it back,
-//! but every read is checked: a damaged run gives an error, never a panic or a bad row.
+//! What a [`SpillStore`](crate::sort::store::SpillStore) needs to know of the items it
+//! holds, and nothing else: their order, what they cost in memory, and their binary form
+//! in a run file. The store, its runs and its merge are written once against this trait;
+//! each kind of item (timeline rows, correlation hits) is one implementation of it.
+//!
+//! The binary forms are built from the primitives below: little-endian numbers, and
+//! strings as a LEB128 length and their UTF-8 bytes. Only this process reads a run back,
+//! but every read is checked: a damaged run gives an error, never a panic or a bad item,
+//! and a damaged length cannot ask for a huge allocation.
 
-use crate::row::{DetectInfo, Origin};
 use compact_str::CompactString;
 use jiff::Timestamp;
+use std::cmp::Ordering;
 use std::io::{self, Read, Write};
 
-const CORRELATION: u8 = 1;
-const RECOVERED: u8 = 2;
-const CORRELATION_ORIGIN: u8 = 4;
-const EXTRA: u8 = 8;
-const ALL_FIELDS: u8 = 16;
-const KNOWN: u8 = CORRELATION | RECOVERED | CORRELATION_ORIGIN | EXTRA | ALL_FIELDS;
+/// How a spill store handles its items: their order, their size for the memory bound,
+/// how a run file holds them, and the words its errors use.
+pub trait SpillCodec: Send + Sync + 'static {
+    /// What the store holds.
+    type Item: Send + 'static;
+    /// The part of an item's order that needs the codec's own data (a hit's correlation
+    /// rank); computed once for each item as it enters the merge.
+    type Key: Copy + Send + 'static;
+
+    /// What the runs hold, in errors: "cannot write {HOLDS} to temporary file …".
+    const HOLDS: &'static str;
+    /// What a run gives back, in errors: "cannot read {READ_BACK} back from …".
+    const READ_BACK: &'static str;
+
+    /// The part of run `n`'s file name that tells it from the folder's other runs
+    /// (`scanner-sort-PID-{this}.run`): hex digits only, the names stale-spill removal
+    /// recognises.
+    fn run_name(n: u64) -> String;
+
+    /// About how many bytes `item` takes in memory: what the store's bound counts.
+    fn approx_bytes(item: &Self::Item) -> usize;
+
+    /// `item`'s [`Self::Key`].
+    fn key(&self, item: &Self::Item) -> Self::Key;
+
+    /// The store's order, total over every field (items equal under it are alike), of
+    /// items whose keys are `ka` and `kb`.
+    fn cmp(ka: Self::Key, a: &Self::Item, kb: Self::Key, b: &Self::Item) -> Ordering;
+
+    /// Sorts `items` in the order of [`Self::cmp`], on the rayon pool when `parallel`
+    /// (the order of items equal under it does not matter: they are alike). A batch
+    /// holds up to half the memory bound: how to sort it fast is the codec's choice.
+    fn sort(&self, items: &mut [Self::Item], parallel: bool);
+
+    /// Writes `item` to `w`.
+    fn encode<W: Write>(item: &Self::Item, w: &mut W) -> io::Result<()>;
+
+    /// Reads one item written by [`Self::encode`]; damaged input is an error.
+    fn decode<R: Read>(r: &mut R) -> io::Result<Self::Item>;
+}
 
 /// Strings up to this length are read into a buffer sized at once; longer ones grow as
 /// bytes arrive, so a damaged length cannot ask for a huge allocation.
 const PREALLOCATE: usize = 1 << 20;
 
-fn invalid(what: &str) -> io::Error {
+/// An error for damaged input: `what` is wrong.
+pub(crate) fn invalid(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_string())
 }
 
@@ -40,53 +80,30 @@ fn put_len(w: &mut impl Write, mut n: u64) -> io::Result<()> {
     w.write_all(&buf[..i])
 }
 
-fn put_str(w: &mut impl Write, s: &str) -> io::Result<()> {
+/// Writes `s` as its LEB128 length and its bytes.
+pub(crate) fn put_str(w: &mut impl Write, s: &str) -> io::Result<()> {
     put_len(w, s.len() as u64)?;
     w.write_all(s.as_bytes())
 }
 
-/// Writes `r` to `w`.
-pub fn encode(r: &DetectInfo, w: &mut impl Write) -> io::Result<()> {
-    let mut flags = 0;
-    for (on, bit) in [
-        (r.correlation, CORRELATION),
-        (r.recovered, RECOVERED),
-        (
-            matches!(r.origin, Origin::Correlation { .. }),
-            CORRELATION_ORIGIN,
-        ),
-        (r.extra.is_some(), EXTRA),
-        (r.all_fields.is_some(), ALL_FIELDS),
-    ] {
-        if on {
-            flags |= bit;
-        }
-    }
-    w.write_all(&[flags])?;
-    w.write_all(&r.time.as_second().to_le_bytes())?;
-    w.write_all(&r.time.subsec_nanosecond().to_le_bytes())?;
-    w.write_all(&r.rule.to_le_bytes())?;
-    match &r.origin {
-        Origin::Record { file, record_id } => {
-            w.write_all(&file.to_le_bytes())?;
-            w.write_all(&record_id.to_le_bytes())?;
-        }
-        Origin::Correlation { files } => put_str(w, files)?,
-    }
-    for s in [&r.computer, &r.channel, &r.event_id, &r.provider] {
-        put_str(w, s)?;
-    }
-    put_str(w, &r.details)?;
-    for s in [&r.extra, &r.all_fields].into_iter().flatten() {
-        put_str(w, s)?;
-    }
-    Ok(())
+/// Writes `t` as its seconds (8 bytes) and nanoseconds (4 bytes).
+pub(crate) fn put_time(w: &mut impl Write, t: Timestamp) -> io::Result<()> {
+    w.write_all(&t.as_second().to_le_bytes())?;
+    w.write_all(&t.subsec_nanosecond().to_le_bytes())
 }
 
-fn get<const N: usize>(r: &mut impl Read) -> io::Result<[u8; N]> {
+/// Reads `N` bytes.
+pub(crate) fn get<const N: usize>(r: &mut impl Read) -> io::Result<[u8; N]> {
     let mut b = [0u8; N];
     r.read_exact(&mut b)?;
     Ok(b)
+}
+
+/// Reads a time written by [`put_time`].
+pub(crate) fn get_time(r: &mut impl Read) -> io::Result<Timestamp> {
+    let secs = i64::from_le_bytes(get(r)?);
+    let nanos = i32::from_le_bytes(get(r)?);
+    Timestamp::new(secs, nanos).map_err(|_| invalid("time out of range"))
 }
 
 fn get_len(r: &mut impl Read) -> io::Result<usize> {
@@ -117,12 +134,14 @@ fn get_bytes(r: &mut impl Read, len: usize) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn get_string(r: &mut impl Read) -> io::Result<String> {
+/// Reads a string written by [`put_str`].
+pub(crate) fn get_string(r: &mut impl Read) -> io::Result<String> {
     let len = get_len(r)?;
     get_string_of(r, len)
 }
 
-fn get_compact(r: &mut impl Read) -> io::Result<CompactString> {
+/// Reads a string written by [`put_str`] into a [`CompactString`].
+pub(crate) fn get_compact(r: &mut impl Read) -> io::Result<CompactString> {
     let len = get_len(r)?;
     // Short strings (most computers, channels, event ids) stay inline: no allocation.
     let mut small = [0u8; 24];
@@ -139,166 +158,67 @@ fn get_string_of(r: &mut impl Read, len: usize) -> io::Result<String> {
     String::from_utf8(get_bytes(r, len)?).map_err(|_| invalid("a string is not UTF-8"))
 }
 
-/// Reads one row written by [`encode`].
-pub fn decode(r: &mut impl Read) -> io::Result<DetectInfo> {
-    let [flags] = get::<1>(r)?;
-    if flags & !KNOWN != 0 {
-        return Err(invalid("unknown row flags"));
-    }
-    let secs = i64::from_le_bytes(get(r)?);
-    let nanos = i32::from_le_bytes(get(r)?);
-    let time = Timestamp::new(secs, nanos).map_err(|_| invalid("time out of range"))?;
-    let rule = u32::from_le_bytes(get(r)?);
-    let origin = if flags & CORRELATION_ORIGIN != 0 {
-        Origin::Correlation {
-            files: get_string(r)?.into_boxed_str(),
-        }
-    } else {
-        Origin::Record {
-            file: u32::from_le_bytes(get(r)?),
-            record_id: u64::from_le_bytes(get(r)?),
-        }
-    };
-    let computer = get_compact(r)?;
-    let channel = get_compact(r)?;
-    let event_id = get_compact(r)?;
-    let provider = get_compact(r)?;
-    let details = get_string(r)?.into_boxed_str();
-    let extra = match flags & EXTRA {
-        0 => None,
-        _ => Some(get_string(r)?.into_boxed_str()),
-    };
-    let all_fields = match flags & ALL_FIELDS {
-        0 => None,
-        _ => Some(get_string(r)?.into_boxed_str()),
-    };
-    Ok(DetectInfo {
-        time,
-        rule,
-        correlation: flags & CORRELATION != 0,
-        recovered: flags & RECOVERED != 0,
-        origin,
-        computer,
-        channel,
-        event_id,
-        provider,
-        details,
-        extra,
-        all_fields,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn row(origin: Origin) -> DetectInfo {
-        DetectInfo {
-            time: Timestamp::new(1_700_000_000, 123_456_789).unwrap(),
-            rule: 7,
-            correlation: false,
-            recovered: false,
-            origin,
-            computer: "WS01.corp.example".into(),
-            channel: "Microsoft-Windows-Sysmon/Operational".into(),
-            event_id: "1".into(),
-            provider: "Microsoft-Windows-Sysmon".into(),
-            details: "Cmdline: whoami ¦ PID: 0x1fc".into(),
-            extra: None,
-            all_fields: None,
-        }
-    }
-
-    /// Every field compared, through the output-visible order and the Debug form.
-    fn same(a: &DetectInfo, b: &DetectInfo) -> bool {
-        a.timeline_cmp(b).is_eq()
-            && a.time == b.time
-            && a.rule == b.rule
-            && a.correlation == b.correlation
-            && a.origin == b.origin
-            && format!("{a:?}") == format!("{b:?}")
-    }
-
-    fn round_trip(rows: &[DetectInfo]) {
+    #[test]
+    fn strings_and_times_round_trip() {
+        let long = "é".repeat(PREALLOCATE);
+        let texts = [
+            "",
+            "a",
+            &"x".repeat(24),
+            &"y".repeat(25),
+            "ホスト ¦ 😀",
+            &long,
+        ];
+        let times = [
+            Timestamp::MIN,
+            Timestamp::new(-1, -5).unwrap(),
+            Timestamp::MAX,
+        ];
         let mut buf = Vec::new();
-        for r in rows {
-            encode(r, &mut buf).unwrap();
+        for s in texts {
+            put_str(&mut buf, s).unwrap();
+            put_str(&mut buf, s).unwrap();
         }
-        let mut rd = &buf[..];
-        for r in rows {
-            let back = decode(&mut rd).unwrap();
-            assert!(same(r, &back), "{r:?}\n{back:?}");
+        for t in times {
+            put_time(&mut buf, t).unwrap();
         }
-        assert!(rd.is_empty());
+        let mut r = &buf[..];
+        for s in texts {
+            assert_eq!(get_string(&mut r).unwrap(), s);
+            assert_eq!(get_compact(&mut r).unwrap(), s);
+        }
+        for t in times {
+            assert_eq!(get_time(&mut r).unwrap(), t);
+        }
+        assert!(r.is_empty());
     }
 
     #[test]
-    fn every_field_variant_round_trips() {
-        let plain = row(Origin::Record {
-            file: 3,
-            record_id: u64::MAX,
-        });
-        let mut full = row(Origin::Record {
-            file: u32::MAX,
-            record_id: 0,
-        });
-        full.recovered = true;
-        full.extra = Some("ParentImage: C:\\Windows\\explorer.exe".into());
-        full.all_fields = Some("".into());
-        full.computer = "ホスト-名前-とても長いコンピューター名.example.jp".into();
-        full.details = "Ünïcödé ¦ 😀 ¦ \0 ¦ \r\n".into();
-        let mut corr = row(Origin::Correlation {
-            files: "a.evtx ¦ b/ç.evtx".into(),
-        });
-        corr.correlation = true;
-        corr.provider = "-".into();
-        corr.event_id = "".into();
-        corr.time = Timestamp::new(-1, -5).unwrap();
-        corr.extra = Some("-".into());
-        let mut long = row(Origin::Correlation { files: "".into() });
-        long.details = "x".repeat(300_000).into();
-        long.all_fields = Some("y: z ".repeat(40_000).into());
-        long.time = Timestamp::MAX;
-        let mut min = plain.clone();
-        min.time = Timestamp::MIN;
-        round_trip(&[plain, full, corr, long, min]);
-    }
-
-    #[test]
-    fn damaged_input_is_an_error_not_a_panic() {
-        let mut buf = Vec::new();
-        let mut r = row(Origin::Record {
-            file: 1,
-            record_id: 2,
-        });
-        r.extra = Some("e".into());
-        encode(&r, &mut buf).unwrap();
-        // Every truncation fails cleanly.
-        for cut in 0..buf.len() {
-            assert!(decode(&mut &buf[..cut]).is_err(), "cut at {cut}");
-        }
-        // Every single-byte change either fails or still gives some row.
-        for i in 0..buf.len() {
-            for v in [0x00, 0x7f, 0x80, 0xff] {
-                let mut b = buf.clone();
-                b[i] = v;
-                let _ = decode(&mut &b[..]);
-            }
-        }
-        // A huge length claimed by a short input.
-        let mut b = buf[..1 + 8 + 4 + 4 + 4 + 8].to_vec();
-        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
-        assert!(decode(&mut &b[..]).is_err());
-        // Unknown flags and bad UTF-8.
-        let mut b = buf.clone();
-        b[0] = 0x80;
-        assert!(decode(&mut &b[..]).is_err());
-        let at = buf.iter().position(|&c| c == b'W').unwrap();
-        let mut b = buf.clone();
-        b[at] = 0xff;
+    fn damaged_strings_and_times_are_errors() {
+        // A huge length claimed by a short input; a length past 64 bits.
+        let huge = [0xff, 0xff, 0xff, 0xff, 0x0f, b'a'];
         assert_eq!(
-            decode(&mut &b[..]).unwrap_err().kind(),
+            get_string(&mut &huge[..]).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        let endless = [0xff; 11];
+        assert_eq!(
+            get_string(&mut &endless[..]).unwrap_err().kind(),
             io::ErrorKind::InvalidData
         );
+        // Bad UTF-8, short and long.
+        assert!(get_compact(&mut &[1, 0xff][..]).is_err());
+        let mut long = vec![30];
+        long.extend([0xff; 30]);
+        assert!(get_compact(&mut &long[..]).is_err());
+        // Nanoseconds out of range.
+        let mut t = Vec::new();
+        t.extend(0i64.to_le_bytes());
+        t.extend(2_000_000_000i32.to_le_bytes());
+        assert!(get_time(&mut &t[..]).is_err());
     }
 }

@@ -1,56 +1,19 @@
-//! The timeline's rows in order, one at a time: the rows kept in memory, merged with
-//! any runs spilled to disk (a k-way merge on [`DetectInfo::timeline_cmp`]). The order
-//! is the same whatever was spilled; only one row per run is held at a time.
+//! The timeline's rows in order, one at a time ([`SortedRows`]): the row store's merge of
+//! the rows kept in memory and the runs spilled to disk ([`Merge`] on
+//! [`DetectInfo::timeline_cmp`]), with what the summary reports of them: how many rows,
+//! their first and last time, how many runs were spilled.
 
 use crate::row::DetectInfo;
-use crate::sort::run::RunReader;
+use crate::sort::kway::Merge;
+use crate::sort::row_codec::RowCodec;
 use jiff::Timestamp;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::io;
-
-/// The next row of one source, ordered so that the heap's top is the earliest row.
-struct Head {
-    row: DetectInfo,
-    source: usize,
-}
-
-impl Ord for Head {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .row
-            .timeline_cmp(&self.row)
-            .then_with(|| other.source.cmp(&self.source))
-    }
-}
-
-impl PartialOrd for Head {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Head {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Head {}
 
 /// A scan's rows in timeline order. An `Err` item (a spilled run that cannot be written
 /// or read back) ends the stream: what came before it is not the whole timeline.
 #[derive(Default)]
 pub struct SortedRows {
-    /// Rows never spilled, sorted.
-    memory: std::vec::IntoIter<DetectInfo>,
-    /// Spilled runs; source `runs.len()` is `memory`.
-    runs: Vec<RunReader>,
-    heap: BinaryHeap<Head>,
-    primed: bool,
-    /// An error met before the first row, given as the first item.
-    error: Option<io::Error>,
-    done: bool,
+    rows: Merge<RowCodec>,
     len: u64,
     range: Option<(Timestamp, Timestamp)>,
     spilled: usize,
@@ -58,16 +21,14 @@ pub struct SortedRows {
 }
 
 impl SortedRows {
-    /// `memory` (sorted) merged with `runs`; `len` rows in all, first and last time `range`.
+    /// The merged `rows`: `len` in all, first and last time `range`.
     pub(crate) fn new(
-        memory: Vec<DetectInfo>,
-        runs: Vec<RunReader>,
+        rows: Merge<RowCodec>,
         len: u64,
         range: Option<(Timestamp, Timestamp)>,
     ) -> SortedRows {
         SortedRows {
-            memory: memory.into_iter(),
-            runs,
+            rows,
             len,
             range,
             ..SortedRows::default()
@@ -89,12 +50,7 @@ impl SortedRows {
 
     /// A stream whose only item is `e`.
     pub(crate) fn failed(e: io::Error, len: u64, range: Option<(Timestamp, Timestamp)>) -> Self {
-        SortedRows {
-            error: Some(e),
-            len,
-            range,
-            ..SortedRows::default()
-        }
+        SortedRows::new(Merge::failed(e), len, range)
     }
 
     /// Rows in the stream (before any are taken).
@@ -126,33 +82,7 @@ impl SortedRows {
 
     /// Every row, in order, in one vector.
     pub fn into_vec(self) -> io::Result<Vec<DetectInfo>> {
-        if self.runs.is_empty() && self.error.is_none() && !self.primed {
-            return Ok(self.memory.collect());
-        }
-        self.collect()
-    }
-
-    fn pull(&mut self, source: usize) -> Option<io::Result<DetectInfo>> {
-        match self.runs.get_mut(source) {
-            Some(run) => run.next_row(),
-            None => self.memory.next().map(Ok),
-        }
-    }
-
-    /// Takes the next row of `source` into the heap.
-    fn refill(&mut self, source: usize) -> io::Result<()> {
-        if let Some(r) = self.pull(source) {
-            self.heap.push(Head { row: r?, source });
-        }
-        Ok(())
-    }
-
-    fn fail(&mut self, e: io::Error) -> Option<io::Result<DetectInfo>> {
-        self.done = true;
-        self.heap.clear();
-        // Closing the runs now removes their files at once.
-        self.runs.clear();
-        Some(Err(e))
+        self.rows.into_vec()
     }
 }
 
@@ -160,32 +90,7 @@ impl Iterator for SortedRows {
     type Item = io::Result<DetectInfo>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        if let Some(e) = self.error.take() {
-            return self.fail(e);
-        }
-        if self.runs.is_empty() {
-            return self.memory.next().map(Ok);
-        }
-        if !self.primed {
-            self.primed = true;
-            for source in 0..=self.runs.len() {
-                if let Err(e) = self.refill(source) {
-                    return self.fail(e);
-                }
-            }
-        }
-        let Some(Head { row, source }) = self.heap.pop() else {
-            self.done = true;
-            self.runs.clear();
-            return None;
-        };
-        if let Err(e) = self.refill(source) {
-            return self.fail(e);
-        }
-        Some(Ok(row))
+        self.rows.next()
     }
 }
 
@@ -214,9 +119,14 @@ mod tests {
         let spill = crate::sort::spill_dir::SpillDir::create(dir).unwrap();
         let runs = parts
             .iter()
-            .map(|p| RunFile::write_slice(&spill, p).unwrap().open().unwrap())
+            .map(|p| {
+                RunFile::<RowCodec>::write_slice(&spill, p)
+                    .unwrap()
+                    .open()
+                    .unwrap()
+            })
             .collect();
-        SortedRows::new(memory, runs, n, None)
+        SortedRows::new(Merge::new(Default::default(), memory, runs), n, None)
     }
 
     #[test]
@@ -243,7 +153,12 @@ mod tests {
     fn without_runs_the_memory_rows_come_as_they_are() {
         let memory = split(20, 1).pop().unwrap();
         let range = Some((memory[0].time, memory[19].time));
-        let rows = SortedRows::new(memory.clone(), Vec::new(), 20, range).spilled(0);
+        let rows = SortedRows::new(
+            Merge::new(Default::default(), memory.clone(), Vec::new()),
+            20,
+            range,
+        )
+        .spilled(0);
         assert_eq!((rows.len(), rows.is_empty()), (20, false));
         assert_eq!(rows.time_range(), range);
         assert_eq!(rows.spilled_runs(), 0);

@@ -1,65 +1,51 @@
-//! Where a scan's workers put their rows: in memory up to a bound, past it in sorted
-//! runs on disk. Rows arrive in batches; when the rows held pass half the bound, the
-//! batch is swapped out under the lock, then sorted and written as a run without it (so
-//! other workers keep filling the next batch meanwhile, and the two stay under the
-//! bound). [`RowStore::finish`] sorts what is left and hands everything over as one
-//! ordered stream ([`SortedRows`]).
+//! Sorting that spills to disk: one external sort ([`store::SpillStore`]) over a small
+//! codec trait ([`codec::SpillCodec`]: an item's order, its size for the memory bound,
+//! its binary form in a run file), used by the timeline's rows ([`RowStore`], here) and
+//! by the correlation hits (`detect/hit_store.rs`). The batching, the sorted runs
+//! in a private folder (`spill_dir.rs`), their files (`run.rs`) and the k-way merge
+//! (`kway.rs`) exist once, so the two stores cannot drift apart.
+//!
+//! Rows are the scan's bulk and its hot path: a batch of rows is sorted by key and
+//! position and then each row moved once (`by_key.rs`), not moved about by the sort.
+//! [`RowStore`] spills past half its bound (a batch being gathered and one being
+//! written stay under it) and keeps what the summary reports: how many rows, and their
+//! first and last time. [`RowStore::finish`] hands everything over as one ordered
+//! stream ([`SortedRows`]).
 
 mod by_key;
 mod codec;
+mod kway;
 pub(crate) mod merge;
+mod row_codec;
 mod run;
 pub(crate) mod spill_dir;
+mod store;
 
-pub(crate) use run::{READ_BUFFER, WRITE_BUFFER};
+pub(crate) use codec::{get, get_compact, get_string, get_time, put_str, put_time, SpillCodec};
+#[cfg(test)]
+pub(crate) use store::FAN_IN;
+pub(crate) use store::{lock, SpillStore};
 
 use crate::row::DetectInfo;
 use crate::sort::merge::SortedRows;
-use crate::sort::run::{RunFile, RunReader};
-use crate::sort::spill_dir::SpillDir;
+use crate::sort::row_codec::RowCodec;
 use jiff::Timestamp;
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Mutex;
 
-/// The most runs read at once; past it, runs are first merged into longer ones (which
-/// bounds open files and read buffers).
-pub(crate) const FAN_IN: usize = 64;
-/// The most a worker gathers before handing its rows (or correlation hits) over.
-pub(crate) const WORKER_BATCH: usize = 1 << 20;
-
+/// What the rows pushed so far add up to.
 #[derive(Default)]
-struct Batch {
-    rows: Vec<DetectInfo>,
-    /// Approximate bytes of `rows` ([`DetectInfo::approx_bytes`]).
-    bytes: usize,
+struct Seen {
     /// Rows pushed in all, spilled or not.
     total: u64,
     range: Option<(Timestamp, Timestamp)>,
 }
 
-#[derive(Default)]
-struct Spilled {
-    /// The private folder of the runs, made on the first spill.
-    dir: Option<Arc<SpillDir>>,
-    runs: Vec<RunFile>,
-    /// The first spill that failed; the scan's rows are then incomplete.
-    error: Option<io::Error>,
-}
-
 /// A scan's rows, held in memory up to a bound and spilled to disk past it.
 pub struct RowStore {
-    /// A batch is spilled once its rows hold more than this many bytes.
-    spill_at: usize,
-    /// Where the private folder of the runs is made.
-    parent: PathBuf,
-    batch: Mutex<Batch>,
-    spilled: Mutex<Spilled>,
-}
-
-/// The lock's value, also after a panic elsewhere while it was held.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    store: SpillStore<RowCodec>,
+    seen: Mutex<Seen>,
 }
 
 fn widen(range: &mut Option<(Timestamp, Timestamp)>, with: Option<(Timestamp, Timestamp)>) {
@@ -76,16 +62,14 @@ impl RowStore {
     /// is spilled), spilling to files in a private folder it makes in `parent`.
     pub fn new(limit: Option<usize>, parent: PathBuf) -> RowStore {
         RowStore {
-            spill_at: limit.map_or(usize::MAX, |l| l / 2),
-            parent,
-            batch: Mutex::default(),
-            spilled: Mutex::default(),
+            store: SpillStore::with_codec(RowCodec, limit.map(|l| l / 2), parent),
+            seen: Mutex::default(),
         }
     }
 
     /// How many bytes of rows a worker should gather before [`Self::push`]ing them.
     pub fn worker_batch(&self) -> usize {
-        (self.spill_at / 8).clamp(1, WORKER_BATCH)
+        self.store.worker_batch()
     }
 
     /// Takes `rows` (about `bytes` in all), leaving the vector empty.
@@ -97,112 +81,30 @@ impl RowStore {
         for r in rows.iter() {
             widen(&mut range, Some((r.time, r.time)));
         }
-        let full = {
-            let mut b = lock(&self.batch);
-            b.total += rows.len() as u64;
-            widen(&mut b.range, range);
-            b.rows.append(rows);
-            b.bytes += bytes;
-            if b.bytes > self.spill_at {
-                b.bytes = 0;
-                let room = b.rows.len();
-                Some(std::mem::replace(&mut b.rows, Vec::with_capacity(room)))
-            } else {
-                None
-            }
-        };
-        if let Some(batch) = full {
-            self.spill(batch);
+        {
+            let mut seen = lock(&self.seen);
+            seen.total += rows.len() as u64;
+            widen(&mut seen.range, range);
         }
-    }
-
-    /// Sorts `batch` and writes it as a run (outside the batch's lock).
-    fn spill(&self, mut batch: Vec<DetectInfo>) {
-        if lock(&self.spilled).error.is_some() {
-            // The result is an error already: the rows are not needed.
-            return;
-        }
-        let dir = match self.spill_dir() {
-            Ok(dir) => dir,
-            Err(e) => {
-                lock(&self.spilled).error.get_or_insert(e);
-                return;
-            }
-        };
-        by_key::sort_rows(&mut batch, false);
-        let run = RunFile::write_slice(&dir, &batch);
-        drop(batch);
-        let mut s = lock(&self.spilled);
-        match run {
-            Ok(run) => s.runs.push(run),
-            Err(e) => {
-                s.error.get_or_insert(e);
-            }
-        }
+        self.store.push(rows, bytes);
     }
 
     /// Makes the scan's result the error `e` (a failure elsewhere that leaves the
     /// rows incomplete), unless it failed already.
     pub(crate) fn fail(&self, e: io::Error) {
-        lock(&self.spilled).error.get_or_insert(e);
-    }
-
-    /// The runs' private folder, made on first use.
-    fn spill_dir(&self) -> io::Result<Arc<SpillDir>> {
-        SpillDir::get_or_create(
-            &mut lock(&self.spilled).dir,
-            &self.parent,
-            "sorted detections",
-        )
+        self.store.fail(e);
     }
 
     /// Every row, in timeline order. A failed spill, or a failure to merge or open the
     /// runs, is the stream's first (and only) item.
     pub fn finish(self) -> SortedRows {
-        let batch = self.batch.into_inner().unwrap_or_else(|e| e.into_inner());
-        let spilled = self.spilled.into_inner().unwrap_or_else(|e| e.into_inner());
-        let Batch {
-            mut rows,
-            total,
-            range,
-            ..
-        } = batch;
-        if let Some(e) = spilled.error {
-            return SortedRows::failed(e, total, range);
-        }
-        let mut runs = spilled.runs;
-        let written = runs.len();
-        let Some(dir) = spilled.dir.filter(|_| !runs.is_empty()) else {
-            by_key::sort_rows(&mut rows, true);
-            return SortedRows::new(rows, Vec::new(), total, range);
-        };
-        let opened = narrow(&dir, &mut runs).and_then(|()| {
-            runs.into_iter()
-                .map(RunFile::open)
-                .collect::<io::Result<Vec<RunReader>>>()
-        });
-        match opened {
-            Ok(readers) => {
-                by_key::sort_rows(&mut rows, true);
-                SortedRows::new(rows, readers, total, range).spilled(written)
-            }
+        let Seen { total, range } = self.seen.into_inner().unwrap_or_else(|e| e.into_inner());
+        let written = self.store.runs();
+        match self.store.finish() {
+            Ok(rows) => SortedRows::new(rows, total, range).spilled(written),
             Err(e) => SortedRows::failed(e, total, range),
         }
     }
-}
-
-/// Merges runs into longer ones until at most [`FAN_IN`] are left.
-fn narrow(dir: &Arc<SpillDir>, runs: &mut Vec<RunFile>) -> io::Result<()> {
-    while runs.len() > FAN_IN {
-        let group = runs
-            .drain(..FAN_IN)
-            .map(RunFile::open)
-            .collect::<io::Result<Vec<RunReader>>>()?;
-        let len = group.len() as u64;
-        let merged = RunFile::write(dir, SortedRows::new(Vec::new(), group, len, None))?;
-        runs.push(merged);
-    }
-    Ok(())
 }
 
 #[cfg(test)]

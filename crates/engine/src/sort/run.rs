@@ -1,47 +1,44 @@
-//! One sorted run of detections spilled to a temporary file (see [`crate::row_store`]).
-//! The file is removed when its [`RunFile`] (or the [`RunReader`] that took it) is
-//! dropped, whether the run was read to the end, failed, or was never read.
+//! One sorted run of a spill store, in a temporary file of the store's private folder,
+//! written and read back through the store's [`SpillCodec`]. The file is removed when its
+//! [`RunFile`] (or the [`RunReader`] that took it) is dropped, whether the run was read
+//! to the end, failed, or was never read; errors name the file.
 
-use crate::row::DetectInfo;
-use crate::sort::codec;
+use crate::sort::codec::SpillCodec;
 use crate::sort::spill_dir::SpillDir;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
+use std::marker::PhantomData;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Write buffer of a run being spilled.
-pub(crate) const WRITE_BUFFER: usize = 256 * 1024;
+const WRITE_BUFFER: usize = 256 * 1024;
 /// Read buffer of each run being merged.
-pub(crate) const READ_BUFFER: usize = 64 * 1024;
+const READ_BUFFER: usize = 64 * 1024;
 
-/// Numbers the runs of this process, for unique names.
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
-/// A sorted run on disk: its path and how many rows it holds.
+/// A sorted run of `C`'s items on disk: its path and how many items it holds.
 #[derive(Debug)]
-pub struct RunFile {
+pub struct RunFile<C> {
     path: PathBuf,
-    rows: u64,
+    items: u64,
     /// The folder the file is in, removed after its last run.
     _dir: Arc<SpillDir>,
+    codec: PhantomData<fn() -> C>,
 }
 
-impl RunFile {
+impl<C: SpillCodec> RunFile<C> {
     /// Creates a new, empty temporary file in `dir` (never one that already exists).
-    fn create(dir: &Arc<SpillDir>) -> io::Result<(RunFile, File)> {
-        let pid = std::process::id();
+    fn create(dir: &Arc<SpillDir>) -> io::Result<(RunFile<C>, File)> {
         let mut last = None;
         for _ in 0..64 {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = dir.path().join(format!("scanner-sort-{pid}-{n}.run"));
+            let path = dir.new_run_path(C::run_name);
             match scanner_files::create_temp_file(&path) {
                 Ok(f) => {
                     let run = RunFile {
                         path,
-                        rows: 0,
+                        items: 0,
                         _dir: Arc::clone(dir),
+                        codec: PhantomData,
                     };
                     return Ok((run, f));
                 }
@@ -50,7 +47,8 @@ impl RunFile {
                     return Err(io::Error::new(
                         e.kind(),
                         format!(
-                            "cannot create a temporary file for sorted detections in {}: {e}",
+                            "cannot create a temporary file for {} in {}: {e}",
+                            C::HOLDS,
                             dir.path().display()
                         ),
                     ))
@@ -60,48 +58,48 @@ impl RunFile {
         Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
     }
 
-    /// Writes `rows`, already in timeline order, to a new temporary file in `dir`. On an
-    /// error the file is removed and the error names it.
-    pub fn write<I>(dir: &Arc<SpillDir>, rows: I) -> io::Result<RunFile>
+    /// Writes `items`, already in order, to a new temporary file in `dir` (the merge of
+    /// runs into a longer one). On an error the file is removed and the error names it.
+    pub fn write<I>(dir: &Arc<SpillDir>, items: I) -> io::Result<RunFile<C>>
     where
-        I: IntoIterator<Item = io::Result<DetectInfo>>,
+        I: IntoIterator<Item = io::Result<C::Item>>,
     {
         let (mut run, file) = RunFile::create(dir)?;
         let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
         let written = (|| {
-            for r in rows {
-                codec::encode(&r?, &mut w)?;
-                run.rows += 1;
+            for item in items {
+                C::encode(&item?, &mut w)?;
+                run.items += 1;
             }
             w.flush()
         })();
         // `run` is dropped (and the file removed) on the way out of an error.
-        written.map_err(|e| run.error("cannot write sorted detections to", e))?;
+        written.map_err(|e| run.error(&format!("cannot write {} to", C::HOLDS), e))?;
         Ok(run)
     }
 
     /// Writes a sorted slice (a batch spilled during the scan).
-    pub fn write_slice(dir: &Arc<SpillDir>, rows: &[DetectInfo]) -> io::Result<RunFile> {
+    pub fn write_slice(dir: &Arc<SpillDir>, items: &[C::Item]) -> io::Result<RunFile<C>> {
         let (mut run, file) = RunFile::create(dir)?;
         let mut w = BufWriter::with_capacity(WRITE_BUFFER, file);
-        let written = rows
+        let written = items
             .iter()
-            .try_for_each(|r| codec::encode(r, &mut w))
+            .try_for_each(|item| C::encode(item, &mut w))
             .and_then(|()| w.flush());
-        written.map_err(|e| run.error("cannot write sorted detections to", e))?;
-        run.rows = rows.len() as u64;
+        written.map_err(|e| run.error(&format!("cannot write {} to", C::HOLDS), e))?;
+        run.items = items.len() as u64;
         Ok(run)
     }
 
     /// Opens the run for reading from its start.
-    pub fn open(self) -> io::Result<RunReader> {
+    pub fn open(self) -> io::Result<RunReader<C>> {
         match File::open(&self.path) {
             Ok(f) => Ok(RunReader {
                 reader: BufReader::with_capacity(READ_BUFFER, f),
-                left: self.rows,
+                left: self.items,
                 run: self,
             }),
-            Err(e) => Err(self.error("cannot open spilled detections in", e)),
+            Err(e) => Err(self.error(&format!("cannot open {} in", C::READ_BACK), e)),
         }
     }
 
@@ -113,29 +111,29 @@ impl RunFile {
     }
 }
 
-impl Drop for RunFile {
+impl<C> Drop for RunFile<C> {
     fn drop(&mut self) {
         let _ = scanner_files::remove_temp_file(&self.path);
     }
 }
 
-/// A run being read back, row by row; it owns the run, whose file goes with it.
+/// A run being read back, item by item; it owns the run, whose file goes with it.
 #[derive(Debug)]
-pub struct RunReader {
+pub struct RunReader<C> {
     reader: BufReader<File>,
     left: u64,
-    run: RunFile,
+    run: RunFile<C>,
 }
 
-impl RunReader {
-    /// The next row, `None` after the last; an error names the file.
-    pub fn next_row(&mut self) -> Option<io::Result<DetectInfo>> {
+impl<C: SpillCodec> RunReader<C> {
+    /// The next item, `None` after the last; an error names the file.
+    pub fn next_item(&mut self) -> Option<io::Result<C::Item>> {
         if self.left == 0 {
             return None;
         }
         self.left -= 1;
-        Some(match codec::decode(&mut self.reader) {
-            Ok(r) => Ok(r),
+        Some(match C::decode(&mut self.reader) {
+            Ok(item) => Ok(item),
             Err(e) => {
                 self.left = 0;
                 let e = match e.kind() {
@@ -146,7 +144,7 @@ impl RunReader {
                 };
                 Err(self
                     .run
-                    .error("cannot read spilled detections back from", e))
+                    .error(&format!("cannot read {} back from", C::READ_BACK), e))
             }
         })
     }
@@ -155,7 +153,11 @@ impl RunReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::row::DetectInfo;
+    use crate::sort::row_codec::RowCodec;
     use crate::sort::tests::{debug, files_in, row, scratch};
+
+    type RowRun = RunFile<RowCodec>;
 
     /// A private spill folder in a new scratch folder.
     fn spill(name: &str) -> (PathBuf, Arc<SpillDir>) {
@@ -170,24 +172,27 @@ mod tests {
         rows
     }
 
-    fn read_all(run: RunFile) -> io::Result<Vec<DetectInfo>> {
+    fn read_all(run: RowRun) -> io::Result<Vec<DetectInfo>> {
         let mut reader = run.open()?;
-        std::iter::from_fn(|| reader.next_row()).collect()
+        std::iter::from_fn(|| reader.next_item()).collect()
     }
 
     #[test]
     fn a_run_written_and_read_back_gives_the_same_rows() {
         let (dir, sd) = spill("run-roundtrip");
         let rows = sorted(500);
-        let from_slice = RunFile::write_slice(&sd, &rows).unwrap();
-        let from_iter = RunFile::write(&sd, rows.iter().cloned().map(Ok)).unwrap();
-        assert_eq!((from_slice.rows, from_iter.rows), (500, 500));
-        assert_ne!(from_slice.path, from_iter.path);
+        let from_slice = RowRun::write_slice(&sd, &rows).unwrap();
+        let from_iter = RowRun::write(&sd, rows.iter().cloned().map(Ok)).unwrap();
+        assert_eq!((from_slice.items, from_iter.items), (500, 500));
+        let name = |run: &RowRun| run.path.file_name().unwrap().to_str().unwrap().to_owned();
+        let pid = std::process::id();
+        assert_eq!(name(&from_slice), format!("scanner-sort-{pid}-0.run"));
+        assert_eq!(name(&from_iter), format!("scanner-sort-{pid}-1.run"));
         assert_eq!(files_in(sd.path()), 2);
         assert_eq!(debug(&read_all(from_slice).unwrap()), debug(&rows));
         assert_eq!(debug(&read_all(from_iter).unwrap()), debug(&rows));
         assert_eq!(files_in(sd.path()), 0, "read runs are removed");
-        let empty = RunFile::write_slice(&sd, &[]).unwrap();
+        let empty = RowRun::write_slice(&sd, &[]).unwrap();
         assert!(read_all(empty).unwrap().is_empty());
         drop(sd);
         assert_eq!(files_in(&dir), 0, "the folder goes with its last run");
@@ -197,17 +202,17 @@ mod tests {
     #[test]
     fn a_run_never_read_is_removed_when_dropped() {
         let (dir, sd) = spill("run-dropped");
-        let run = RunFile::write_slice(&sd, &sorted(3)).unwrap();
+        let run = RowRun::write_slice(&sd, &sorted(3)).unwrap();
         assert!(run.path.is_file());
         drop(run);
         assert_eq!(files_in(sd.path()), 0);
         // A reader dropped before its end takes its file with it.
-        let mut reader = RunFile::write_slice(&sd, &sorted(3))
+        let mut reader = RowRun::write_slice(&sd, &sorted(3))
             .unwrap()
             .open()
             .unwrap();
         drop(sd);
-        assert!(reader.next_row().unwrap().is_ok());
+        assert!(reader.next_item().unwrap().is_ok());
         drop(reader);
         assert_eq!(files_in(&dir), 0, "files and folder removed");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -217,7 +222,7 @@ mod tests {
     fn a_truncated_run_is_an_error_naming_the_file() {
         let (dir, sd) = spill("run-truncated");
         let rows = sorted(50);
-        let run = RunFile::write_slice(&sd, &rows).unwrap();
+        let run = RowRun::write_slice(&sd, &rows).unwrap();
         let path = run.path.clone();
         let len = std::fs::metadata(&path).unwrap().len();
         std::fs::OpenOptions::new()
@@ -229,7 +234,7 @@ mod tests {
         let mut reader = run.open().unwrap();
         let mut good = 0;
         let e = loop {
-            match reader.next_row().expect("an error before the end") {
+            match reader.next_item().expect("an error before the end") {
                 Ok(_) => good += 1,
                 Err(e) => break e,
             }
@@ -239,7 +244,7 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains(&path.display().to_string()), "{text}");
         assert!(text.contains("shorter than what was written"), "{text}");
-        assert!(reader.next_row().is_none(), "nothing after the error");
+        assert!(reader.next_item().is_none(), "nothing after the error");
         drop(reader);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -248,7 +253,7 @@ mod tests {
     fn an_error_among_the_rows_written_removes_the_run_and_names_it() {
         let (dir, sd) = spill("run-write-error");
         let rows = vec![Ok(row(0)), Err(io::Error::other("upstream failed"))];
-        let e = RunFile::write(&sd, rows).unwrap_err();
+        let e = RowRun::write(&sd, rows).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("cannot write sorted detections to"), "{text}");
         assert!(text.contains(&sd.path().display().to_string()), "{text}");
@@ -257,7 +262,7 @@ mod tests {
 
         // The folder removed under the run: the error names it.
         std::fs::remove_dir(sd.path()).unwrap();
-        let e = RunFile::write_slice(&sd, &sorted(1)).unwrap_err();
+        let e = RowRun::write_slice(&sd, &sorted(1)).unwrap_err();
         assert!(
             e.to_string().contains(&sd.path().display().to_string()),
             "{e}"

@@ -2,10 +2,12 @@
 //! temporary folder, as `scanner-sort-PID-RANDOM` open to its owner only, and removed
 //! when the last run in it goes ([`SpillDir`] is shared by the runs). Such folders of
 //! runs that were killed outright are removed by the next run ([`remove_stale_spills`]).
+//! Each store has its own folder, so the folder numbers the runs in it.
 
 use scanner_files::StaleTemp;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 const PREFIX: &str = "scanner-sort-";
@@ -14,6 +16,8 @@ const PREFIX: &str = "scanner-sort-";
 #[derive(Debug)]
 pub(crate) struct SpillDir {
     path: PathBuf,
+    /// The number of the next run made in the folder.
+    next_run: AtomicU64,
 }
 
 impl SpillDir {
@@ -27,7 +31,12 @@ impl SpillDir {
                 scanner_files::random_suffix()
             ));
             match scanner_files::create_temp_dir(&path) {
-                Ok(()) => return Ok(Arc::new(SpillDir { path })),
+                Ok(()) => {
+                    return Ok(Arc::new(SpillDir {
+                        path,
+                        next_run: AtomicU64::new(0),
+                    }))
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => return Err(e),
             }
@@ -37,6 +46,14 @@ impl SpillDir {
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// A path for a new run in the folder, `scanner-sort-PID-{name(n)}.run` with `n`
+    /// never given before in it.
+    pub(crate) fn new_run_path(&self, name: impl FnOnce(u64) -> String) -> PathBuf {
+        let n = self.next_run.fetch_add(1, Ordering::Relaxed);
+        self.path
+            .join(format!("{PREFIX}{}-{}.run", std::process::id(), name(n)))
     }
 
     /// The folder held in `slot`, made in `parent` on first use (a store's runs share

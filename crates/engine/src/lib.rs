@@ -51,6 +51,4 @@ pub use scan::{ScanResult, ScanStats};
 pub use scanner::{Scanner, ScannerBuilder};
 pub use sort::merge::SortedRows;
 pub use sort::spill_dir::remove_stale_spills;
-// The run's temporary files, until the CLI names scanner_files itself.
-pub use scanner_files::{random_suffix, remove_all_temp_files_and_hold, remove_temp_file};
 pub use sort::RowStore;

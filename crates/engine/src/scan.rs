@@ -204,6 +204,13 @@ struct Lease<'p, 's> {
     pool: &'p Pool<'s>,
 }
 
+impl scanner_input::RecordWorker for Lease<'_, '_> {
+    fn buffers(&mut self) -> (&mut Flattener, &mut RecordView) {
+        let w: &mut Worker = self;
+        (&mut w.flat, &mut w.view)
+    }
+}
+
 impl<'s> std::ops::Deref for Lease<'_, 's> {
     type Target = Worker<'s>;
     fn deref(&self) -> &Worker<'s> {
@@ -258,115 +265,41 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         store: &store,
         hits: &hits,
     };
+    let read = scanner_input::ReadSettings {
+        fields: table,
+        recover: opts.recover_records,
+    };
     let scan_file = |fi: u32| {
         let f = &files[fi as usize];
-        // A panic while reading one file (a bug, in the parser or here) is reported
-        // and ends that file only.
-        // Each file is read by what its first bytes show, whatever its name or `-J`.
-        let (format, file) = match scanner_input::sniff_open(&f.path) {
-            Ok(opened) => opened,
-            Err(e) => {
-                report(e);
-                if let Some(p) = &opts.progress {
-                    p.file_done(f.size, 0);
+        let n = scanner_input::read_file(
+            &f.path,
+            f.size,
+            read,
+            || pool.take(det),
+            |lease: &mut Lease, at| {
+                let w: &mut Worker = lease;
+                if opts.pwsh_fields {
+                    pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
                 }
-                return;
-            }
-        };
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
-            Format::Evtx => {
-                let n = scanner_input::read_evtx_file(
-                    &f.path,
-                    file,
-                    f.size,
-                    scanner_input::EvtxRead {
-                        recover: opts.recover_records,
-                        typed: true,
-                    },
-                    || pool.take(det),
-                    |lease: &mut Lease, rec| {
-                        let w: &mut Worker = lease;
-                        match rec.content.fill(&mut w.flat, table, &mut w.view) {
-                            Ok(()) => {
-                                if opts.pwsh_fields {
-                                    pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
-                                }
-                                w.found.recovered = rec.recovered;
-                                det.detect(&w.view, fi, rec.record_id, &mut w.found);
-                                if let Some(b) = w.found.bad_time.take() {
-                                    let at = Position::Record(b.record_id);
-                                    report(InputError::bad_time(&f.path, at, b.value.as_deref()));
-                                }
-                                w.tested();
-                            }
-                            // Carved records are often garbage: not an input error.
-                            Err(_) if rec.recovered => {}
-                            Err(e) => report(InputError::unreadable_rendering(
-                                &f.path,
-                                rec.record_id.unwrap_or(0),
-                                e,
-                            )),
-                        }
-                    },
-                    report,
-                );
-                recovered.fetch_add(n.recovered, Ordering::Relaxed);
-                n.records
-            }
-            Format::Json => {
-                let mut w = pool.take(det);
-                scanner_input::read_json(
-                    &f.path,
-                    &mut *w,
-                    |w, v, at| match w.flat.fill_event(v, table, &mut w.view) {
-                        Ok(()) => {
-                            if opts.pwsh_fields {
-                                pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
-                            }
-                            det.detect(&w.view, fi, None, &mut w.found);
-                            if let Some(b) = w.found.bad_time.take() {
-                                report(InputError::bad_time(&f.path, at, b.value.as_deref()));
-                            }
-                            w.tested();
-                        }
-                        Err(kind) => report(InputError::new(&f.path, at, kind)),
-                    },
-                    report,
-                )
-            }
-            Format::Xml => {
-                let mut w = pool.take(det);
-                scanner_input::read_xml(
-                    &f.path,
-                    table,
-                    &mut *w,
-                    |w, view, at| {
-                        if opts.pwsh_fields {
-                            pwsh_fields::extract(view, table, &mut w.pwsh);
-                        }
-                        det.detect(view, fi, None, &mut w.found);
-                        if let Some(b) = w.found.bad_time.take() {
-                            report(InputError::bad_time(&f.path, at, b.value.as_deref()));
-                        }
-                        w.tested();
-                    },
-                    report,
-                )
-            }
-        }));
-        let n = match run {
-            Ok(n) => n,
-            Err(p) => {
-                report(InputError::internal(
-                    &f.path,
-                    scanner_input::panic_message(&*p),
-                ));
-                0
-            }
-        };
-        records.fetch_add(n, Ordering::Relaxed);
+                w.found.recovered = at.recovered;
+                det.detect(&w.view, fi, at.record_id, &mut w.found);
+                if let Some(b) = w.found.bad_time.take() {
+                    // An EVTX record is named by its EventRecordID, as the row is; a JSON
+                    // line or XML event by where it stands.
+                    let place = match at.format {
+                        Format::Evtx => Position::Record(b.record_id),
+                        Format::Json | Format::Xml => at.position,
+                    };
+                    report(InputError::bad_time(&f.path, place, b.value.as_deref()));
+                }
+                w.tested();
+            },
+            report,
+        );
+        recovered.fetch_add(n.recovered, Ordering::Relaxed);
+        records.fetch_add(n.records, Ordering::Relaxed);
         if let Some(p) = &opts.progress {
-            p.file_done(f.size, n);
+            p.file_done(f.size, n.records);
         }
     };
     order.par_iter().for_each(|&fi| match &file_times {

@@ -54,6 +54,7 @@ mod evtx;
 mod flatten;
 mod format;
 mod json;
+mod read_file;
 mod record;
 mod shape;
 mod timestamp;
@@ -71,6 +72,7 @@ pub use evtx::{
 pub use flatten::Flattener;
 pub use format::{format_of, sniff, sniff_open, Format};
 pub use json::{read_json, MAX_LINE};
+pub use read_file::{read_file, FileCounts, ReadSettings, RecordAt, RecordWorker};
 pub use record::{FieldValues, RecordView};
 pub use timestamp::{missing_timestamp, parse_timestamp};
 pub use walk::{walk, Tally, WalkSettings, Walked};

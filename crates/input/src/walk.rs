@@ -4,10 +4,7 @@
 //! per-worker [`Tally`]; the tallies of one file are merged into one, and the caller gets
 //! them in the order of the files.
 
-use crate::{
-    panic_message, read_evtx_file, read_json, EvtxRead, Flattener, Format, InputError, InputFile,
-    RecordView,
-};
+use crate::{read_file, Flattener, InputError, InputFile, ReadSettings, RecordView, RecordWorker};
 use scanner_rules::FieldTable;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -76,6 +73,12 @@ struct Worker<'s, T: Tally> {
     slot: &'s Mutex<T>,
 }
 
+impl<T: Tally> RecordWorker for Worker<'_, T> {
+    fn buffers(&mut self) -> (&mut Flattener, &mut RecordView) {
+        (&mut self.flat, &mut self.view)
+    }
+}
+
 impl<T: Tally> Drop for Worker<'_, T> {
     fn drop(&mut self) {
         let mine = std::mem::take(&mut self.tally);
@@ -121,7 +124,6 @@ pub fn walk<T: Tally>(
     done: &(dyn Fn(u64, u64) + Sync),
 ) -> Walked<T> {
     use rayon::prelude::*;
-    let table = how.fields;
     let slots: Vec<Mutex<T>> = files.iter().map(|_| Mutex::new(T::default())).collect();
     let errors = Mutex::new(Vec::new());
     let records = AtomicU64::new(0);
@@ -137,66 +139,19 @@ pub fn walk<T: Tally>(
             tally: T::default(),
             slot,
         };
-        let (format, file) = match crate::sniff_open(&f.path) {
-            Ok(opened) => opened,
-            Err(e) => {
-                report(e);
-                done(f.size, 0);
-                return;
-            }
+        let read = ReadSettings {
+            fields: how.fields,
+            recover: how.recover,
         };
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
-            Format::Evtx => {
-                let read = EvtxRead {
-                    recover: how.recover,
-                    typed: true,
-                };
-                let n = read_evtx_file(
-                    &f.path,
-                    file,
-                    f.size,
-                    read,
-                    new_worker,
-                    |w, rec| match rec.content.fill(&mut w.flat, table, &mut w.view) {
-                        Ok(()) => w.tally.add(&w.view, cx),
-                        Err(_) if rec.recovered => {}
-                        Err(e) => report(InputError::unreadable_rendering(
-                            &f.path,
-                            rec.record_id.unwrap_or(0),
-                            e,
-                        )),
-                    },
-                    report,
-                );
-                n.records + n.recovered
-            }
-            Format::Json => {
-                let mut w = new_worker();
-                read_json(
-                    &f.path,
-                    &mut w,
-                    |w, v, at| match w.flat.fill_event(v, table, &mut w.view) {
-                        Ok(()) => w.tally.add(&w.view, cx),
-                        Err(kind) => report(InputError::new(&f.path, at, kind)),
-                    },
-                    report,
-                )
-            }
-            Format::Xml => {
-                let mut w = new_worker();
-                crate::read_xml(
-                    &f.path,
-                    table,
-                    &mut w,
-                    |w, view, _| w.tally.add(view, cx),
-                    report,
-                )
-            }
-        }));
-        let n = run.unwrap_or_else(|p| {
-            report(InputError::internal(&f.path, panic_message(&*p)));
-            0
-        });
+        let n = read_file(
+            &f.path,
+            f.size,
+            read,
+            new_worker,
+            |w, _| w.tally.add(&w.view, cx),
+            report,
+        );
+        let n = n.records + n.recovered;
         records.fetch_add(n, Ordering::Relaxed);
         done(f.size, n);
     });

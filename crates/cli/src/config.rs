@@ -1,10 +1,10 @@
-//! The one step from the timeline commands' flags to the libraries' settings: the
-//! profile, the time format, the cell style and how the scanner is built. Nothing below
-//! the binary reads a flag; everything after this step reads these values.
+//! The one step from the flags to the libraries' settings: the profile, the time
+//! format, the cell style, how the scanner is built and the worker threads. Nothing
+//! below the binary reads a flag; everything after this step reads these values
+//! (`scan_setup.rs` puts them together for the commands that run rules).
 
 use crate::args::{TimeArgs, TimelineArgs};
 use scanner_engine::{Progress, RecordFilter, ScannerBuilder};
-use scanner_input::InputKind;
 use scanner_timeline::{Profile, Style, TimeFormat, TimeStyle};
 use std::sync::Arc;
 
@@ -18,15 +18,6 @@ pub fn profile(a: &TimelineArgs) -> Result<Profile, String> {
         let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
         format!("unknown profile '{name}' ({})", names.join(", "))
     })
-}
-
-/// The input files' kind: `-J` reads JSON event files, else EVTX.
-pub fn input_kind(a: &TimelineArgs) -> InputKind {
-    if a.json {
-        InputKind::Json
-    } else {
-        InputKind::Evtx
-    }
 }
 
 /// The time format: the zone (`-U` UTC, else local) and the style flags.
@@ -97,7 +88,7 @@ pub const THREADS_PER_CORE: usize = 4;
 
 /// The worker threads for `-t n`: `None` for the default (one per core), which `-t 0`
 /// also asks for; at most [`THREADS_PER_CORE`] per core, with a warning when `n` is cut.
-pub fn threads(n: usize) -> Option<usize> {
+fn threads(n: usize) -> Option<usize> {
     if n == 0 {
         return None;
     }
@@ -110,6 +101,33 @@ pub fn threads(n: usize) -> Option<usize> {
         return Some(max);
     }
     Some(n)
+}
+
+/// The worker pool could not be started with the threads asked for.
+#[derive(Debug)]
+pub struct ThreadsError {
+    threads: usize,
+    source: rayon::ThreadPoolBuildError,
+}
+
+impl std::fmt::Display for ThreadsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot start {} threads: {}", self.threads, self.source)
+    }
+}
+
+impl std::error::Error for ThreadsError {}
+
+/// Starts the global worker pool with the threads `-t` asks for ([`threads`]); nothing
+/// to do without `-t` or with `-t 0`.
+pub fn start_threads(requested: Option<usize>) -> Result<(), ThreadsError> {
+    let Some(n) = requested.and_then(threads) else {
+        return Ok(());
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|source| ThreadsError { threads: n, source })
 }
 
 /// `-l`: adds the local Windows event log folder to the folders read (`dirs`). Off

@@ -153,7 +153,7 @@ fn set(a: &SetDefaultProfileArgs) -> Result<(), DefaultProfileError> {
         |f| std::io::Write::write_all(f, format!("{}\n", profile.name()).as_bytes()),
     )
     .map_err(DefaultProfileError::Refused)?;
-    if !a.quiet {
+    if !a.console.quiet {
         println!(
             "default profile: {} (written to {})",
             profile.name(),

@@ -19,8 +19,8 @@ fn io(e: scanner_evtx_writer::Error) -> std::io::Error {
 
 /// `evtx write`.
 pub fn write(a: &EvtxWriteArgs) -> i32 {
-    if let Err(e) = check_target(&a.output, a.clobber)
-        .and_then(|_| refuse_inputs(&[&a.output], [a.from.as_path()]))
+    if let Err(e) = check_target(&a.target.output, a.overwrite.clobber)
+        .and_then(|_| refuse_inputs(&[&a.target.output], [a.from.as_path()]))
     {
         return fail(e);
     }
@@ -32,7 +32,7 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
         .unwrap_or("")
         .to_ascii_lowercase();
     let started = Instant::now();
-    let result = write_atomically(&a.output, a.clobber, |file| {
+    let result = write_atomically(&a.target.output, a.overwrite.clobber, |file| {
         let mut w = EvtxWriter::new(BufWriter::new(file), WriterOptions::default()).map_err(io)?;
         let bad = |what: String| {
             std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{from}: {what}"))
@@ -90,7 +90,7 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
         Ok(stats) => {
             eprintln!(
                 "wrote {}: {} records in {} chunks, {} bytes in {:.2} s",
-                safe(&a.output.display().to_string()),
+                safe(&a.target.output.display().to_string()),
                 stats.records,
                 stats.chunks,
                 stats.bytes,
@@ -106,20 +106,21 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
 pub fn generate_cmd(a: &EvtxGenerateArgs) -> i32 {
     let truth = a.truth.clone().unwrap_or_else(|| {
         let mut name = a
+            .target
             .output
             .file_name()
             .map(|n| n.to_os_string())
             .unwrap_or_default();
         name.push(".truth.tsv");
-        a.output.with_file_name(name)
+        a.target.output.with_file_name(name)
     });
-    for t in [&a.output, &truth] {
-        if let Err(e) = check_target(t, a.clobber) {
+    for t in [&a.target.output, &truth] {
+        if let Err(e) = check_target(t, a.overwrite.clobber) {
             return fail(e);
         }
     }
     let started = Instant::now();
-    let result = write_atomically(&a.output, a.clobber, |file| {
+    let result = write_atomically(&a.target.output, a.overwrite.clobber, |file| {
         generate(a.records, a.seed, BufWriter::with_capacity(1 << 20, file)).map_err(io)
     });
     let gt = match result {
@@ -127,14 +128,14 @@ pub fn generate_cmd(a: &EvtxGenerateArgs) -> i32 {
         Err(e) => return fail(e),
     };
     let secs = started.elapsed().as_secs_f64();
-    if let Err(e) = write_atomically(&truth, a.clobber, |f| {
+    if let Err(e) = write_atomically(&truth, a.overwrite.clobber, |f| {
         std::io::Write::write_all(f, gt.to_tsv().as_bytes())
     }) {
         return fail(e);
     }
     eprintln!(
         "wrote {}: {} records, {} chunks, {:.1} MiB in {secs:.2} s ({:.0} records/s); {} planted records listed in {}",
-        safe(&a.output.display().to_string()),
+        safe(&a.target.output.display().to_string()),
         gt.stats.records,
         gt.stats.chunks,
         gt.stats.bytes as f64 / 1048576.0,

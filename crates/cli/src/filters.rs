@@ -2,7 +2,7 @@
 //! (`--timeline-start`/`--timeline-end`/`--time-offset`), EventIDs (`--include-eid`,
 //! `--exclude-eid`, `-E`) and computers (`--include-computer`, `--exclude-computer`).
 
-use crate::args::TimelineArgs;
+use crate::args::RecordFilterArgs;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use scanner_engine::RecordFilter;
@@ -83,15 +83,15 @@ fn lower_set(v: &[String]) -> std::collections::HashSet<String> {
 
 /// The record filter the flags ask for (empty when none is given).
 pub fn record_filter(
-    a: &TimelineArgs,
+    a: &RecordFilterArgs,
     set: &RuleSet,
     tz: &TimeZone,
 ) -> Result<RecordFilter, String> {
     let mut f = RecordFilter::default();
-    if let Some(s) = &a.timeline_start {
+    if let Some(s) = &a.range.timeline_start {
         f.start = Some(parse_time(s, tz).map_err(|e| format!("--timeline-start: {e}"))?);
     }
-    if let Some(s) = &a.timeline_end {
+    if let Some(s) = &a.range.timeline_end {
         f.end = Some(parse_time(s, tz).map_err(|e| format!("--timeline-end: {e}"))?);
     }
     if let Some(o) = &a.time_offset {
@@ -129,10 +129,11 @@ pub fn record_filter(
         .iter()
         .map(|e| e.trim().to_string())
         .collect();
-    if !a.include_computers.is_empty() {
-        f.include_computers = Some(lower_set(&a.include_computers));
+    let computers = &a.computers;
+    if !computers.include_computers.is_empty() {
+        f.include_computers = Some(lower_set(&computers.include_computers));
     }
-    f.exclude_computers = lower_set(&a.exclude_computers);
+    f.exclude_computers = lower_set(&computers.exclude_computers);
     Ok(f)
 }
 

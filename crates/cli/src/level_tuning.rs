@@ -67,7 +67,7 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
     let mut changed = 0;
     let mut on_tuned = |path: &Path, old: &str, new: &str| {
         changed += 1;
-        if !a.quiet {
+        if !a.console.quiet {
             println!(
                 "{}: level {} -> {new}",
                 safe(&path.display().to_string()),
@@ -80,7 +80,7 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
         Ok((dir, None)) => tune_dir(&dir, &tuning, &mut errors, &mut on_tuned),
         Err(e) => errors.push(TuningError::Refused(e)),
     }
-    if !a.quiet {
+    if !a.console.quiet {
         println!(
             "{changed} rules tuned ({} listed in {}).",
             tuning.len(),

@@ -23,6 +23,7 @@ mod pivot;
 mod progress_bar;
 mod report_html;
 mod rules_cmd;
+mod scan_setup;
 mod search;
 mod sort_memory;
 mod summary;
@@ -51,24 +52,9 @@ fn main() {
         None => None,
     };
     let mut code = match &cli.command {
-        args::Command::CsvTimeline(a) => timeline_cmd::run(a, timeline_cmd::Format::Csv, cli.debug),
-        args::Command::JsonTimeline(a) => timeline_cmd::run(
-            &a.timeline,
-            if a.jsonl {
-                timeline_cmd::Format::JsonLines
-            } else {
-                timeline_cmd::Format::Json
-            },
-            cli.debug,
-        ),
-        args::Command::DfirTimeline(a) => {
-            let format = match a.output_type.to_ascii_lowercase().as_str() {
-                "json" => timeline_cmd::Format::Json,
-                "jsonl" => timeline_cmd::Format::JsonLines,
-                _ => timeline_cmd::Format::Csv,
-            };
-            timeline_cmd::run(&a.timeline, format, cli.debug)
-        }
+        args::Command::CsvTimeline(a) => timeline_cmd::run(a, args::OutputFormat::Csv, cli.debug),
+        args::Command::JsonTimeline(a) => timeline_cmd::run(&a.timeline, a.format(), cli.debug),
+        args::Command::DfirTimeline(a) => timeline_cmd::run(&a.timeline, a.output_type, cli.debug),
         args::Command::ExpandList(a) => expand_list::run(a),
         args::Command::ConfigCriticalSystems(a) => metrics::critical_systems(a),
         args::Command::LevelTuning(a) => level_tuning::run(a),
@@ -110,15 +96,8 @@ fn main() {
 
 /// `-l` (live analysis): the local event log folder joins the folders read.
 fn live_analysis(c: &mut args::Command) -> Result<(), String> {
-    let (live, dirs) = match c {
-        args::Command::CsvTimeline(a) => (a.hayabusa.live_analysis, &mut a.dirs),
-        args::Command::JsonTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
-        args::Command::DfirTimeline(a) => (a.timeline.hayabusa.live_analysis, &mut a.timeline.dirs),
-        args::Command::EidMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
-        args::Command::ComputerMetrics(a) => (a.live_analysis, &mut a.dirs),
-        args::Command::LogMetrics(a) => (a.common.live_analysis, &mut a.common.dirs),
-        args::Command::ConfigCriticalSystems(a) => (a.common.live_analysis, &mut a.common.dirs),
-        _ => return Ok(()),
-    };
-    config::live_analysis_dirs(live, dirs)
+    match c.live_analysis() {
+        Some((live, dirs)) => config::live_analysis_dirs(live, dirs),
+        None => Ok(()),
+    }
 }

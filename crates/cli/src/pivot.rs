@@ -12,10 +12,12 @@
 
 use crate::args::{PivotArgs, RuleArgs};
 use crate::exit;
+use crate::scan_setup::ScanSetup;
 use crate::terminal::safe;
 use scanner_engine::{DetectInfo, Origin, Progress};
 use scanner_input::{InputFile, RecordView, Tally, WalkSettings};
 use scanner_rules::{FieldId, FieldTable, FxHashMap, RuleSet};
+use scanner_timeline::Profile;
 use std::collections::HashSet;
 use std::fmt;
 use std::io::{IsTerminal, Write};
@@ -179,11 +181,7 @@ pub fn file_name(prefix: &Path, category: &str) -> PathBuf {
 
 fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let t = &a.timeline;
-    if t.dirs.is_empty() && t.files.is_empty() {
-        return Err(PivotError::Scan(
-            "nothing to scan: give -d DIR or -f FILE".into(),
-        ));
-    }
+    let setup = ScanSetup::new(t).map_err(PivotError::Scan)?;
     let rule_args = rule_args(&t.rules);
     let (text, from) = config_text(&rule_args)?;
     let mut categories = parse_config(&text);
@@ -195,26 +193,20 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let prefix = t.output.as_deref().filter(|p| *p != Path::new("-"));
     if let Some(prefix) = prefix {
         for c in &categories {
-            crate::output::check_target(&file_name(prefix, &c.name), t.clobber)
+            crate::output::check_target(&file_name(prefix, &c.name), t.overwrite.clobber)
                 .map_err(PivotError::Output)?;
         }
     }
-    if let Some(n) = t.threads.and_then(crate::config::threads) {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-            .map_err(|e| PivotError::Scan(format!("cannot start {n} threads: {e}")))?;
-    }
-    let set = crate::rules_cmd::load_rules_with(&rule_args, t.quiet).map_err(PivotError::Scan)?;
+    setup.start_threads().map_err(PivotError::Scan)?;
+    let set = setup.load_rules(&rule_args).map_err(PivotError::Scan)?;
     if !t.quiet {
         crate::rules_cmd::print_report(&set, rule_args.show_errors);
     }
-    let inputs = crate::timeline_cmd::inputs(t, &set).map_err(PivotError::Scan)?;
-    let profile = scanner_timeline::Profile::Minimal;
-    let time = crate::config::time_format(&t.time);
-    let (scanner, mut result, _) =
-        crate::timeline_cmd::scan(t, profile, set, &inputs.files, &time, false)
-            .map_err(PivotError::Scan)?;
+    let inputs = setup.inputs(&set).map_err(PivotError::Scan)?;
+    // The rows are only read for the records they name: the smallest profile.
+    let (scanner, mut result, _) = setup
+        .scan(Profile::Minimal, set, &inputs.files, false)
+        .map_err(PivotError::Scan)?;
     let rows = std::mem::take(&mut result.rows)
         .into_vec()
         .map_err(|e| PivotError::Scan(format!("cannot read the sorted detections back: {e}")))?;
@@ -402,7 +394,7 @@ fn write(a: &PivotArgs, prefix: Option<&Path>, categories: &[Category]) -> Resul
                 let text = c.render();
                 crate::output::write_atomically(
                     &file_name(prefix, &c.name),
-                    a.timeline.clobber,
+                    a.timeline.overwrite.clobber,
                     |f| f.write_all(text.as_bytes()),
                 )
                 .map_err(PivotError::Output)?;

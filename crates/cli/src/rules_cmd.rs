@@ -3,7 +3,7 @@
 use crate::args::RuleArgs;
 use crate::exit;
 use crate::terminal::safe;
-use scanner_rules::{load, Level, LoadOptions, RuleSelect, RuleSet, RuleSource};
+use scanner_rules::{load, LoadOptions, RuleSelect, RuleSet, RuleSource};
 
 /// Loads the rules the arguments name. A config file that could not be loaded is an
 /// error (after each is printed): the rules would run with another config than the
@@ -48,8 +48,7 @@ pub fn rule_cache_dir() -> Option<std::path::PathBuf> {
 
 /// [`load_rules`], saying nothing of which set is used when `quiet`.
 pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
-    let min_level = Level::parse(&a.min_level)
-        .ok_or_else(|| format!("--min-level: unknown level '{}'", a.min_level))?;
+    let min_level = a.min_level()?;
     let sources = sources(a, quiet);
     let opts = LoadOptions {
         config_dir: a.config.clone(),
@@ -59,11 +58,7 @@ pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
         enable_noisy: a.noisy,
         expand_dir: a.expand_dir.clone(),
         keep_derived_duplicates: a.keep_derived_duplicates,
-        exact_level: a
-            .exact_level
-            .as_deref()
-            .map(|l| Level::parse(l).ok_or_else(|| format!("--exact-level: unknown level '{l}'")))
-            .transpose()?,
+        exact_level: a.exact_level()?,
         proven_only: a.proven_rules,
         select: RuleSelect {
             include_tags: a.include_tags.clone(),

@@ -26,7 +26,7 @@ use names::Names;
 use output::Hit;
 use regex::Regex;
 use scanner_engine::{AllFields, Progress};
-use scanner_input::{InputKind, RecordView, Tally, WalkSettings};
+use scanner_input::{RecordView, Tally, WalkSettings};
 use scanner_rules::{FieldTable, CHANNEL, EVENT_ID};
 use std::fmt;
 use std::io::IsTerminal;
@@ -39,7 +39,7 @@ pub enum SearchError {
     /// Neither `-d` nor `-f`.
     NoInput,
     /// `-t N`: the thread pool did not start.
-    Threads(usize, rayon::ThreadPoolBuildError),
+    Threads(crate::config::ThreadsError),
     /// `-r`: not a regular expression.
     Regex(regex::Error),
     /// `-k`: the keywords could not be compiled.
@@ -60,7 +60,7 @@ impl fmt::Display for SearchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SearchError::NoInput => f.write_str("nothing to search: give -d DIR or -f FILE"),
-            SearchError::Threads(n, e) => write!(f, "cannot start {n} threads: {e}"),
+            SearchError::Threads(e) => write!(f, "{e}"),
             SearchError::Regex(e) => write!(f, "-r: not a regular expression: {e}"),
             SearchError::Keywords(e) => write!(f, "-k: {e}"),
             SearchError::Filter(s) => {
@@ -262,18 +262,13 @@ fn output_path(a: &SearchArgs) -> Option<&Path> {
 }
 
 fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
-    if a.dirs.is_empty() && a.files.is_empty() {
+    if a.paths.is_empty() {
         return Err(SearchError::NoInput);
     }
     if let Some(path) = output_path(a) {
-        crate::output::check_target(path, a.clobber).map_err(SearchError::Output)?;
+        crate::output::check_target(path, a.overwrite.clobber).map_err(SearchError::Output)?;
     }
-    if let Some(n) = a.threads.and_then(crate::config::threads) {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-            .map_err(|e| SearchError::Threads(n, e))?;
-    }
+    crate::config::start_threads(a.threads).map_err(SearchError::Threads)?;
     let matcher = Matcher::new(a)?;
     let time = crate::config::time_format(&a.time);
     let tz = time.zone().clone();
@@ -284,11 +279,11 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
             .map_err(|e| SearchError::Time(format!("{flag}: {e}")))
     };
     let range = (
-        parse(&a.timeline_start, "--timeline-start")?,
-        parse(&a.timeline_end, "--timeline-end")?,
+        parse(&a.range.timeline_start, "--timeline-start")?,
+        parse(&a.range.timeline_end, "--timeline-end")?,
     );
     let names = Names::load(a.config.as_deref())?;
-    if !a.quiet {
+    if !a.console.quiet {
         for e in names.errors() {
             eprintln!("config error: {}", safe(e));
         }
@@ -299,19 +294,15 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         .iter()
         .map(|f| FieldFilter::parse(f, names.aliases(), &mut fields.table))
         .collect::<Result<Vec<_>, _>>()?;
-    let kind = if a.json_input {
-        InputKind::Json
-    } else {
-        InputKind::Evtx
-    };
-    let (files, mut errors) = scanner_input::discover(&a.dirs, &a.files, kind);
+    let (files, mut errors) =
+        scanner_input::discover(&a.paths.dirs, &a.paths.files, a.input_kind());
     crate::output::refuse_inputs(
         &output_path(a).into_iter().collect::<Vec<_>>(),
         files.iter().map(|f| f.path.as_path()),
     )
     .map_err(SearchError::Output)?;
     let progress = Arc::new(Progress::default());
-    let bar = (std::io::stderr().is_terminal() && !a.quiet).then(|| {
+    let bar = (std::io::stderr().is_terminal() && !a.console.quiet).then(|| {
         ProgressBar::start(
             Arc::clone(&progress),
             files.len() as u64,
@@ -354,7 +345,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         let line = format!("{}: {}", run.file().display(), run.message());
         eprintln!("input error: {}", safe(&line));
     }
-    if !a.quiet {
+    if !a.console.quiet {
         eprintln!(
             "searched {} files, {} records: {found} events found; {} input errors",
             files.len(),

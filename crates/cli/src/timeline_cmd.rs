@@ -1,36 +1,25 @@
-//! `scanner csv-timeline` and `scanner json-timeline`, and `list-profiles`.
+//! `scanner csv-timeline`, `json-timeline` and `dfir-timeline`, and `list-profiles`:
+//! the run's phases, the writing of the timeline and the report. What the scan needs
+//! is built by [`ScanSetup`].
 
-use crate::args::TimelineArgs;
-use crate::config;
+use crate::args::{OutputFormat, TimelineArgs};
 use crate::exit;
 use crate::histogram::Histogram;
 use crate::output::{check_target, write_atomically};
 use crate::phases::{timed, PhaseTimes};
-use crate::progress_bar::ProgressBar;
-use crate::rules_cmd::{load_rules_with, print_report};
+use crate::rules_cmd::print_report;
+use crate::scan_setup::{Inputs, ScanSetup};
 use crate::summary::{group_errors, level_of, Tally};
 use crate::terminal::{safe, SafeWriter};
 use crate::write_behind::WriteBehind;
-use scanner_engine::{DetectInfo, Progress, ScanResult, Scanner, SortedRows};
-use scanner_input::{InputError, InputFile, InputKind};
+use scanner_engine::{DetectInfo, ScanResult, SortedRows};
+use scanner_input::InputError;
 use scanner_rules::RuleSet;
 use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 use std::time::Instant;
-
-/// The timeline's file format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// CSV.
-    Csv,
-    /// One JSON array.
-    Json,
-    /// JSON Lines.
-    JsonLines,
-}
 
 /// `list-profiles`.
 pub fn list_profiles() -> i32 {
@@ -43,7 +32,7 @@ pub fn list_profiles() -> i32 {
 
 /// Runs the command; returns the exit code. `debug` reports how detections were sorted,
 /// the phases' times and the distribution of the files' scan times.
-pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
+pub fn run(a: &TimelineArgs, format: OutputFormat, debug: bool) -> i32 {
     match run_inner(a, format, debug) {
         Ok(code) => code,
         Err(e) => {
@@ -53,46 +42,31 @@ pub fn run(a: &TimelineArgs, format: Format, debug: bool) -> i32 {
     }
 }
 
-/// What the run read: the files to scan, the problems met finding them, and how many
-/// files the channel check left out.
-pub(crate) struct Inputs {
-    pub(crate) files: Vec<InputFile>,
-    pub(crate) errors: Vec<InputError>,
-    pub(crate) skipped: usize,
-}
-
 /// The charts counted as the rows are written (`-H`, `-T`).
 struct Charts {
     report: Option<Histogram>,
     terminal: Option<Histogram>,
 }
 
-fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, String> {
+fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32, String> {
     let started = Instant::now();
-    if a.dirs.is_empty() && a.files.is_empty() {
-        return Err("nothing to scan: give -d DIR or -f FILE".into());
-    }
+    let setup = ScanSetup::new(a)?;
     if let Some(dir) = &a.hayabusa.geo_ip {
         return Err(format!(
             "-G/--GeoIP {}: GeoIP lookup (MaxMind GeoLite2 databases) is not built in; run without -G",
             dir.display()
         ));
     }
-    let profile = config::profile(a)?;
-    for target in outputs(a) {
-        check_target(target, a.clobber)?;
+    let profile = setup.profile()?;
+    for target in setup.outputs() {
+        check_target(target, a.overwrite.clobber)?;
     }
-    if let Some(n) = a.threads.and_then(config::threads) {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-            .map_err(|e| format!("cannot start {n} threads: {e}"))?;
-    }
+    setup.start_threads()?;
     let mut phases = PhaseTimes::default();
     // The input files are looked for while the rules load: neither needs the other.
     let (set, found) = std::thread::scope(|s| {
-        let finding = s.spawn(|| find_inputs(a));
-        let set = timed(&mut phases.load, || load(a));
+        let finding = s.spawn(|| setup.find_inputs());
+        let set = timed(&mut phases.load, || load(&setup, a));
         let found = finding
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -107,7 +81,9 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             "no rule to run: the rules given hold none that loads and passes the filters".into(),
         );
     }
-    let inputs = timed(&mut phases.inputs, || keep_inputs(a, found?, &set))?;
+    let inputs = timed(&mut phases.inputs, || {
+        found.map(|found| setup.keep_inputs(found, &set))
+    })?;
     if inputs.files.is_empty() {
         if inputs.skipped == 0 {
             // Why nothing was found, before the error that ends the run.
@@ -127,13 +103,11 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             );
         }
     }
-    let time = config::time_format(&a.time);
+    let time = setup.time();
     let (scanner, mut result, sort_bytes) = timed(&mut phases.scan, || {
-        scan(a, profile, set, &inputs.files, &time, debug)
+        setup.scan(profile, set, &inputs.files, debug)
     })?;
-    let layout = Layout::new(scanner.rules(), &inputs.files, time.clone(), profile)
-        .with_style(config::style(a))
-        .with_recovered_column(a.recover_records);
+    let layout = setup.layout(&scanner, &inputs.files, profile);
     let rows = std::mem::take(&mut result.rows);
     if debug {
         eprintln!(
@@ -156,13 +130,13 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
             .then(|| chart(crate::freq_timeline::WIDTH))
             .flatten(),
     };
-    let mut tally = Tally::new(scanner.rules(), &time);
+    let mut tally = Tally::new(scanner.rules(), time);
     let formula_cells = AtomicU64::new(0);
     let written = (&layout, &formula_cells);
     timed(&mut phases.write, || {
         write(a, format, debug, written, rows, &mut tally, &mut charts)?;
         match &a.rule_stats {
-            Some(path) => write_atomically(path, a.clobber, |f| {
+            Some(path) => write_atomically(path, a.overwrite.clobber, |f| {
                 let stats = result.rule_stats.as_ref();
                 scanner_timeline::write_rule_stats(stats, scanner.rules(), a.excel_safe, f)
             }),
@@ -170,7 +144,7 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
         }
     })?;
     let code = timed(&mut phases.report, || {
-        report(a, started, &inputs, &result, tally, &charts, &time)
+        report(a, started, &inputs, &result, tally, &charts, time)
     })?;
     if debug {
         for line in phases.lines(result.stats.file_times.as_ref()) {
@@ -187,11 +161,11 @@ fn run_inner(a: &TimelineArgs, format: Format, debug: bool) -> Result<i32, Strin
     Ok(code)
 }
 
-/// Loads the rules (`-b` drops the default Details templates too) and prints the load
-/// report.
-fn load(a: &TimelineArgs) -> Result<RuleSet, String> {
+/// Loads the rules and the critical systems (`-b` drops the default Details templates
+/// too) and prints the load report.
+fn load(setup: &ScanSetup<'_>, a: &TimelineArgs) -> Result<RuleSet, String> {
     let load_start = Instant::now();
-    let mut set = load_rules_with(&a.rules, a.quiet)?;
+    let mut set = setup.load_rules(&a.rules)?;
     read_critical_systems(&mut set, a.quiet)?;
     let load_time = load_start.elapsed();
     if a.no_abbreviations {
@@ -231,101 +205,12 @@ fn read_critical_systems(set: &mut RuleSet, quiet: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The files the run writes: `-o` (unless `-` or absent: standard output), `-H`,
-/// `--rule-stats`, `--cpu-profile`.
-fn outputs(a: &TimelineArgs) -> Vec<&Path> {
-    let timeline = a.output.as_deref().filter(|p| *p != Path::new("-"));
-    let others = [&a.html_report, &a.rule_stats, &a.cpu_profile];
-    timeline
-        .into_iter()
-        .chain(others.into_iter().flatten().map(PathBuf::as_path))
-        .collect()
-}
-
-/// Finds the input files (refusing any that is also an output); EVTX files whose
-/// channel no rule reads are left out unless `-a`.
-pub(crate) fn inputs(a: &TimelineArgs, set: &RuleSet) -> Result<Inputs, String> {
-    keep_inputs(a, find_inputs(a)?, set)
-}
-
-/// The input files found, and the errors finding them (before any is left out).
-pub(crate) type Found = (Vec<InputFile>, Vec<InputError>);
-
-/// Finds the input files, refusing any that is also an output.
-fn find_inputs(a: &TimelineArgs) -> Result<Found, String> {
-    let kind = config::input_kind(a);
-    let extra = &a.hayabusa.target_file_ext;
-    let (files, errors) = scanner_input::discover_with_extensions(&a.dirs, &a.files, kind, extra);
-    crate::output::refuse_inputs(&outputs(a), files.iter().map(|f| f.path.as_path()))?;
-    Ok((files, errors))
-}
-
-/// Of the files `found`, those to scan: EVTX files whose channel no rule reads are
-/// left out unless `-a`.
-fn keep_inputs(a: &TimelineArgs, found: Found, set: &RuleSet) -> Result<Inputs, String> {
-    let (mut files, errors) = found;
-    let mut skipped = 0;
-    if config::input_kind(a) == InputKind::Evtx && !a.scan_all_files {
-        let (kept, left) = scanner_input::split_by_channel(files, set);
-        files = kept;
-        skipped = left.len();
-    }
-    Ok(Inputs {
-        files,
-        errors,
-        skipped,
-    })
-}
-
-/// Scans the files (with a progress bar on a terminal, and the CPU profile when asked;
-/// each file timed when `file_times`); returns the scanner, its result and the sort
-/// memory bound.
-pub(crate) fn scan(
-    a: &TimelineArgs,
-    profile: Profile,
-    set: RuleSet,
-    files: &[InputFile],
-    time: &TimeFormat,
-    file_times: bool,
-) -> Result<(Scanner, ScanResult<SortedRows>, usize), String> {
-    let filter = crate::filters::record_filter(a, &set, time.zone())?;
-    crate::output::remove_stale_spills();
-    let sort_bytes = match a.sort_memory {
-        Some(mib) => crate::sort_memory::from_mib(mib)?,
-        None => crate::sort_memory::default(),
-    };
-    let profiler = match &a.cpu_profile {
-        Some(_) => Some(crate::cpu_profile::start()?),
-        None => None,
-    };
-    let progress = Arc::new(Progress::default());
-    let bar = (std::io::stderr().is_terminal() && !a.quiet).then(|| {
-        ProgressBar::start(
-            Arc::clone(&progress),
-            files.len() as u64,
-            files.iter().map(|f| f.size).sum(),
-        )
-    });
-    let scanner = config::scanner(a, profile, filter, bar.is_some().then_some(progress))
-        .sort_memory(Some(sort_bytes))
-        .file_times(file_times)
-        .build(set);
-    let result = scanner.scan_sorted(files);
-    if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {
-        p.finish(path, a.clobber)?;
-    }
-    if let Some(b) = bar {
-        b.finish();
-    }
-    Ok((scanner, result, sort_bytes))
-}
-
 /// Writes the timeline to `-o` (atomically) or standard output in one pass over the
 /// sorted rows (merged from disk if they were spilled); each row written is counted
 /// for the summary and the charts as it goes by.
 fn write(
     a: &TimelineArgs,
-    format: Format,
+    format: OutputFormat,
     debug: bool,
     (layout, formula_cells): (&Layout<'_>, &AtomicU64),
     rows: SortedRows,
@@ -347,18 +232,24 @@ fn write(
     };
     let write = |out: &mut dyn Write| -> std::io::Result<usize> {
         match format {
-            Format::Csv => {
+            OutputFormat::Csv => {
                 let enc = CsvEncoder::new(layout).count_formula_cells(formula_cells);
                 write_timeline(enc, out, rows, on_row)
             }
-            Format::Json => write_timeline(JsonEncoder::new(layout, false), out, rows, on_row),
-            Format::JsonLines => write_timeline(JsonEncoder::new(layout, true), out, rows, on_row),
+            OutputFormat::Json => {
+                write_timeline(JsonEncoder::new(layout, false), out, rows, on_row)
+            }
+            OutputFormat::JsonLines => {
+                write_timeline(JsonEncoder::new(layout, true), out, rows, on_row)
+            }
         }
     };
     let write_start = Instant::now();
     match a.output.as_deref().filter(|p| *p != Path::new("-")) {
         Some(path) => {
-            write_atomically(path, a.clobber, |f| write(&mut WriteBehind::new(f)))?;
+            write_atomically(path, a.overwrite.clobber, |f| {
+                write(&mut WriteBehind::new(f))
+            })?;
         }
         None => {
             let stdout = std::io::stdout();
@@ -406,7 +297,7 @@ fn report(
         let command: Vec<String> = std::env::args().collect();
         let page =
             crate::report_html::render(&summary, charts.report.as_ref(), time, &command.join(" "));
-        write_atomically(path, a.clobber, |f| f.write_all(page.as_bytes()))?;
+        write_atomically(path, a.overwrite.clobber, |f| f.write_all(page.as_bytes()))?;
     }
     if a.visualize_timeline && !a.quiet {
         eprint!(

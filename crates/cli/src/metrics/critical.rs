@@ -85,7 +85,7 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
         }
         if !a.dry_run && !fit.is_empty() {
             let (target, added) = match &a.common.output {
-                Some(out) => (out, add_to_output(out, &fit, a.common.clobber)?),
+                Some(out) => (out, add_to_output(out, &fit, a.common.overwrite.clobber)?),
                 None => (
                     &a.target,
                     crate::critical_systems::add(&a.target, &fit).map_err(MetricsError::Output)?,

@@ -109,7 +109,7 @@ pub fn run(a: &EidMetricsArgs) -> i32 {
             }
             all.merge(t);
         }
-        if !a.common.quiet {
+        if !a.common.console.quiet {
             eprintln!("Total Event Records: {}", thousands(all.records));
             for (name, t) in [("First", all.first), ("Last", all.last)] {
                 if let Some(t) = t {

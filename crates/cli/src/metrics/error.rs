@@ -10,7 +10,7 @@ pub enum MetricsError {
     /// Neither `-d` nor `-f`.
     NoInput,
     /// `-t N`: the thread pool did not start.
-    Threads(usize, rayon::ThreadPoolBuildError),
+    Threads(crate::config::ThreadsError),
     /// `-c DIR` is not a folder.
     ConfigNotFolder(PathBuf),
     /// The output was refused or could not be written (the output module's message,
@@ -26,7 +26,7 @@ impl fmt::Display for MetricsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MetricsError::NoInput => f.write_str("nothing to read: give -d DIR or -f FILE"),
-            MetricsError::Threads(n, e) => write!(f, "cannot start {n} threads: {e}"),
+            MetricsError::Threads(e) => write!(f, "{e}"),
             MetricsError::ConfigNotFolder(d) => write!(f, "-c {}: not a folder", d.display()),
             MetricsError::Output(m) => f.write_str(m),
             MetricsError::Stdout(e) => write!(f, "cannot write to standard output: {e}"),

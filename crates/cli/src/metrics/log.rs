@@ -129,7 +129,7 @@ fn kept(
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let named = |list: &[String]| list.iter().any(|n| n.eq_ignore_ascii_case(&name));
     let computer_ok = t.computers.iter().any(|c| computers.keeps(Some(c)))
-        && (a.common.exclude_computers.is_empty()
+        && (a.common.computers.exclude_computers.is_empty()
             || t.computers.iter().all(|c| computers.keeps(Some(c))));
     computer_ok
         && (a.include_channels.is_empty() || any(&a.include_channels, &t.channels))

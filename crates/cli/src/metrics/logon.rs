@@ -375,7 +375,7 @@ pub fn run(a: &LogonSummaryArgs) -> i32 {
             }
             scanner_input::Tally::merge(&mut all, t);
         }
-        if !a.common.quiet {
+        if !a.common.console.quiet {
             eprintln!("Total Event Records: {}", thousands(all.records));
             for (name, t) in [("First", all.first), ("Last", all.last)] {
                 if let Some(t) = t {
@@ -387,9 +387,9 @@ pub fn run(a: &LogonSummaryArgs) -> i32 {
         match prefix {
             Some(_) => {
                 for (path, t) in outputs.iter().zip(&tables) {
-                    crate::output::write_atomically(path, a.common.clobber, |f| {
+                    crate::output::write_atomically(path, a.common.overwrite.clobber, |f| {
                         let mut w = std::io::BufWriter::new(f);
-                        t.write_csv(&mut w, a.common.excel_safe)?;
+                        t.write_csv(&mut w, a.common.csv.excel_safe)?;
                         std::io::Write::flush(&mut w)
                     })
                     .map_err(super::error::MetricsError::Output)?;

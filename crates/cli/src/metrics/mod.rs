@@ -32,7 +32,7 @@ use crate::summary::group as thousands;
 use crate::terminal::safe;
 use error::MetricsError;
 use scanner_engine::Progress;
-use scanner_input::{walk, InputError, InputFile, InputKind, RecordView, WalkSettings};
+use scanner_input::{walk, InputError, InputFile, RecordView, WalkSettings};
 use scanner_rules::{Event, FieldId, FieldTable, CHANNEL, EVENT_ID};
 use scanner_timeline::TimeFormat;
 use std::io::IsTerminal;
@@ -208,26 +208,22 @@ impl<'a> Run<'a> {
     /// [`Run::start`] for a command that writes the files `outputs` (none: standard
     /// output).
     fn start_writing(args: &'a MetricsArgs, outputs: &[PathBuf]) -> Result<Run<'a>, MetricsError> {
-        if args.dirs.is_empty() && args.files.is_empty() {
+        if args.input.paths.is_empty() {
             return Err(MetricsError::NoInput);
         }
         for path in outputs {
-            crate::output::check_target(path, args.clobber).map_err(MetricsError::Output)?;
+            crate::output::check_target(path, args.overwrite.clobber)
+                .map_err(MetricsError::Output)?;
         }
-        if let Some(n) = args.threads.and_then(crate::config::threads) {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build_global()
-                .map_err(|e| MetricsError::Threads(n, e))?;
-        }
+        crate::config::start_threads(args.pool.threads).map_err(MetricsError::Threads)?;
         let config = names::Names::load(args.config.as_deref())?;
-        if !args.quiet {
+        if !args.console.quiet {
             for e in config.errors() {
                 eprintln!("config error: {}", safe(e));
             }
         }
-        let kind = input_kind(args);
-        let (files, errors) = scanner_input::discover(&args.dirs, &args.files, kind);
+        let paths = &args.input.paths;
+        let (files, errors) = scanner_input::discover(&paths.dirs, &paths.files, args.input.kind());
         let outs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
         crate::output::refuse_inputs(&outs, files.iter().map(|f| f.path.as_path()))
             .map_err(MetricsError::Output)?;
@@ -258,7 +254,7 @@ impl<'a> Run<'a> {
         cx: &T::Context,
     ) -> (Vec<T>, u64) {
         let progress = Arc::new(Progress::default());
-        let bar = (std::io::stderr().is_terminal() && !self.args.quiet).then(|| {
+        let bar = (std::io::stderr().is_terminal() && !self.args.console.quiet).then(|| {
             ProgressBar::start(
                 Arc::clone(&progress),
                 self.files.len() as u64,
@@ -298,9 +294,9 @@ impl<'a> Run<'a> {
     /// input errors and returns the exit code.
     fn finish(&self, t: &table::Table) -> Result<i32, MetricsError> {
         match output_path(self.args) {
-            Some(path) => crate::output::write_atomically(path, self.args.clobber, |f| {
+            Some(path) => crate::output::write_atomically(path, self.args.overwrite.clobber, |f| {
                 let mut w = std::io::BufWriter::new(f);
-                t.write_csv(&mut w, self.args.excel_safe)?;
+                t.write_csv(&mut w, self.args.csv.excel_safe)?;
                 std::io::Write::flush(&mut w)
             })
             .map_err(MetricsError::Output)?,
@@ -310,7 +306,7 @@ impl<'a> Run<'a> {
                 let written = if stdout.is_terminal() {
                     t.write_text(&mut out)
                 } else {
-                    t.write_csv(&mut out, self.args.excel_safe)
+                    t.write_csv(&mut out, self.args.csv.excel_safe)
                 };
                 written.map_err(MetricsError::Stdout)?;
             }
@@ -328,8 +324,8 @@ pub struct ComputerFilter {
 impl ComputerFilter {
     fn new(args: &MetricsArgs) -> ComputerFilter {
         ComputerFilter {
-            include: args.include_computers.clone(),
-            exclude: args.exclude_computers.clone(),
+            include: args.computers.include_computers.clone(),
+            exclude: args.computers.exclude_computers.clone(),
         }
     }
 
@@ -345,14 +341,6 @@ impl ComputerFilter {
 /// `-o`, unless absent or `-` (standard output).
 fn output_path(args: &MetricsArgs) -> Option<&Path> {
     args.output.as_deref().filter(|p| *p != Path::new("-"))
-}
-
-fn input_kind(args: &MetricsArgs) -> InputKind {
-    if args.json {
-        InputKind::Json
-    } else {
-        InputKind::Evtx
-    }
 }
 
 /// Runs a command body, printing a fatal error.

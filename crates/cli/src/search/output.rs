@@ -5,7 +5,7 @@
 
 use super::names::Names;
 use super::SearchError;
-use crate::args::SearchArgs;
+use crate::args::{OutputFormat, SearchArgs};
 use crate::terminal::SafeWriter;
 use jiff::Timestamp;
 use scanner_input::InputFile;
@@ -132,9 +132,12 @@ fn encode(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let mut line = String::new();
-    if a.json_output || a.jsonl_output {
+    let format = a.format();
+    if format != OutputFormat::Csv {
+        // One JSON array, or JSON Lines.
+        let array = format == OutputFormat::Json;
         let names_cols: Vec<(&str, Column)> = JSON_KEYS.to_vec();
-        if a.json_output {
+        if array {
             out.write_all(b"[")?;
         }
         for (i, h) in hits.iter().enumerate() {
@@ -151,12 +154,8 @@ fn encode(
                 c[6].clone(),
                 c[7].clone(),
             ];
-            let obj = row_json(
-                &names_cols,
-                &ordered,
-                if a.json_output { Some("  ") } else { None },
-            );
-            if a.json_output {
+            let obj = row_json(&names_cols, &ordered, if array { Some("  ") } else { None });
+            if array {
                 out.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
                 out.write_all(obj.as_bytes())?;
             } else {
@@ -164,7 +163,7 @@ fn encode(
                 out.write_all(b"\n")?;
             }
         }
-        if a.json_output {
+        if array {
             out.write_all(b"\n]\n")?;
         }
         return Ok(());
@@ -184,7 +183,7 @@ fn encode(
                 line.push(',');
             }
             let numeric = (i == 4 || i == 5) && is_number(v);
-            csv_cell(v, !numeric, a.excel_safe, &mut line);
+            csv_cell(v, !numeric, a.csv.excel_safe, &mut line);
         }
         line.push('\n');
         out.write_all(line.as_bytes())?;
@@ -202,7 +201,7 @@ pub fn write(
     hits: Vec<Hit>,
 ) -> Result<(), SearchError> {
     match super::output_path(a) {
-        Some(path) => crate::output::write_atomically(path, a.clobber, |f| {
+        Some(path) => crate::output::write_atomically(path, a.overwrite.clobber, |f| {
             let mut w = std::io::BufWriter::new(f);
             encode(a, files, names, time, &hits, &mut w)?;
             w.flush()

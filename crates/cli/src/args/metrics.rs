@@ -1,0 +1,132 @@
+//! The flags of the commands that count over every record without rules: eid-,
+//! computer- and log-metrics, logon-summary, extract-base64 (Hayabusa 3.9.0's) and
+//! config-critical-systems, which all flatten [`MetricsArgs`] in.
+
+use super::groups::{
+    ComputerArgs, ConsoleArgs, ExcelSafe, InputArgs, OverwriteFile, ThreadArgs, TimeArgs,
+};
+use clap::Args;
+use std::path::PathBuf;
+
+/// Options shared by `eid-metrics`, `computer-metrics` and `log-metrics` (Hayabusa 3.9.0's).
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// `-d`, `-f`, `-J`.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Also count records carved from slack space and damaged chunks.
+    #[arg(short = 'x', long = "recover-records")]
+    pub recover_records: bool,
+    /// Config folder (abbreviations, channel_eid_info.txt, windows_versions.csv).
+    /// Default: ./rules/config when it exists (as Hayabusa), else the built-in one.
+    #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
+    pub config: Option<PathBuf>,
+    /// Write CSV to FILE (default: a table on a terminal, CSV when piped).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// `-C`.
+    #[command(flatten)]
+    pub overwrite: OverwriteFile,
+    /// `-t`.
+    #[command(flatten)]
+    pub pool: ThreadArgs,
+    /// `-q`, `-Q`, `-K`, `-v`.
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+    /// Read the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis")]
+    pub live_analysis: bool,
+    /// `--include-computer`, `--exclude-computer`.
+    #[command(flatten)]
+    pub computers: ComputerArgs,
+    /// `--excel-safe`.
+    #[command(flatten)]
+    pub csv: ExcelSafe,
+
+    /// The timestamp format.
+    #[command(flatten)]
+    pub time: TimeArgs,
+}
+
+/// `eid-metrics` options.
+#[derive(Args, Debug)]
+pub struct EidMetricsArgs {
+    /// The common options.
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// Count a record found twice (same EventRecordID and time, e.g. in a backup copy)
+    /// once.
+    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    pub remove_duplicates: bool,
+}
+
+/// `log-metrics` options.
+#[derive(Args, Debug)]
+pub struct LogMetricsArgs {
+    /// The common options.
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// One item per line in the Computers, Channels and Providers cells.
+    #[arg(short = 'M', long = "multiline")]
+    pub multiline: bool,
+    /// Full channel and provider names.
+    #[arg(short = 'b', long = "disable-abbreviations")]
+    pub no_abbreviations: bool,
+    /// Only files holding one of these channels (full names, case-insensitive); comma-separated.
+    #[arg(
+        long = "include-channel",
+        value_name = "CHANNEL",
+        value_delimiter = ','
+    )]
+    pub include_channels: Vec<String>,
+    /// No files holding one of these channels; comma-separated.
+    #[arg(
+        long = "exclude-channel",
+        value_name = "CHANNEL",
+        value_delimiter = ','
+    )]
+    pub exclude_channels: Vec<String>,
+    /// Only files of these names (case-insensitive); comma-separated.
+    #[arg(long = "include-filename", value_name = "NAME", value_delimiter = ',')]
+    pub include_filenames: Vec<String>,
+    /// No files of these names; comma-separated.
+    #[arg(long = "exclude-filename", value_name = "NAME", value_delimiter = ',')]
+    pub exclude_filenames: Vec<String>,
+}
+
+/// `logon-summary` options (`-o` is a prefix: PREFIX-successful.csv, PREFIX-failed.csv).
+#[derive(Args, Debug)]
+pub struct LogonSummaryArgs {
+    /// The common options.
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// Count an event found twice (same EventRecordID and time, e.g. in a backup copy)
+    /// once.
+    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    pub remove_duplicates: bool,
+    /// Only events at or after this time ("2024-01-31 13:00:00 +09:00").
+    #[arg(long = "timeline-start", value_name = "TIME")]
+    pub timeline_start: Option<String>,
+    /// Only events at or before this time.
+    #[arg(long = "timeline-end", value_name = "TIME")]
+    pub timeline_end: Option<String>,
+}
+
+/// `config-critical-systems` options.
+#[derive(Args, Debug)]
+pub struct CriticalSystemsArgs {
+    /// The input options (as the metrics commands').
+    #[command(flatten)]
+    pub common: MetricsArgs,
+    /// The file written (default: ./config/critical_systems.txt, as Hayabusa's).
+    #[arg(
+        long = "critical-systems",
+        value_name = "FILE",
+        default_value = crate::critical_systems::DEFAULT
+    )]
+    pub target: PathBuf,
+    /// Print what was found without writing the file.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+}

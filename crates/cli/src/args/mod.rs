@@ -1,0 +1,161 @@
+//! Command-line flags: every option of every subcommand is defined under this module,
+//! and only here.
+//!
+//! A flag that several subcommands share with the same names, help and default is
+//! declared once, in an argument group (`groups.rs`, and the rule selection in
+//! `rules.rs`) that each of them flattens in; each subcommand's own flags sit in the
+//! file of its family. Hayabusa's command lines must keep running, so a flag keeps its
+//! names, aliases, value name, default and help text in every subcommand that has it:
+//! where two subcommands describe "the same" flag differently (`-q` says what each one
+//! leaves out), each keeps its own declaration rather than a merged one.
+//!
+//! Values clap can check without changing what users see are typed here
+//! ([`OutputFormat`]); levels and profiles stay text until the run reads them (see
+//! [`RuleArgs::min_level`] and `config::profile`), because their errors are the run's
+//! own, after the checks that come before them, with exit code 1.
+
+mod evtx;
+mod groups;
+mod metrics;
+mod rule_tools;
+mod rules;
+mod search;
+mod timeline;
+
+pub use evtx::{EvtxGenerateArgs, EvtxWriteArgs};
+pub use groups::{OutputFormat, TimeArgs};
+pub use metrics::{
+    CriticalSystemsArgs, EidMetricsArgs, LogMetricsArgs, LogonSummaryArgs, MetricsArgs,
+};
+pub use rule_tools::{ExpandListArgs, LevelTuningArgs, UpdateRulesArgs};
+pub use rules::RuleArgs;
+pub use search::SearchArgs;
+pub use timeline::{
+    DfirTimelineArgs, JsonTimelineArgs, PivotArgs, RecordFilterArgs, SetDefaultProfileArgs,
+    TimelineArgs,
+};
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Fast Sigma-rule scanner for Windows event logs.
+#[derive(Parser, Debug)]
+#[command(name = "scanner", version, about)]
+pub struct Cli {
+    /// Print allocator statistics (mimalloc's peak and reserved memory) and peak RSS at exit.
+    #[arg(long, global = true)]
+    pub debug: bool,
+    /// Write a pprof heap profile (gzip protobuf) of the run's peak memory to FILE and its
+    /// flamegraph to FILE.svg (needs a build with the `jemalloc-prof` feature).
+    #[arg(long = "heap-profile", value_name = "FILE", global = true)]
+    pub heap_profile: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Scan event logs and write a CSV timeline of detections.
+    #[command(name = "csv-timeline")]
+    CsvTimeline(TimelineArgs),
+    /// Scan event logs and write a JSON (or, with -L, JSON Lines) timeline of detections.
+    #[command(name = "json-timeline")]
+    JsonTimeline(JsonTimelineArgs),
+    /// List the output profiles and their columns.
+    #[command(name = "list-profiles")]
+    ListProfiles,
+    /// Count events per channel and EventID, with their share and title.
+    #[command(name = "eid-metrics")]
+    EidMetrics(EidMetricsArgs),
+    /// Count events per computer.
+    #[command(name = "computer-metrics")]
+    ComputerMetrics(MetricsArgs),
+    /// One row per log file: computers, events, first and last time, channels, providers, size.
+    #[command(name = "log-metrics")]
+    LogMetrics(LogMetricsArgs),
+    /// Successful and failed logons per account, computer, logon type and source
+    /// (`-o PREFIX` writes PREFIX-successful.csv and PREFIX-failed.csv).
+    #[command(name = "logon-summary")]
+    LogonSummary(LogonSummaryArgs),
+    /// Base64 in command lines, service paths and PowerShell logs, decoded and classified.
+    #[command(name = "extract-base64")]
+    ExtractBase64(MetricsArgs),
+    /// Hayabusa 4's timeline command: csv-timeline or json-timeline chosen by `-t`.
+    #[command(name = "dfir-timeline")]
+    DfirTimeline(DfirTimelineArgs),
+    /// List the `%placeholder%` names rules' `|expand` modifiers use.
+    #[command(name = "expand-list")]
+    ExpandList(ExpandListArgs),
+    /// Find domain controllers (Security 4768) and file servers (Security 5145) and add
+    /// them to critical_systems.txt.
+    #[command(name = "config-critical-systems")]
+    ConfigCriticalSystems(CriticalSystemsArgs),
+    /// Rewrite rules' `level:` from a tuning file (default ./rules/config/level_tuning.txt).
+    #[command(name = "level-tuning")]
+    LevelTuning(LevelTuningArgs),
+    /// Set the profile the timeline commands use without `-p`.
+    #[command(name = "set-default-profile")]
+    SetDefaultProfile(SetDefaultProfileArgs),
+    /// Values of the detected events' pivot fields (users, IPs, processes, …), one list per
+    /// category of the rules config's pivot_keywords.txt.
+    #[command(name = "pivot-keywords-list")]
+    PivotKeywordsList(PivotArgs),
+    /// Every event holding keywords (-k) or matching a regex (-r), without rules.
+    #[command(name = "search")]
+    Search(SearchArgs),
+    /// Work with rule sets.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Download or update the community rules (hayabusa-rules by default) into the
+    /// user's data folder, which the rule-loading commands then use without -r.
+    #[command(name = "update-rules")]
+    UpdateRules(UpdateRulesArgs),
+    /// Write EVTX files: from events you give, or a synthetic log with planted attacks.
+    #[command(subcommand)]
+    Evtx(EvtxCommand),
+}
+
+impl Command {
+    /// `-l` (live analysis) and the folders it adds the local event logs to, for the
+    /// commands that act on it: the timelines, eid-, computer- and log-metrics and
+    /// config-critical-systems (logon-summary and extract-base64 accept `-l` but read only
+    /// the logs given).
+    pub fn live_analysis(&mut self) -> Option<(bool, &mut Vec<PathBuf>)> {
+        fn timeline(t: &mut TimelineArgs) -> (bool, &mut Vec<PathBuf>) {
+            (t.hayabusa.live_analysis, &mut t.input.paths.dirs)
+        }
+        fn metrics(m: &mut MetricsArgs) -> (bool, &mut Vec<PathBuf>) {
+            (m.live_analysis, &mut m.input.paths.dirs)
+        }
+        Some(match self {
+            Command::CsvTimeline(a) => timeline(a),
+            Command::JsonTimeline(a) => timeline(&mut a.timeline),
+            Command::DfirTimeline(a) => timeline(&mut a.timeline),
+            Command::EidMetrics(a) => metrics(&mut a.common),
+            Command::ComputerMetrics(a) => metrics(a),
+            Command::LogMetrics(a) => metrics(&mut a.common),
+            Command::ConfigCriticalSystems(a) => metrics(&mut a.common),
+            _ => return None,
+        })
+    }
+}
+
+/// `evtx` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum EvtxCommand {
+    /// Write events (XML `<Event>` as Event Viewer shows them, or JSON/JSONL in the evtx
+    /// crate's shape) to an EVTX file.
+    Write(EvtxWriteArgs),
+    /// Write a deterministic synthetic log with attacks planted at known records, and a
+    /// ground-truth file listing which built-in rule each planted record fires.
+    Generate(EvtxGenerateArgs),
+}
+
+/// `rules` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum RulesCommand {
+    /// Load a rule set and print the load report; exits non-zero if any rule failed.
+    Check(RuleArgs),
+}

@@ -1,0 +1,111 @@
+//! `search`'s flags (Hayabusa 3.9.0's). Its `-J` is JSON output and its `-t` help is
+//! its own, so it takes `-d`/`-f` ([`LogPaths`]) but not the timelines' input and thread
+//! groups.
+
+use super::groups::{
+    ConsoleArgs, ExcelSafe, LogPaths, OutputFormat, OverwriteFile, TimeArgs, TimeRangeArgs,
+};
+use clap::Args;
+use scanner_input::InputKind;
+use std::path::PathBuf;
+
+/// `search` options (Hayabusa 3.9.0's).
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// `-d`, `-f`.
+    #[command(flatten)]
+    pub paths: LogPaths,
+    /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX
+    /// (long form only: in `search`, `-J` is Hayabusa's JSON output).
+    #[arg(long = "JSON-input")]
+    pub json_input: bool,
+    /// Also search records carved from slack space and damaged chunks.
+    #[arg(short = 'x', long = "recover-records")]
+    pub recover_records: bool,
+    /// A keyword an event must hold (any of them; all with -a); repeatable.
+    #[arg(
+        short = 'k',
+        long = "keyword",
+        value_name = "KEYWORD",
+        required_unless_present = "regex",
+        conflicts_with = "regex"
+    )]
+    pub keywords: Vec<String>,
+    /// A regular expression an event must match (Rust regex syntax; case-sensitive
+    /// unless it starts with `(?i)`).
+    #[arg(short = 'r', long = "regex", value_name = "REGEX")]
+    pub regex: Option<String>,
+    /// Keywords ignore case.
+    #[arg(short = 'i', long = "ignore-case", conflicts_with = "regex")]
+    pub ignore_case: bool,
+    /// An event must hold every keyword (default: any).
+    #[arg(short = 'a', long = "and-logic", requires = "keywords")]
+    pub and_logic: bool,
+    /// Only events whose field matches (`Field:value`, `*` and `?` wildcards); repeatable,
+    /// all must match.
+    #[arg(short = 'F', long = "filter", value_name = "FIELD:VALUE")]
+    pub filters: Vec<String>,
+    /// `--timeline-start`, `--timeline-end`.
+    #[command(flatten)]
+    pub range: TimeRangeArgs,
+    /// Sort the results by time (default: file by file, in record order).
+    #[arg(short = 's', long = "sort")]
+    pub sort: bool,
+    /// Write to FILE (default: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// JSON: one object per event, in an array.
+    #[arg(short = 'J', long = "JSON-output", conflicts_with = "jsonl_output")]
+    pub json_output: bool,
+    /// JSON Lines: one object per line.
+    #[arg(short = 'L', long = "JSONL-output")]
+    pub jsonl_output: bool,
+    /// One item per line in the AllFieldInfo cell (CSV).
+    #[arg(short = 'M', long = "multiline", conflicts_with_all = ["json_output", "jsonl_output"])]
+    pub multiline: bool,
+    /// Full channel names.
+    #[arg(short = 'b', long = "disable-abbreviations")]
+    pub no_abbreviations: bool,
+    /// Config folder (abbreviations, channel_eid_info.txt, default_details.txt).
+    /// Default: ./rules/config when it exists (as Hayabusa), else the built-in one.
+    #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
+    pub config: Option<PathBuf>,
+    /// `-C`.
+    #[command(flatten)]
+    pub overwrite: OverwriteFile,
+    /// Worker threads (default: one per core).
+    #[arg(short = 't', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    /// `-q`, `-Q`, `-K`, `-v`.
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+    /// `--excel-safe`.
+    #[command(flatten)]
+    pub csv: ExcelSafe,
+
+    /// The timestamp format.
+    #[command(flatten)]
+    pub time: TimeArgs,
+}
+
+impl SearchArgs {
+    /// CSV, or a JSON array (`-J`), or JSON Lines (`-L`); clap refuses both.
+    pub fn format(&self) -> OutputFormat {
+        if self.json_output {
+            OutputFormat::Json
+        } else if self.jsonl_output {
+            OutputFormat::JsonLines
+        } else {
+            OutputFormat::Csv
+        }
+    }
+
+    /// The input files' kind: `--JSON-input` reads JSON event files, else EVTX.
+    pub fn input_kind(&self) -> InputKind {
+        if self.json_input {
+            InputKind::Json
+        } else {
+            InputKind::Evtx
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The timeline family's flags: `csv-timeline` ([`TimelineArgs`]), `json-timeline`,
+//! Hayabusa 4's `dfir-timeline`, `pivot-keywords-list` (the same scan) and
+//! `set-default-profile` (the profile the timelines use without `-p`).
+//!
+//! `-p` stays text: an unknown profile is the run's error, after the input and output
+//! checks (`config::profile`), and pivot-keywords-list accepts any `-p` and ignores it.
+
+use super::groups::{
+    ComputerArgs, InputArgs, OutputFormat, OverwriteFiles, QuietArgs, ThreadArgs, TimeArgs,
+    TimeRangeArgs,
+};
+use super::rules::RuleArgs;
+use clap::Args;
+use std::path::PathBuf;
+
+/// `csv-timeline` and `json-timeline` options.
+#[derive(Args, Debug)]
+pub struct TimelineArgs {
+    /// `-d`, `-f`, `-J`.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Rule options.
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Output profile (see `scanner list-profiles`); default: the one set with
+    /// set-default-profile, else standard.
+    #[arg(short = 'p', long = "profile")]
+    pub profile: Option<String>,
+    /// Write the timeline to FILE (default: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// `-C`.
+    #[command(flatten)]
+    pub overwrite: OverwriteFiles,
+    /// `-t`.
+    #[command(flatten)]
+    pub pool: ThreadArgs,
+    /// Quiet: no load report, progress bar or summary on standard error.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Also scan records carved from slack space and damaged chunks; their rows are
+    /// marked Y in an appended RecoveredRecord column. Carved records can be stale
+    /// copies of live ones, or garbage (dropped).
+    #[arg(short = 'x', long = "recover-records")]
+    pub recover_records: bool,
+    /// Memory for sorting detections, in MiB: past it, sorted runs are spilled to
+    /// temporary files (in TMPDIR) and merged as the timeline is written, so memory stays
+    /// bounded however many records match. Fractions allowed; 0 spills every batch.
+    /// Default: a 128th of the machine's memory (or of a lower container limit), at
+    /// least 64 and at most 512 (64 where the memory cannot be read).
+    #[arg(long = "sort-memory", value_name = "MiB")]
+    pub sort_memory: Option<f64>,
+    /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,
+    /// or to rule it out when debugging).
+    #[arg(long = "no-prefilter", hide = true)]
+    pub no_prefilter: bool,
+
+    /// Output: one item per line inside multi-item cells (Details, tags, …).
+    #[arg(short = 'M', long = "multiline", conflicts_with = "tab_separator")]
+    pub multiline: bool,
+    /// Output: a tab between the items of multi-item cells.
+    #[arg(short = 'S', long = "tab-separator")]
+    pub tab_separator: bool,
+    /// Output: full level, channel and provider names, and no default Details templates.
+    #[arg(short = 'b', long = "disable-abbreviations")]
+    pub no_abbreviations: bool,
+    /// Output: recorded values, without the field data mappings (e.g. `%%1842`, `0x1fc`).
+    #[arg(short = 'F', long = "no-field-data-mapping")]
+    pub no_field_data_mapping: bool,
+    /// Output: drop detections identical to an earlier one at the same time (EvtxFile aside).
+    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    pub remove_duplicates: bool,
+    /// Output: CSV and TSV cells a spreadsheet would run as a formula (beginning with `=`,
+    /// `+`, `-`, `@`, tab or CR, after any spaces) written with a leading `'`, shown as text;
+    /// a lone `-` and plain numbers (`-12`) are kept as they are.
+    #[arg(long = "excel-safe")]
+    pub excel_safe: bool,
+
+    /// The timestamp format.
+    #[command(flatten)]
+    pub time: TimeArgs,
+
+    /// The record filters.
+    #[command(flatten)]
+    pub filter: RecordFilterArgs,
+    /// Keep every rule enabled whatever channels the input holds (scanner's index never
+    /// evaluates a rule on a channel it cannot match, so this changes no result).
+    #[arg(short = 'A', long = "enable-all-rules")]
+    pub enable_all_rules: bool,
+    /// Scan every EVTX file, even those whose channel (from the first record) no rule uses.
+    #[arg(short = 'a', long = "scan-all-evtx-files")]
+    pub scan_all_files: bool,
+
+    /// No results summary at the end.
+    #[arg(short = 'N', long = "no-summary")]
+    pub no_summary: bool,
+    /// No colours in the summary.
+    #[arg(short = 'K', long = "no-color")]
+    pub no_color: bool,
+    /// Write an HTML report of the summary, with a detection-frequency chart, to FILE.
+    #[arg(
+        short = 'H',
+        long = "HTML-report",
+        alias = "html-report",
+        value_name = "FILE"
+    )]
+    pub html_report: Option<PathBuf>,
+    /// Show a detection-frequency timeline in the terminal.
+    #[arg(short = 'T', long = "visualize-timeline")]
+    pub visualize_timeline: bool,
+
+    /// Write per-rule evaluation statistics (TSV) to FILE.
+    #[arg(long = "rule-stats", value_name = "FILE")]
+    pub rule_stats: Option<PathBuf>,
+    /// Write a CPU flamegraph (SVG) of the scan to FILE (needs a build with the `pprof` feature).
+    #[arg(long = "cpu-profile", value_name = "FILE")]
+    pub cpu_profile: Option<PathBuf>,
+
+    /// Hayabusa's command-line flags whose feature scanner does not need.
+    #[command(flatten)]
+    pub hayabusa: HayabusaFlags,
+}
+
+/// Flags of Hayabusa 3.9.0's timeline commands accepted so that its command lines run
+/// unchanged (see docs/commands.md, "Hayabusa's command line").
+#[derive(Args, Debug, Default)]
+pub struct HayabusaFlags {
+    /// Scan the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis")]
+    pub live_analysis: bool,
+    /// Accepted for Hayabusa's command lines: scanner has no scan wizard.
+    #[arg(short = 'w', long = "no-wizard")]
+    pub no_wizard: bool,
+    /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
+    #[arg(short = 'Q', long = "quiet-errors")]
+    pub quiet_errors: bool,
+    /// Accepted for Hayabusa's command lines (its verbose messages).
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+    /// Accepted for Hayabusa's command lines: scanner's timeline is always sorted.
+    #[arg(short = 's', long = "sort", alias = "sort-events")]
+    pub sort: bool,
+    /// Also scan files with these extensions (e.g. evtx_data), as EVTX.
+    #[arg(long = "target-file-ext", value_name = "EXT", num_args = 1..)]
+    pub target_file_ext: Vec<String>,
+    /// Write DUP in Details, ExtraFieldInfo and AllFieldInfo when the value equals the
+    /// previous row's in that column.
+    #[arg(short = 'R', long = "remove-duplicate-data")]
+    pub remove_duplicate_data: bool,
+    /// Do not split classic PowerShell events' (400, 403, 600, 800) `key=value` Data
+    /// element into fields (`HostApplication`, `HostName`, …).
+    #[arg(long = "no-pwsh-field-extraction")]
+    pub no_pwsh_field_extraction: bool,
+    /// Refused with a clear error: GeoIP lookup (MaxMind databases) is not built in.
+    #[arg(short = 'G', long = "GeoIP", alias = "geo-ip", value_name = "DIR")]
+    pub geo_ip: Option<PathBuf>,
+}
+
+/// The timeline's record filters: a time range, EventIDs and computers (read by
+/// `filters::record_filter`).
+#[derive(Args, Debug)]
+pub struct RecordFilterArgs {
+    /// `--timeline-start`, `--timeline-end`.
+    #[command(flatten)]
+    pub range: TimeRangeArgs,
+    /// Only records from this long ago until now (e.g. "1y 3M 30d 24h 30m").
+    #[arg(
+        long = "time-offset",
+        value_name = "OFFSET",
+        conflicts_with = "timeline_start"
+    )]
+    pub time_offset: Option<String>,
+    /// Only records with these EventIDs; comma-separated.
+    #[arg(long = "include-eid", value_name = "EID", value_delimiter = ',')]
+    pub include_eids: Vec<String>,
+    /// No records with these EventIDs; comma-separated.
+    #[arg(long = "exclude-eid", value_name = "EID", value_delimiter = ',')]
+    pub exclude_eids: Vec<String>,
+    /// Only records of the common EventIDs of config/target_event_IDs.txt.
+    #[arg(short = 'E', long = "EID-filter", alias = "eid-filter")]
+    pub eid_filter: bool,
+    /// `--include-computer`, `--exclude-computer`.
+    #[command(flatten)]
+    pub computers: ComputerArgs,
+}
+
+/// `json-timeline` options: those of `csv-timeline`, and JSONL.
+#[derive(Args, Debug)]
+pub struct JsonTimelineArgs {
+    /// The timeline options.
+    #[command(flatten)]
+    pub timeline: TimelineArgs,
+    /// JSON Lines (one object per line) instead of one JSON array.
+    #[arg(short = 'L', long = "JSONL-output", alias = "jsonl-output")]
+    pub jsonl: bool,
+}
+
+impl JsonTimelineArgs {
+    /// JSON, or JSON Lines with `-L`.
+    pub fn format(&self) -> OutputFormat {
+        if self.jsonl {
+            OutputFormat::JsonLines
+        } else {
+            OutputFormat::Json
+        }
+    }
+}
+
+/// `dfir-timeline` (Hayabusa 4's name for csv-timeline and json-timeline) options.
+#[derive(Args, Debug)]
+#[command(mut_arg("threads", |a| a.short(None)))]
+pub struct DfirTimelineArgs {
+    /// The timeline options (`--threads` has no short form here: `-t` is the output type).
+    #[command(flatten)]
+    pub timeline: TimelineArgs,
+    /// Output type: csv (default), json or jsonl (case-insensitive).
+    #[arg(
+        short = 't',
+        long = "output-type",
+        value_name = "TYPE",
+        default_value = "csv",
+        ignore_case = true
+    )]
+    pub output_type: OutputFormat,
+}
+
+/// `pivot-keywords-list` options: the timeline's (the same scan; Hayabusa's `-w` and `-Q`
+/// are among them).
+#[derive(Args, Debug)]
+pub struct PivotArgs {
+    /// The scan's options; `-o PREFIX` writes `PREFIX-<Category>.txt` per category
+    /// (default: the lists on standard output).
+    #[command(flatten)]
+    pub timeline: TimelineArgs,
+}
+
+/// `set-default-profile` options.
+#[derive(Args, Debug)]
+pub struct SetDefaultProfileArgs {
+    /// The profile the timeline commands use without `-p` (see list-profiles); without
+    /// it, the current default is printed.
+    #[arg(short = 'p', long = "profile", value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// `-q`, `-K`.
+    #[command(flatten)]
+    pub console: QuietArgs,
+}

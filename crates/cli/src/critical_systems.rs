@@ -14,7 +14,7 @@
 
 use scanner_files::{FileMode, OwnedDir, Why};
 use scanner_rules::CriticalSystems;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 /// The file, relative to the current folder (Hayabusa's `config/critical_systems.txt`).
@@ -70,28 +70,47 @@ pub fn writable_name(name: &str) -> bool {
     !name.chars().any(char::is_control)
 }
 
-/// Adds to the file `path` the `names` it lacks (compared without case and surrounding
-/// spaces, as host names are), through its folder checked as the user's own (made,
-/// private, when missing); returns how many were added.
-pub fn add(path: &Path, names: &[&str]) -> Result<usize, String> {
-    let (dir, name) = split(path)?;
-    let dir = OwnedDir::create(dir).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    let existing = match dir.read(name, MAX_BYTES).map_err(|e| e.to_string())? {
-        Some(bytes) => String::from_utf8(bytes)
-            .map_err(|_| format!("{}: not UTF-8 text", dir.shown(name).display()))?,
-        None => String::new(),
-    };
-    let (text, added) = extended(existing, names);
-    if added > 0 {
-        dir.write(
-            name,
-            true,
-            FileMode::KeepOr(scanner_files::new_file_mode()),
-            |f| std::io::Write::write_all(f, text.as_bytes()),
-        )
-        .map_err(|e| format!("cannot write {e}"))?;
+/// The file `config-critical-systems` extends, opened before any evidence is read: its
+/// folder checked as the user's own (made, private, when missing) and its text read, so
+/// that a folder or file that must not be written is refused before the scan.
+pub struct ConfigFile {
+    dir: OwnedDir,
+    name: OsString,
+    text: String,
+}
+
+impl ConfigFile {
+    /// Opens `path` (absent is fine: it is written new).
+    pub fn open(path: &Path) -> Result<ConfigFile, String> {
+        let (dir, name) = split(path)?;
+        let dir =
+            OwnedDir::create(dir).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let text = match dir.read(name, MAX_BYTES).map_err(|e| e.to_string())? {
+            Some(bytes) => String::from_utf8(bytes)
+                .map_err(|_| format!("{}: not UTF-8 text", dir.shown(name).display()))?,
+            None => String::new(),
+        };
+        Ok(ConfigFile {
+            dir,
+            name: name.to_os_string(),
+            text,
+        })
     }
-    Ok(added)
+
+    /// Adds the `names` the file lacks (compared without case and surrounding spaces, as
+    /// host names are) and replaces it inside its folder; returns how many were added.
+    pub fn add(self, names: &[&str]) -> Result<usize, String> {
+        let (text, added) = extended(self.text, names);
+        if added > 0 {
+            let mode = FileMode::KeepOr(scanner_files::new_file_mode());
+            self.dir
+                .write(&self.name, true, mode, |f| {
+                    std::io::Write::write_all(f, text.as_bytes())
+                })
+                .map_err(|e| format!("cannot write {e}"))?;
+        }
+        Ok(added)
+    }
 }
 
 /// `existing` with the names it lacks appended, one a line, and how many were added.

@@ -49,10 +49,30 @@ impl Tally for CriticalTally {
     }
 }
 
+/// Where the names found go.
+enum Dest<'a> {
+    /// Nowhere (`--dry-run`).
+    DryRun,
+    /// The file `-o` names, written as every output is.
+    Output(&'a Path),
+    /// The critical-systems file, through its checked folder.
+    Config(crate::critical_systems::ConfigFile),
+}
+
 /// `config-critical-systems`.
 pub fn run(a: &CriticalSystemsArgs) -> i32 {
     run_with(|| {
         let mut run = Run::start(&a.common)?;
+        // The file is checked before any evidence is read: a folder or file that must
+        // not be written stops the run at once, naming it.
+        let dest = match (&a.common.output, a.dry_run) {
+            (_, true) => Dest::DryRun,
+            (Some(out), false) => Dest::Output(out),
+            (None, false) => Dest::Config(
+                crate::critical_systems::ConfigFile::open(&a.target)
+                    .map_err(MetricsError::Output)?,
+            ),
+        };
         let (per_file, _) = run.walk::<CriticalTally>(());
         let mut all = CriticalTally::default();
         for t in per_file {
@@ -83,15 +103,21 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
                 safe(n)
             );
         }
-        if !a.dry_run && !fit.is_empty() {
-            let (target, added) = match &a.common.output {
-                Some(out) => (out, add_to_output(out, &fit, a.common.overwrite.clobber)?),
-                None => (
-                    &a.target,
-                    crate::critical_systems::add(&a.target, &fit).map_err(MetricsError::Output)?,
+        if !fit.is_empty() {
+            let (target, added) = match dest {
+                Dest::DryRun => (None, 0),
+                Dest::Output(out) => (
+                    Some(out),
+                    add_to_output(out, &fit, a.common.overwrite.clobber)?,
+                ),
+                Dest::Config(file) => (
+                    Some(a.target.as_path()),
+                    file.add(&fit).map_err(MetricsError::Output)?,
                 ),
             };
-            println!("{added} added to {}.", safe(&target.display().to_string()));
+            if let Some(target) = target {
+                println!("{added} added to {}.", safe(&target.display().to_string()));
+            }
         }
         for e in &run.errors {
             eprintln!("input error: {}", safe(&e.to_string()));

@@ -5,7 +5,7 @@
 //! [`InputError`] given to `report`, and the read goes on with the rest.
 //!
 //! The scan (records to detections) and the record walk of the other commands
-//! ([`crate::walk`]) both read through it, so they cannot drift apart in what they
+//! (`walk`) both read through it, so they cannot drift apart in what they
 //! read, report or count. Workers are the caller's: an EVTX file's chunks are read in
 //! parallel, one worker per group of chunks (`new_worker` is called for each); a JSON or
 //! XML file is read by one.

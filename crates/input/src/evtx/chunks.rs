@@ -12,9 +12,8 @@
 //!   recognised a block at a time, not byte by byte;
 //! - a file of one chunk has no oldest chunk to look for.
 
-use super::salvage::why_unreadable;
 use super::{CHUNK_SIZE, HEADER_SIZE};
-use crate::error::ErrorKind;
+use crate::error::{chain, ErrorKind};
 use evtx::err::{ChunkError, EvtxError};
 use evtx::{EvtxChunkData, EvtxChunkHeader, EvtxParser};
 use std::cell::Cell;
@@ -178,6 +177,20 @@ fn oldest(file: &File, count: u64) -> u64 {
         }
     }
     oldest.1
+}
+
+/// Why the parser could not open `path`, in words: empty, not EVTX, too short, or
+/// the parser's own reason.
+fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> ErrorKind {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    let opened = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    match opened {
+        Err(io) => ErrorKind::CannotRead(io),
+        Ok(0) => ErrorKind::EmptyFile,
+        Ok(_) if head != b"ElfFile\0" => ErrorKind::NotEvtx,
+        Ok(_) => ErrorKind::UnreadableEvtx(chain(e)),
+    }
 }
 
 /// Whether `bytes` are all zeros, checked a block at a time.

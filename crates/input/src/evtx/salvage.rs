@@ -1,7 +1,7 @@
 //! Damage the `evtx` crate refuses but that leaves records readable: a chunk whose
 //! header does not verify, or a truncated last chunk, is read directly from the file
 //! ([`salvage`]); a chunk whose string table is damaged is read again without it
-//! ([`mend_string_table`]). Also why a file does not open as EVTX, in words.
+//! ([`mend_string_table`]).
 
 use super::chunks::{all_zero, ChunkFile};
 use super::{at_chunk, CHUNK_SIZE};
@@ -11,20 +11,6 @@ use std::path::Path;
 
 /// The string table of a chunk header: 64 offsets at bytes 128..384.
 const STRING_TABLE: std::ops::Range<usize> = 128..384;
-
-/// Why the parser could not open `path`, in words: empty, not EVTX, too short, or
-/// the parser's own reason.
-pub(super) fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> ErrorKind {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(8);
-    let opened = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
-    match opened {
-        Err(io) => ErrorKind::CannotRead(io),
-        Ok(0) => ErrorKind::EmptyFile,
-        Ok(_) if head != b"ElfFile\0" => ErrorKind::NotEvtx,
-        Ok(_) => ErrorKind::UnreadableEvtx(chain(e)),
-    }
-}
 
 /// Chunk `n` of `path` (opened as `file`) read directly, padded to a whole chunk, with
 /// its magic set: for a chunk whose header the parser refuses, or a truncated last

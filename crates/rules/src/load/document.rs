@@ -2,75 +2,21 @@
 //! log-source variant), a correlation, a filter, a rule disabled for a reason the user can
 //! act on, or an error naming the file, the document and why.
 
+use super::ctx::Ctx;
 use super::filter::Filter;
-use crate::config::Config;
 use crate::correlation::{self, Correlation};
 use crate::error::{Context, ErrorKind, ErrorKind::Malformed, RuleError};
-use crate::fields::{FieldId, FieldTable, FxHashMap};
-use crate::logsource::{LogsourceMap, Mapping, Variant};
-use crate::matcher::RegexCache;
-use crate::matcher::{self, CompileContext};
+use crate::logsource::{Mapping, Variant};
+use crate::matcher;
 use crate::meta::{self, RuleMeta};
 use crate::report::{Disabled, LoadError};
 use crate::rule::{self, Detection, Rule, Selection};
-use std::sync::Mutex;
 use yaml_serde::{Mapping as YamlMap, Value as Yaml};
 
 /// Deepest nesting of YAML flow collections (`[`, `{`) a rule file may have. The YAML
 /// parser's time grows with the square of the nesting, so a hostile file of a few
 /// kilobytes of brackets would take minutes; real rules nest a few levels.
 pub const MAX_YAML_FLOW_DEPTH: usize = 64;
-
-/// What compiling a document reads: the shared field table and regex cache, the
-/// configuration, the log-source table, and the log-source variant being compiled for.
-pub(super) struct Ctx<'a> {
-    /// The field table, shared by the documents compiled in parallel.
-    pub fields: &'a Mutex<FieldTable>,
-    /// The regex cache, shared likewise.
-    pub regexes: &'a RegexCache,
-    /// The configuration (for `expand` placeholders).
-    pub config: &'a Config,
-    /// Which Windows logs hold each log source.
-    pub logsources: &'a LogsourceMap,
-    /// Field renames of the log-source variant being compiled.
-    pub rename: Option<&'a FxHashMap<String, String>>,
-    /// That variant, for its value maps.
-    pub variant: Option<&'a Variant>,
-}
-
-impl<'a> Ctx<'a> {
-    /// The same context, compiling for log-source variant `v` (its renames when it has
-    /// any).
-    pub fn for_variant(&self, v: Option<&'a Variant>) -> Ctx<'a> {
-        Ctx {
-            rename: v.map(|v| &v.rename).filter(|m| !m.is_empty()),
-            variant: v,
-            ..*self
-        }
-    }
-}
-
-impl CompileContext for Ctx<'_> {
-    fn field(&self, name: &str) -> FieldId {
-        let name = self
-            .rename
-            .and_then(|r| r.get(name))
-            .map_or(name, String::as_str);
-        self.fields
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .intern(name)
-    }
-    fn regexes(&self) -> &RegexCache {
-        self.regexes
-    }
-    fn placeholder(&self, name: &str) -> Option<&[String]> {
-        self.config.placeholders.get(name).map(Vec::as_slice)
-    }
-    fn map_value(&self, field: &str, value: &str) -> Option<String> {
-        self.variant?.map_value(field, value)
-    }
-}
 
 /// What one document turned out to be.
 pub(super) enum Doc {
@@ -341,6 +287,11 @@ fn restrict(mut d: Detection, v: &Variant, ctx: &Ctx<'_>) -> Result<Detection, R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use crate::fields::FieldTable;
+    use crate::logsource::LogsourceMap;
+    use crate::matcher::RegexCache;
+    use std::sync::Mutex;
 
     /// Loads `text` as file `f.yml` with the built-in log-source table.
     fn docs(text: &str) -> Vec<Doc> {

@@ -2,7 +2,7 @@
 //! rule of its log source), with pySigma's semantics (the filter's own condition carries
 //! the `not`).
 
-use super::document::Ctx;
+use super::ctx::Ctx;
 use crate::condition::Cond;
 use crate::logsource::Mapping;
 use crate::meta::LogSource;

@@ -6,6 +6,7 @@
 //! and reason, and the others load.
 
 mod cache;
+mod ctx;
 mod document;
 mod files;
 mod filter;
@@ -28,7 +29,8 @@ use crate::rule::Rule;
 use crate::set::RuleSet;
 use crate::text_file::{self, read_error, TextFile};
 use compact_str::CompactString;
-use document::{Ctx, Doc};
+use ctx::Ctx;
+use document::Doc;
 use files::RuleText;
 use rayon::prelude::*;
 use scanner_files::OwnedDir;

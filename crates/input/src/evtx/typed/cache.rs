@@ -3,7 +3,6 @@
 //! before is used again when the definition has its GUID and size, its bytes (but for
 //! where names are) and its names, so that each template is parsed about once per worker.
 
-use super::plan::Plans;
 use crate::evtx::template::{self, Names, Template};
 use scanner_rules::FxHashMap;
 
@@ -24,17 +23,18 @@ pub(super) struct Templates {
     by_offset: FxHashMap<u32, u32>,
     /// Templates parsed before, by the GUID and size their definitions start with.
     known: FxHashMap<[u8; 20], Vec<u32>>,
-    /// The leaves of the shapes of their records seen so far.
-    pub(super) plans: Plans,
 }
 
 impl Templates {
-    /// Forgets the current chunk's offsets, and everything once it holds too much.
-    pub(super) fn begin_chunk(&mut self) {
+    /// Forgets the current chunk's offsets, and everything once it holds too much;
+    /// true when it started afresh (what refers to its templates by index must go too).
+    pub(super) fn begin_chunk(&mut self) -> bool {
         self.by_offset.clear();
-        if self.list.len() > MAX_TEMPLATES || self.names.len() > MAX_NAMES {
+        let full = self.list.len() > MAX_TEMPLATES || self.names.len() > MAX_NAMES;
+        if full {
             *self = Templates::default();
         }
+        full
     }
 
     /// The index of the template defined at `def` in the chunk, parsed once.

@@ -36,7 +36,7 @@ use crate::record::RecordView;
 use cache::Templates;
 use emit::{Emit, LeafIds};
 use evtx::EvtxRecord;
-use plan::{Recorder, Shape};
+use plan::{Plans, Recorder, Shape};
 use resolve::{Inst, Resolved, PENDING};
 use scanner_rules::FieldTable;
 
@@ -54,6 +54,9 @@ const CHUNK_NODES: usize = 200_000;
 #[derive(Debug, Default)]
 pub struct TypedState {
     templates: Templates,
+    /// The leaves of the shapes of the records seen so far (they name templates by
+    /// index, so they go when the templates do).
+    plans: Plans,
     /// Estimated (bytes, nodes) the chunk's typed records stand for.
     spent: (usize, usize),
     rec: Resolved,
@@ -83,7 +86,9 @@ impl TypedState {
     /// Starts a chunk (its definitions are found by offset afresh): call before its
     /// records.
     pub fn begin_chunk(&mut self) {
-        self.templates.begin_chunk();
+        if self.templates.begin_chunk() {
+            self.plans = Plans::default();
+        }
         self.spent = (0, 0);
     }
 
@@ -146,7 +151,7 @@ impl TypedState {
     fn try_prepare(&mut self, data: &[u8], offset: usize, size: usize) -> Option<()> {
         self.read_root(data, offset, size)?;
         let shaped = self.shape.read(&self.rec);
-        let plans = &self.templates.plans;
+        let plans = &self.plans;
         let plan = shaped
             .then(|| plans.find(&self.shape))
             .flatten()
@@ -271,11 +276,11 @@ impl TypedState {
         if self.ids_version != table.version() {
             // Ids kept for another table, and the plans holding them, go.
             self.leaf_ids.clear();
-            self.templates.plans.clear();
+            self.plans.clear();
             self.ids_version = table.version();
         }
         if let Some(i) = self.planned {
-            if let Some(plan) = self.templates.plans.get(i) {
+            if let Some(plan) = self.plans.get(i) {
                 plan.fill(&self.rec, &mut self.leaf, view);
                 return;
             }
@@ -309,7 +314,7 @@ impl TypedState {
         out.view.lowercase_deferred();
         if let Some(recorder) = out.recorder.take() {
             let cost = self.rec.cost(&self.templates.names);
-            recorder.finish(&self.rec, cost, &self.shape, &mut self.templates.plans);
+            recorder.finish(&self.rec, cost, &self.shape, &mut self.plans);
         }
         self.to_plan = None;
     }

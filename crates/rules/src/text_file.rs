@@ -48,7 +48,7 @@ impl TextFile {
 
 /// The text of the regular file `path` (a link to one is followed), at most
 /// `kind.cap()` bytes of UTF-8. The error says why, not which file: the caller's
-/// report names it (see [`read_error`]).
+/// report names it.
 pub fn read(path: &Path, kind: TextFile) -> Result<String, RuleError> {
     read_capped(path, kind, kind.cap(), &Seen::off())
 }

@@ -17,41 +17,13 @@
 //! O(n log n) for the sort and O(n) after it (O(n log w) for `value_percentile`, w the
 //! window's size), and memory holds one window of one group.
 
+use crate::detect::hit::{CorrelationHit, CHAINED};
 use crate::detect::window::{slide, Fired};
 use crate::render::details::SEP;
 use crate::row::{DetectInfo, Origin};
-use compact_str::CompactString;
-use jiff::Timestamp;
 use scanner_rules::{Correlation, CorrelationKind, CorrelationSource, InputKey, RuleSet};
 use std::io;
 use std::iter::Peekable;
-
-/// One event (a record, or a chained correlation's window) that feeds a correlation.
-#[derive(Debug, Clone)]
-pub struct CorrelationHit {
-    /// Correlation index.
-    pub correlation: u32,
-    /// Bit i is set when the event answers the correlation's reference i.
-    pub references: u32,
-    /// Record time.
-    pub time: Timestamp,
-    /// Group-by values, joined with U+001F.
-    pub group: Box<str>,
-    /// `condition.field` values, joined with U+001F.
-    pub value: Option<CompactString>,
-    /// `Computer`.
-    pub computer: CompactString,
-    /// `Channel`.
-    pub channel: CompactString,
-    /// `EventID`.
-    pub event_id: CompactString,
-    /// Input file index; with [`CHAINED`] set, an index into the chained windows'
-    /// files (kept aside so that a record's hit is no bigger for them).
-    pub file: u32,
-}
-
-/// The bit of [`CorrelationHit::file`] that marks a chained correlation's window.
-pub const CHAINED: u32 = 1 << 31;
 
 /// Correlation indices, each after the correlations it refers to.
 fn order(set: &RuleSet) -> Vec<usize> {
@@ -349,6 +321,7 @@ fn join_distinct<'s>(values: impl Iterator<Item = &'s str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jiff::Timestamp;
     use scanner_rules::{load, LoadOptions, RuleSource};
 
     const RULES: &str = "title: Logon failed

@@ -5,7 +5,7 @@
 //! still in memory are merged in that order, so correlations are evaluated one group at
 //! a time and memory holds the largest group, not every hit.
 
-use crate::detect::correlate::CorrelationHit;
+use crate::detect::hit::CorrelationHit;
 use crate::sort::{get, get_compact, get_string, get_time, put_str, put_time};
 use crate::sort::{SpillCodec, SpillStore};
 use compact_str::CompactString;

@@ -4,13 +4,14 @@
 
 pub(crate) mod correlate;
 pub(crate) mod filter;
+pub(crate) mod hit;
 pub(crate) mod hit_store;
 pub(crate) mod stats;
 pub(crate) mod tally;
 pub(crate) mod window;
 
-use crate::detect::correlate::CorrelationHit;
 use crate::detect::filter::RecordFilter;
+use crate::detect::hit::CorrelationHit;
 use crate::render::data_mapping::DataMappings;
 use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;

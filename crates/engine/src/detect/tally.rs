@@ -13,7 +13,7 @@
 //!   and the rest, two ordered multisets, `rank` being the nearest rank of the
 //!   percentile for the current count; the answer is the largest of the lowest.
 
-use crate::detect::correlate::CorrelationHit;
+use crate::detect::hit::CorrelationHit;
 use compact_str::CompactString;
 use jiff::Timestamp;
 use scanner_rules::{Correlation, CorrelationKind};

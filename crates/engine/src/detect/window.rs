@@ -3,7 +3,7 @@
 //! distinct event time and holds every event up to `timespan` later), so memory is
 //! bounded by the largest window, not by the group.
 
-use crate::detect::correlate::CorrelationHit;
+use crate::detect::hit::CorrelationHit;
 use crate::detect::tally::Tally;
 use jiff::{SignedDuration, Timestamp};
 use scanner_rules::Correlation;

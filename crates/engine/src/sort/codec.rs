@@ -1,4 +1,4 @@
-//! What a [`SpillStore`](crate::sort::store::SpillStore) needs to know of the items it
+//! What a `SpillStore` (`store.rs`) needs to know of the items it
 //! holds, and nothing else: their order, what they cost in memory, and their binary form
 //! in a run file. The store, its runs and its merge are written once against this trait;
 //! each kind of item (timeline rows, correlation hits) is one implementation of it.

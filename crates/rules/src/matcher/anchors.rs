@@ -1,5 +1,5 @@
 //! Needles indexed by how they begin: a multi-needle search that costs next to nothing
-//! to build, for the automata not worth building yet ([`super::automaton`]).
+//! to build, for the automata not worth building yet (`automaton.rs`).
 //!
 //! A needle of four bytes or more is filed under its first four; the search looks at
 //! each position of the haystack, skips it unless its first two bytes begin some such
@@ -15,7 +15,7 @@ use crate::fields::FxHashMap;
 /// The bytes a needle is filed under.
 const KEY: usize = 4;
 
-/// What a search costs, in instructions (estimates, for [`super::automaton`] to weigh
+/// What a search costs, in instructions (estimates, for `automaton.rs` to weigh
 /// against a build): each position looked at, each table lookup, each needle compared.
 const POSITION: u64 = 2;
 const LOOKUP: u64 = 20;

@@ -114,6 +114,15 @@ impl Node<'_> {
         leaf(self.view, self.table, self.path, v);
     }
 
+    /// A number, as its decimal text, written in the node's reused buffer.
+    fn number(mut self, v: impl std::fmt::Display) {
+        self.num.clear();
+        let _ = write!(self.num, "{v}");
+        let n = std::mem::take(self.num);
+        self.leaf(&n);
+        *self.num = n;
+    }
+
     fn reborrow(&mut self) -> Node<'_> {
         Node {
             view: self.view,
@@ -145,28 +154,16 @@ impl<'de> Visitor<'de> for Node<'_> {
         self.leaf(if v { "true" } else { "false" });
         Ok(())
     }
-    fn visit_u64<E>(mut self, v: u64) -> Result<(), E> {
-        self.num.clear();
-        let _ = write!(self.num, "{v}");
-        let n = std::mem::take(self.num);
-        self.leaf(&n);
-        *self.num = n;
+    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
+        self.number(v);
         Ok(())
     }
-    fn visit_i64<E>(mut self, v: i64) -> Result<(), E> {
-        self.num.clear();
-        let _ = write!(self.num, "{v}");
-        let n = std::mem::take(self.num);
-        self.leaf(&n);
-        *self.num = n;
+    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
+        self.number(v);
         Ok(())
     }
-    fn visit_f64<E>(mut self, v: f64) -> Result<(), E> {
-        self.num.clear();
-        let _ = write!(self.num, "{v}");
-        let n = std::mem::take(self.num);
-        self.leaf(&n);
-        *self.num = n;
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        self.number(v);
         Ok(())
     }
     /// The evtx crate renders as `null` both an element with no content and one whose

@@ -58,20 +58,7 @@ impl Flattener {
             self.beats(o, w, table, view);
         } else if let Some(raw) = splunk_raw(o) {
             view.clear(table.len());
-            let mut bad = None;
-            walk_xml(
-                raw.as_bytes(),
-                false,
-                table,
-                view,
-                |_| {},
-                |e| {
-                    bad.get_or_insert(e);
-                },
-            );
-            if let Some(e) = bad {
-                return Err(ErrorKind::InvalidXml(e.to_string()));
-            }
+            add_xml(raw, table, view)?;
         } else if let Some(sys) = o.get("System").and_then(Value::as_object) {
             view.clear(table.len());
             self.velociraptor(o, sys, table, view);
@@ -238,20 +225,7 @@ impl Flattener {
             }
         }
         if let Some(xml) = xml {
-            let mut bad = None;
-            walk_xml(
-                xml.as_bytes(),
-                false,
-                table,
-                view,
-                |_| {},
-                |e| {
-                    bad.get_or_insert(e);
-                },
-            );
-            if let Some(e) = bad {
-                return Err(ErrorKind::InvalidXml(e.to_string()));
-            }
+            add_xml(xml, table, view)?;
         }
         Ok(())
     }
@@ -377,6 +351,26 @@ fn flat_time(o: &Map<String, Value>) -> Option<Timestamp> {
         }
     }
     at.or_else(|| o.get("TimeGenerated").and_then(time_of))
+}
+
+/// Adds the leaves of one event's XML (a JSON field holding it) to `view`; the first
+/// XML error, if any, is the event's error.
+fn add_xml(xml: &str, table: &FieldTable, view: &mut RecordView) -> Result<(), ErrorKind> {
+    let mut bad = None;
+    walk_xml(
+        xml.as_bytes(),
+        false,
+        table,
+        view,
+        |_| {},
+        |e| {
+            bad.get_or_insert(e);
+        },
+    );
+    match bad {
+        Some(e) => Err(ErrorKind::InvalidXml(e.to_string())),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -143,19 +143,14 @@ pub fn settings_with(recover: bool) -> ParserSettings {
 /// around: a chunk whose string table is damaged is read again without the table
 /// (names are then read where the records point), and is reported. A panic inside the
 /// parser ends only the chunk (or file) it happened in, and is reported.
-pub fn read_evtx<S, I, F, E>(
+pub fn read_evtx<S>(
     path: &Path,
     size: u64,
     read: EvtxRead,
-    init: I,
-    f: F,
-    err: E,
-) -> EvtxCounts
-where
-    I: Fn() -> S + Sync + Send,
-    F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
-    E: Fn(InputError) + Sync + Send,
-{
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, RawRecord<'_>) + Sync + Send,
+    err: impl Fn(InputError) + Sync + Send,
+) -> EvtxCounts {
     match std::fs::File::open(path) {
         Ok(file) => read_evtx_file(path, file, size, read, init, f, err),
         Err(e) => {

@@ -1,10 +1,14 @@
-//! The names the metrics show: channel and provider abbreviations (the rules config's
-//! tables), event titles (`channel_eid_info.txt`) and Windows versions
-//! (`windows_versions.csv`), all read from the config folder.
+//! The names the commands that read records without rules show (the metrics, search):
+//! channel and provider abbreviations (the rules config's tables), event titles
+//! (`channel_eid_info.txt`) and Windows versions (`windows_versions.csv`), all read from
+//! one config folder, found the way Hayabusa finds it.
 
-use super::MetricsError;
 use scanner_rules::{Config, FxHashMap, LoadOptions};
 use std::path::{Path, PathBuf};
+
+/// `-c DIR` that is not a folder.
+#[derive(Debug)]
+pub struct NotAFolder(pub PathBuf);
 
 /// The config folder's tables.
 pub struct Names {
@@ -20,12 +24,11 @@ pub struct Names {
 
 impl Names {
     /// Reads the folder `-c` names, else `./rules/config` when it is one (as Hayabusa
-    /// does), else the built-in config; its gaps are filled from the built-in one.
-    pub fn load(dir: Option<&Path>) -> Result<Names, MetricsError> {
+    /// does), else the built-in config; its gaps are filled from the built-in one. The
+    /// error is a `-c` that is not a folder.
+    pub fn load(dir: Option<&Path>) -> Result<Names, NotAFolder> {
         let dir: Option<PathBuf> = match dir {
-            Some(d) if !d.is_dir() => {
-                return Err(MetricsError::ConfigNotFolder(d.to_path_buf()));
-            }
+            Some(d) if !d.is_dir() => return Err(NotAFolder(d.to_path_buf())),
             Some(d) => Some(d.to_path_buf()),
             None => Some(PathBuf::from("rules/config")).filter(|d| d.is_dir()),
         };
@@ -60,11 +63,18 @@ impl Names {
         &self.errors
     }
 
+    /// The config read (aliases, Details templates, abbreviations).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// A config table's text, read as every config file is (a regular file, at most
+    /// the config files' cap); `None` when it is absent or unreadable (then noted).
     fn read(&mut self, path: &Path) -> Option<String> {
-        if !path.exists() {
+        if std::fs::symlink_metadata(path).is_err() {
             return None;
         }
-        std::fs::read_to_string(path)
+        scanner_rules::read_text_file(path, scanner_rules::TextFile::Config)
             .map_err(|e| self.errors.push(format!("{}: {e}", path.display())))
             .ok()
     }

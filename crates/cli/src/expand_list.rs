@@ -55,14 +55,7 @@ pub fn run(a: &ExpandListArgs) -> i32 {
     for n in &names {
         println!("{}", safe(n));
     }
-    for e in &errors {
-        eprintln!("rule error: {}", safe(&e.to_string()));
-    }
-    if errors.is_empty() {
-        exit::OK
-    } else {
-        exit::INPUT_ERRORS
-    }
+    exit::reporting("rule error", &errors)
 }
 
 /// The `.yml` files under `path` (itself when it is a file given by name), without

@@ -87,14 +87,7 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
             safe(&a.file.display().to_string())
         );
     }
-    for e in &errors {
-        eprintln!("rule error: {}", safe(&e.to_string()));
-    }
-    if errors.is_empty() {
-        exit::OK
-    } else {
-        exit::INPUT_ERRORS
-    }
+    exit::reporting("rule error", &errors)
 }
 
 /// Rule id → new level, from the tuning file (read as any config file: a regular file,

@@ -4,6 +4,7 @@
 mod alloc;
 mod args;
 mod config;
+mod config_names;
 mod cpu_profile;
 mod critical_systems;
 mod default_profile;

@@ -119,14 +119,7 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
                 println!("{added} added to {}.", safe(&target.display().to_string()));
             }
         }
-        for e in &run.errors {
-            eprintln!("input error: {}", safe(&e.to_string()));
-        }
-        Ok(if run.errors.is_empty() {
-            exit::OK
-        } else {
-            exit::INPUT_ERRORS
-        })
+        Ok(exit::reporting("input error", &run.errors))
     })
 }
 

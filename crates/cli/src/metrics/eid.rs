@@ -5,7 +5,6 @@ use super::table::{Cell, Quote, Table};
 use super::{run_with, thousands, ComputerFilter, Rec, Run, Tally};
 use crate::args::EidMetricsArgs;
 use crate::terminal::safe;
-use jiff::Timestamp;
 use scanner_rules::FxHashMap;
 use std::collections::HashSet;
 
@@ -26,9 +25,7 @@ type Seen = ((String, String), (String, String));
 pub struct EidTally {
     /// lowercase channel → lowercase EventID → records.
     counts: FxHashMap<String, FxHashMap<String, u64>>,
-    records: u64,
-    first: Option<Timestamp>,
-    last: Option<Timestamp>,
+    span: super::span::Span,
     /// With `-X`, every counted record, to drop those seen in an earlier file.
     seen: Vec<Seen>,
 }
@@ -37,11 +34,7 @@ impl Tally for EidTally {
     type Opts = Opts;
 
     fn add(&mut self, r: &Rec<'_>, opts: &Opts) {
-        self.records += 1;
-        if let Some(t) = r.time() {
-            self.first = Some(self.first.map_or(t, |f| f.min(t)));
-            self.last = Some(self.last.map_or(t, |l| l.max(t)));
-        }
+        self.span.add(r.time());
         if !opts.computers.keeps(r.computer()) {
             return;
         }
@@ -65,12 +58,7 @@ impl Tally for EidTally {
                 bump(&mut self.counts, &channel, &eid, n);
             }
         }
-        self.records += other.records;
-        self.first = match (self.first, other.first) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.last = self.last.max(other.last);
+        self.span.merge(other.span);
         self.seen.extend(other.seen);
     }
 }
@@ -110,8 +98,8 @@ pub fn run(a: &EidMetricsArgs) -> i32 {
             all.merge(t);
         }
         if !a.common.console.quiet {
-            eprintln!("Total Event Records: {}", thousands(all.records));
-            for (name, t) in [("First", all.first), ("Last", all.last)] {
+            eprintln!("Total Event Records: {}", thousands(all.span.records));
+            for (name, t) in [("First", all.span.first), ("Last", all.span.last)] {
                 if let Some(t) = t {
                     eprintln!("{name} Timestamp: {}", safe(&run.time.format(t)));
                 }
@@ -143,7 +131,7 @@ fn rows(run: &Run<'_>, all: &EidTally) -> Table {
         let title = run.config.title(channel, eid).unwrap_or("Unknown");
         table.push(vec![
             Cell::Number(n),
-            Cell::Text(percent(n, all.records)),
+            Cell::Text(percent(n, all.span.records)),
             Cell::Text(shown.trim().to_string()),
             Cell::Text(eid.replace('"', "")),
             Cell::Text(title.to_string()),

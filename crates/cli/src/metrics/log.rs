@@ -25,9 +25,7 @@ pub struct FileTally {
     computers: BTreeSet<String>,
     channels: BTreeSet<String>,
     providers: BTreeSet<String>,
-    events: u64,
-    first: Option<Timestamp>,
-    last: Option<Timestamp>,
+    span: super::span::Span,
 }
 
 /// Adds `s` to `set`, allocating only when it is new.
@@ -43,11 +41,7 @@ impl Tally for FileTally {
     type Opts = ();
 
     fn add(&mut self, r: &Rec<'_>, (): &()) {
-        self.events += 1;
-        if let Some(t) = r.time() {
-            self.first = Some(self.first.map_or(t, |f| f.min(t)));
-            self.last = Some(self.last.map_or(t, |l| l.max(t)));
-        }
+        self.span.add(r.time());
         note(&mut self.computers, r.computer());
         note(&mut self.channels, r.channel());
         note(&mut self.providers, r.provider());
@@ -57,12 +51,7 @@ impl Tally for FileTally {
         self.computers.extend(o.computers);
         self.channels.extend(o.channels);
         self.providers.extend(o.providers);
-        self.events += o.events;
-        self.first = match (self.first, o.first) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.last = self.last.max(o.last);
+        self.span.merge(o.span);
     }
 }
 
@@ -75,10 +64,10 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
         let mut rows: Vec<(usize, FileTally)> = per_file
             .into_iter()
             .enumerate()
-            .filter(|(i, t)| t.events > 0 && kept(a, &computers, &run.files[*i].path, t))
+            .filter(|(i, t)| t.span.records > 0 && kept(a, &computers, &run.files[*i].path, t))
             .collect();
         // Most events first; a stable sort keeps the files' path order among equals.
-        rows.sort_by_key(|r| std::cmp::Reverse(r.1.events));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1.span.records));
         let sep = if a.multiline { "\n" } else { " ¦" };
         let mut table = Table::new(HEADER, Quote::Necessary);
         for (i, t) in rows {
@@ -102,9 +91,9 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
             table.push(vec![
                 Cell::Text(name.into_owned()),
                 Cell::Text(names(&t.computers, &plain)),
-                Cell::Text(thousands(t.events)),
-                Cell::Text(time(t.first)),
-                Cell::Text(time(t.last)),
+                Cell::Text(thousands(t.span.records)),
+                Cell::Text(time(t.span.first)),
+                Cell::Text(time(t.span.last)),
                 Cell::Text(channels),
                 Cell::Text(providers),
                 Cell::Text(size(file.size)),

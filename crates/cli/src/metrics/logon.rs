@@ -222,9 +222,7 @@ type Seen = ((String, String), Key, bool, Option<Timestamp>);
 #[derive(Default)]
 pub struct LogonTally {
     rows: FxHashMap<Key, Counts>,
-    records: u64,
-    first: Option<Timestamp>,
-    last: Option<Timestamp>,
+    span: super::span::Span,
     seen: Vec<Seen>,
 }
 
@@ -250,14 +248,10 @@ impl scanner_input::Tally for LogonTally {
 
     fn add(&mut self, r: &RecordView, cx: &Cx) {
         let f = &cx.fields;
-        self.records += 1;
         let time = r
             .first(f.system.time)
             .and_then(scanner_input::parse_timestamp);
-        if let Some(t) = time {
-            self.first = Some(self.first.map_or(t, |x| x.min(t)));
-            self.last = Some(self.last.map_or(t, |x| x.max(t)));
-        }
+        self.span.add(time);
         let (Some(channel), Some(eid)) = (r.first(CHANNEL), r.first(EVENT_ID)) else {
             return;
         };
@@ -331,12 +325,7 @@ impl scanner_input::Tally for LogonTally {
                 mine.add(i == 1, c.n[i], c.first[i], c.last[i]);
             }
         }
-        self.records += other.records;
-        self.first = match (self.first, other.first) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.last = self.last.max(other.last);
+        self.span.merge(other.span);
         self.seen.extend(other.seen);
     }
 }
@@ -376,8 +365,8 @@ pub fn run(a: &LogonSummaryArgs) -> i32 {
             scanner_input::Tally::merge(&mut all, t);
         }
         if !a.common.console.quiet {
-            eprintln!("Total Event Records: {}", thousands(all.records));
-            for (name, t) in [("First", all.first), ("Last", all.last)] {
+            eprintln!("Total Event Records: {}", thousands(all.span.records));
+            for (name, t) in [("First", all.span.first), ("Last", all.span.last)] {
                 if let Some(t) = t {
                     eprintln!("{name} Timestamp: {}", safe(&run.time.format(t)));
                 }

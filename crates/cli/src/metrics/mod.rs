@@ -15,7 +15,7 @@ mod error;
 mod extract_base64;
 mod log;
 mod logon;
-mod names;
+mod span;
 mod table;
 
 pub use computer::run as computer;
@@ -191,7 +191,7 @@ struct Run<'a> {
     args: &'a MetricsArgs,
     files: Vec<InputFile>,
     errors: Vec<InputError>,
-    config: names::Names,
+    config: crate::config_names::Names,
     time: TimeFormat,
 }
 
@@ -216,7 +216,8 @@ impl<'a> Run<'a> {
                 .map_err(MetricsError::Output)?;
         }
         crate::config::start_threads(args.pool.threads).map_err(MetricsError::Threads)?;
-        let config = names::Names::load(args.config.as_deref())?;
+        let config = crate::config_names::Names::load(args.config.as_deref())
+            .map_err(|e| MetricsError::ConfigNotFolder(e.0))?;
         if !args.console.quiet {
             for e in config.errors() {
                 eprintln!("config error: {}", safe(e));
@@ -280,14 +281,7 @@ impl<'a> Run<'a> {
 
     /// Lists the input errors and returns the exit code.
     fn exit_code(&self) -> i32 {
-        for e in &self.errors {
-            eprintln!("input error: {}", safe(&e.to_string()));
-        }
-        if self.errors.is_empty() {
-            exit::OK
-        } else {
-            exit::INPUT_ERRORS
-        }
+        exit::reporting("input error", &self.errors)
     }
 
     /// Writes the table (CSV to `-o` or a pipe, aligned text on a terminal), lists the

@@ -1,82 +1,40 @@
-//! What `search` reads from the rules config: field aliases (for `-F`), channel
-//! abbreviations, event titles (`channel_eid_info.txt`) and, per event, the short field
-//! names its default Details template uses (`Cmdline: %CommandLine%`), which 3.9.0
-//! shows in AllFieldInfo.
+//! What `search` reads from the rules config: the names the metrics show too (channel
+//! abbreviations, event titles; [`crate::config_names`]), field aliases (for `-F`) and,
+//! per event, the short field names its default Details template uses
+//! (`Cmdline: %CommandLine%`), which 3.9.0 shows in AllFieldInfo.
 
 use super::SearchError;
-use scanner_rules::{Config, FxHashMap, LoadOptions};
-use std::path::{Path, PathBuf};
+use scanner_rules::{Config, FxHashMap};
+use std::path::Path;
 
-/// The config folder's tables.
+/// The shared config names, and the short field names of each event's template.
 pub struct Names {
-    config: Config,
-    generic_only: Config,
-    titles: FxHashMap<(String, String), String>,
+    shared: crate::config_names::Names,
     /// `Provider_EventID` → (field, short name), longest field first.
     field_names: FxHashMap<String, Vec<(String, String)>>,
-    errors: Vec<String>,
 }
 
 impl Names {
-    /// Reads the folder `-c` names, else `./rules/config` when it is one (as Hayabusa
-    /// does), else the built-in config; its gaps are filled from the built-in one.
+    /// Reads the config folder as the metrics commands do
+    /// ([`crate::config_names::Names::load`]).
     pub fn load(dir: Option<&Path>) -> Result<Names, SearchError> {
-        let dir: Option<PathBuf> = match dir {
-            Some(d) if !d.is_dir() => return Err(SearchError::ConfigNotFolder(d.to_path_buf())),
-            Some(d) => Some(d.to_path_buf()),
-            None => Some(PathBuf::from("rules/config")).filter(|d| d.is_dir()),
-        };
-        let set = scanner_rules::load(
-            &[],
-            &LoadOptions {
-                config_dir: dir.clone(),
-                ..LoadOptions::default()
-            },
-        );
-        let config = set.config().clone();
-        let generic_only = Config {
-            generic_abbrev: config.generic_abbrev.clone(),
-            ..Config::default()
-        };
-        let field_names = short_names(&config);
-        let mut names = Names {
-            config,
-            generic_only,
-            titles: FxHashMap::default(),
+        let shared =
+            crate::config_names::Names::load(dir).map_err(|e| SearchError::ConfigNotFolder(e.0))?;
+        let field_names = short_names(shared.config());
+        Ok(Names {
+            shared,
             field_names,
-            errors: set.report().config_errors.clone(),
-        };
-        if let Some(dir) = dir {
-            let path = dir.join("channel_eid_info.txt");
-            if path.exists() {
-                match std::fs::read_to_string(&path) {
-                    Ok(text) => names.read_titles(&text),
-                    Err(e) => names.errors.push(format!("{}: {e}", path.display())),
-                }
-            }
-        }
-        Ok(names)
-    }
-
-    /// `Channel,EventID,EventTitle` lines after a header; the title may hold commas.
-    fn read_titles(&mut self, text: &str) {
-        for line in text.lines().skip(1) {
-            let mut it = line.splitn(3, ',');
-            if let (Some(c), Some(e), Some(t)) = (it.next(), it.next(), it.next()) {
-                let key = (c.trim().to_lowercase(), e.trim().to_string());
-                self.titles.insert(key, t.trim().to_string());
-            }
-        }
+        })
     }
 
     /// Problems met reading the folder.
     pub fn errors(&self) -> &[String] {
-        &self.errors
+        self.shared.errors()
     }
 
     /// `eventkey_alias.txt`: (name, path).
     pub fn aliases(&self) -> &[(String, String)] {
-        &self.config.aliases
+        &self.shared.config().aliases
     }
 
     /// The short field names of an event's default Details template (empty when it has
@@ -91,16 +49,13 @@ impl Names {
 
     /// The title of (channel, EventID), if the table has one.
     pub fn title(&self, channel: &str, event_id: &str) -> Option<&str> {
-        self.titles
-            .get(&(channel.to_lowercase(), event_id.to_string()))
-            .map(String::as_str)
+        self.shared.title(&channel.to_lowercase(), event_id)
     }
 
     /// A channel as Hayabusa shows it: its abbreviation, then the generic
     /// abbreviations replaced.
     pub fn channel(&self, channel: &str) -> String {
-        self.generic_only
-            .provider_abbrev(self.config.channel_abbrev(channel))
+        self.shared.channel(channel)
     }
 }
 

@@ -39,6 +39,7 @@ use clap::Parser;
 fn main() {
     alloc::configure();
     interrupt::install();
+    quiet_when_stdout_closes();
     let mut cli = args::Cli::parse();
     if let Err(e) = live_analysis(&mut cli.command) {
         eprintln!("error: {}", terminal::safe(&e));
@@ -101,4 +102,32 @@ fn live_analysis(c: &mut args::Command) -> Result<(), String> {
         Some((live, dirs)) => config::live_analysis_dirs(live, dirs),
         None => Ok(()),
     }
+}
+
+/// Ends the process quietly with success when a `println!` finds standard output's
+/// reader gone (`scanner … | head`): the commands that write their output through
+/// `io::Write` stop on `output::reader_gone`; this covers the few lines printed by
+/// macro, which would otherwise panic.
+fn quiet_when_stdout_closes() {
+    // How the system words a closed pipe, as the panic message quotes it.
+    #[cfg(unix)]
+    static BROKEN_PIPE: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| std::io::Error::from_raw_os_error(libc::EPIPE).to_string());
+    #[cfg(not(unix))]
+    static BROKEN_PIPE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        std::io::Error::from(std::io::ErrorKind::BrokenPipe).to_string()
+    });
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if text.starts_with("failed printing to stdout") && text.contains(&*BROKEN_PIPE) {
+            std::process::exit(exit::OK);
+        }
+        default(info);
+    }));
 }

@@ -116,6 +116,13 @@ pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
     Ok(t)
 }
 
+/// Whether writing standard output failed because its reader went away (`| head`):
+/// then the run stops writing and ends as it would have, quietly, as command-line
+/// tools do (Hayabusa panics there).
+pub fn reader_gone(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
 /// Refuses outputs that are also inputs (the same file by any name: a path with `.` or
 /// `..`, a symlink or a hard link), before any work: `-f ev.evtx -o ev.evtx -C` must not
 /// turn the evidence into a CSV.

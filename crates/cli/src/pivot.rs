@@ -163,6 +163,7 @@ fn rule_args(given: &RuleArgs) -> RuleArgs {
 pub fn run(a: &PivotArgs) -> i32 {
     match run_inner(a) {
         Ok(code) => code,
+        Err(PivotError::Stdout(e)) if crate::output::reader_gone(&e) => exit::OK,
         Err(e) => {
             eprintln!("error: {}", safe(&e.to_string()));
             exit::FATAL

@@ -80,6 +80,7 @@ impl std::error::Error for SearchError {}
 pub fn run(a: &SearchArgs) -> i32 {
     match run_inner(a) {
         Ok(code) => code,
+        Err(SearchError::Stdout(e)) if crate::output::reader_gone(&e) => exit::OK,
         Err(e) => {
             eprintln!("error: {}", safe(&e.to_string()));
             exit::FATAL

@@ -260,7 +260,12 @@ fn write(
             } else {
                 write(&mut stdout.lock())
             };
-            written.map_err(|e| format!("cannot write to standard output: {e}"))?;
+            match written {
+                Err(e) if !crate::output::reader_gone(&e) => {
+                    return Err(format!("cannot write to standard output: {e}"));
+                }
+                _ => {}
+            }
         }
     }
     if debug {

@@ -339,10 +339,14 @@ fn output_path(args: &MetricsArgs) -> Option<&Path> {
 
 /// Runs a command body, printing a fatal error.
 fn run_with(body: impl FnOnce() -> Result<i32, MetricsError>) -> i32 {
-    body().unwrap_or_else(|e| {
-        eprintln!("error: {}", safe(&e.to_string()));
-        exit::FATAL
-    })
+    match body() {
+        Ok(code) => code,
+        Err(MetricsError::Stdout(e)) if crate::output::reader_gone(&e) => exit::OK,
+        Err(e) => {
+            eprintln!("error: {}", safe(&e.to_string()));
+            exit::FATAL
+        }
+    }
 }
 
 #[cfg(test)]

@@ -242,6 +242,38 @@ fn first_clone_installs_the_set_and_the_timeline_uses_it() {
     );
 }
 
+/// Run from a folder without `./rules/config` and without `-c`, the commands that show
+/// event titles read them from the installed set's config, as they would from `-c`.
+#[test]
+fn event_titles_come_from_the_installed_sets_config() {
+    let fx = Fixture::new("titles");
+    let repo = fx.repo();
+    fx.make_repo(&repo, &[("a.yml", rule("Rule A", 1))]);
+    fx.commit(
+        &repo,
+        &[(
+            "config/channel_eid_info.txt",
+            "Channel,EventID,EventTitle\nSecurity,4624,Logon from the downloaded set\n".into(),
+        )],
+        &[],
+    );
+    fx.update_ok(&fx.url(&repo));
+    let elsewhere = fx.dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let log = root().join("testdata/evtx/security.evtx");
+    let out = fx
+        .command(&["eid-metrics", "-f", log.to_str().unwrap(), "-q"], &[])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Logon from the downloaded set"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
 #[test]
 fn an_update_reports_added_modified_and_removed_rules() {
     let fx = Fixture::new("update");

@@ -38,10 +38,7 @@ pub fn resolve(target: &Path) -> Result<Target, String> {
     let meta = match std::fs::symlink_metadata(target) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let parent = match target.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
+            let parent = folder_of(target);
             return match std::fs::metadata(parent) {
                 Ok(m) if m.is_dir() => Ok(Target::File {
                     path: target.to_path_buf(),
@@ -103,7 +100,7 @@ pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
             ));
         }
         let (probe, file) = create_temp(path).map_err(|e| {
-            let folder = path.parent().unwrap_or(Path::new("."));
+            let folder = folder_of(path);
             format!(
                 "cannot write {}: its folder {} does not take new files: {e}",
                 target.display(),
@@ -114,6 +111,14 @@ pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
         let _ = scanner_files::remove_temp_file(&probe);
     }
     Ok(t)
+}
+
+/// The folder holding `path`: its parent, `.` for a bare file name.
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 /// Whether writing standard output failed because its reader went away (`| head`):
@@ -267,10 +272,7 @@ fn temp_owner(name: &str, entry: &str) -> Option<u32> {
 /// Removes the unfinished outputs of `target` that runs killed outright left beside it.
 fn remove_stale_outputs(target: &Path) {
     let name = file_name(target);
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(target);
     report_stale(&scanner_files::remove_stale_temp_files(dir, |e| {
         temp_owner(&name, e)
     }));

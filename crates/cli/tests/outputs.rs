@@ -236,6 +236,19 @@ fn an_unwritable_folder_fails_before_scanning() {
         assert_eq!(o.status.code(), Some(1), "{err}");
         assert!(err.contains("/proc does not take new files"), "{err}");
         assert_eq!(err.lines().count(), 1, "one error, before scanning: {err}");
+        // A bare file name: the folder is named `.`, not left blank.
+        let demo = support::root().join("testdata/demo");
+        let o = support::command()
+            .current_dir("/proc")
+            .args(["csv-timeline", "-J", "-q", "-o", "scanner-out.csv", "-d"])
+            .arg(&demo)
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("cannot write scanner-out.csv: its folder . does not take new files"),
+            "{err}"
+        );
     }
     #[cfg(not(target_os = "linux"))]
     eprintln!("skipped: no folder that refuses root's writes on this platform");

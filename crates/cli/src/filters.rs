@@ -109,12 +109,7 @@ pub fn record_filter(
     }
     let mut include: Option<std::collections::HashSet<String>> = None;
     if !a.include_eids.is_empty() {
-        include = Some(
-            a.include_eids
-                .iter()
-                .map(|e| e.trim().to_string())
-                .collect(),
-        );
+        include = Some(event_ids("--include-eid", &a.include_eids)?);
     }
     if a.eid_filter {
         let common = &set.config().target_eids;
@@ -124,17 +119,30 @@ pub fn record_filter(
         });
     }
     f.include_eids = include;
-    f.exclude_eids = a
-        .exclude_eids
-        .iter()
-        .map(|e| e.trim().to_string())
-        .collect();
+    f.exclude_eids = event_ids("--exclude-eid", &a.exclude_eids)?;
     let computers = &a.computers;
     if !computers.include_computers.is_empty() {
         f.include_computers = Some(lower_set(&computers.include_computers));
     }
     f.exclude_computers = lower_set(&computers.exclude_computers);
     Ok(f)
+}
+
+/// The EventIDs a flag lists, each a number (0 to 65535, as EVTX stores them): a typo
+/// such as `--include-eid 46x4` would otherwise filter out every record in silence.
+fn event_ids<C: FromIterator<String>>(flag: &str, values: &[String]) -> Result<C, String> {
+    values
+        .iter()
+        .map(|v| {
+            let v = v.trim();
+            match v.parse::<u16>() {
+                Ok(_) => Ok(v.to_string()),
+                Err(_) => Err(format!(
+                    "{flag}: '{v}' is not an EventID (a number from 0 to 65535)"
+                )),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -638,3 +638,35 @@ fn recover_records_appends_the_recovered_record_column() {
     let plain = text(&scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-q"]).stdout);
     assert!(!plain.contains("RecoveredRecord"));
 }
+
+#[test]
+fn an_event_id_that_is_not_a_number_is_refused() {
+    for flag in ["--include-eid", "--exclude-eid"] {
+        let out = scanner(&[
+            "csv-timeline",
+            "-f",
+            "testdata/evtx/security.evtx",
+            "-q",
+            flag,
+            "4624,46x4",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{flag}");
+        assert!(
+            text(&out.stderr).contains(&format!(
+                "{flag}: '46x4' is not an EventID (a number from 0 to 65535)"
+            )),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{flag}: nothing scanned");
+    }
+    let out = scanner(&[
+        "csv-timeline",
+        "-f",
+        "testdata/evtx/security.evtx",
+        "-q",
+        "--include-eid",
+        " 4624 ,4625",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

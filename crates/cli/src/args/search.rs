@@ -15,8 +15,9 @@ pub struct SearchArgs {
     /// `-d`, `-f`.
     #[command(flatten)]
     pub paths: LogPaths,
-    /// Input is JSON (.json/.jsonl events in the evtx crate's shape) instead of EVTX
-    /// (long form only: in `search`, `-J` is Hayabusa's JSON output).
+    /// Accepted for Hayabusa's command lines: every file is read by its content, and
+    /// folders give .evtx, .json, .jsonl and .xml files alike (long form only: in
+    /// `search`, `-J` is Hayabusa's JSON output).
     #[arg(long = "JSON-input")]
     pub json_input: bool,
     /// Also search records carved from slack space and damaged chunks.

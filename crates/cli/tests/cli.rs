@@ -670,3 +670,18 @@ fn an_event_id_that_is_not_a_number_is_refused() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_home_that_does_not_exist_is_not_made() {
+    let home = std::env::temp_dir().join(format!("scanner-no-home-{}", std::process::id()));
+    let out = command()
+        .args(["csv-timeline", "-f", "testdata/evtx/security.evtx", "-q"])
+        .env("HOME", &home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!home.exists(), "{} was made", home.display());
+}

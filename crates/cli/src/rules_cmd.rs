@@ -147,18 +147,14 @@ pub fn print_timings(set: &RuleSet) {
         set.report().regex_bytes >> 10,
         scanner_rules::REGEX_BUDGET >> 20
     );
-    let c = &set.report().cache;
-    let s = &c.set;
+    let s = &set.report().cache.set;
     let path = |f: &std::path::Path| safe(&f.display().to_string()).into_owned();
     match &s.file {
-        Some(f) if s.served => {
-            eprintln!(
-                "load: rule cache: the whole rule set from {} ({} rule and config files and folders unchanged)",
-                path(f),
-                s.inputs
-            );
-            return;
-        }
+        Some(f) if s.served => eprintln!(
+            "load: rule cache: the whole rule set from {} ({} rule and config files and folders unchanged)",
+            path(f),
+            s.inputs
+        ),
         Some(f) => eprintln!(
             "load: rule set cache {}: {}{}",
             path(f),
@@ -168,16 +164,6 @@ pub fn print_timings(set: &RuleSet) {
                 (Some(why), false) => format!(", not written: {}", safe(why)),
                 (None, false) => String::new(),
             }
-        ),
-        None => {}
-    }
-    match &c.file {
-        Some(f) => eprintln!(
-            "load: rule cache {}: {} of {} files from it{}",
-            path(f),
-            c.hits,
-            c.hits + c.misses,
-            if c.written { ", written anew" } else { "" }
         ),
         None => eprintln!("load: rule cache not used"),
     }

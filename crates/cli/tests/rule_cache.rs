@@ -1,11 +1,8 @@
-//! The rule caches as a user meets them. The rule set cache: a second run of the same
-//! rules and options takes the whole set from it and prints and finds the same; an
-//! edited, added or removed rule, a config file added or changed, or other options,
-//! miss it, and the change shows. The document cache (each file's parsed YAML): a run
-//! that cannot take the set reads the files it holds and finds the same; an edited
-//! rule is parsed again and its edit shows. A damaged or untrusted cache of either
-//! kind is ignored (with a warning) and rebuilt; `--no-rule-cache` neither reads nor
-//! writes one.
+//! The rule set cache as a user meets it: a second run of the same rules and options
+//! takes the whole set from it and prints and finds the same; an edited, added or
+//! removed rule, a config file added or changed, or other options, miss it, and the
+//! change shows. A damaged or untrusted cache is ignored (with a warning) and rebuilt;
+//! `--no-rule-cache` neither reads nor writes one.
 
 mod support;
 
@@ -49,8 +46,7 @@ fn timeline(rules: &Path, cache: &Path, extra: &[&str]) -> (Output, String) {
     (out, err)
 }
 
-/// The debug line saying what the document cache served (or that the rule set cache
-/// served all).
+/// The debug line saying that the rule set cache served all, or that no cache was used.
 fn cache_line(err: &str) -> &str {
     err.lines()
         .find(|l| l.starts_with("load: rule cache"))
@@ -64,8 +60,7 @@ fn set_line(err: &str) -> &str {
         .unwrap_or_else(|| panic!("no rule set cache line in:\n{err}"))
 }
 
-/// The cache files of `kind` (`rules-` for documents, `set-` for rule sets) under the
-/// cache home `cache`.
+/// The cache files whose names begin with `kind` under the cache home `cache`.
 fn cache_files(cache: &Path, kind: &str) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = fs::read_dir(cache.join("scanner"))
         .map(|d| d.map(|e| e.unwrap().path()).collect())
@@ -76,13 +71,6 @@ fn cache_files(cache: &Path, kind: &str) -> Vec<PathBuf> {
     });
     out.sort();
     out
-}
-
-/// Removes the rule set caches, so that a run goes through the document cache.
-fn forget_sets(cache: &Path) {
-    for f in cache_files(cache, "set-") {
-        fs::remove_file(f).unwrap();
-    }
 }
 
 /// Waits until files written now are old enough for a rule set cache to vouch for
@@ -107,119 +95,6 @@ fn rule_files(dir: &Path) -> Vec<PathBuf> {
     walk(dir, &mut out);
     out.sort();
     out
-}
-
-#[test]
-fn a_second_run_reads_the_cache_and_finds_the_same() {
-    let dir = scratch("rule-cache");
-    let rules = rules_copy(&dir);
-    let cache = dir.join("cache");
-    let n = rule_files(&rules).len();
-    assert!(n > 10, "{n} rule files");
-
-    let (first, err) = timeline(&rules, &cache, &[]);
-    assert!(
-        cache_line(&err).ends_with(&format!(": 0 of {n} files from it, written anew")),
-        "{}",
-        cache_line(&err)
-    );
-    forget_sets(&cache);
-    let (second, err) = timeline(&rules, &cache, &[]);
-    assert!(
-        cache_line(&err).ends_with(&format!(": {n} of {n} files from it")),
-        "{}",
-        cache_line(&err)
-    );
-    assert!(!first.stdout.is_empty());
-    assert_eq!(
-        first.stdout, second.stdout,
-        "same detections from the cache"
-    );
-
-    // An edited rule is parsed again, and its edit shows: every rule's level raised to
-    // critical in one file.
-    let edited = first_rule_with_detections(&rules, &first.stdout);
-    let before = fs::read_to_string(&edited).unwrap();
-    let after: String = before
-        .lines()
-        .map(|l| {
-            if l.starts_with("level:") {
-                "level: critical".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n";
-    assert_ne!(before, after, "{} has a level line", edited.display());
-    fs::write(&edited, after).unwrap();
-    forget_sets(&cache);
-    let (third, err) = timeline(&rules, &cache, &[]);
-    assert!(
-        cache_line(&err).ends_with(&format!(": {} of {n} files from it, written anew", n - 1)),
-        "{}",
-        cache_line(&err)
-    );
-    let title = rule_title(&before);
-    let critical = |out: &[u8]| {
-        text(out)
-            .lines()
-            .filter(|l| l.contains(&title) && l.contains(",\"crit\","))
-            .count()
-    };
-    assert_eq!(critical(&first.stdout), 0);
-    assert!(critical(&third.stdout) > 0, "the edit shows");
-
-    // The same rules without the cache: the same timeline, and no cache folder made.
-    let none = dir.join("no-cache");
-    let (plain, err) = timeline(&rules, &none, &["--no-rule-cache"]);
-    assert_eq!(cache_line(&err), "load: rule cache not used");
-    assert_eq!(plain.stdout, third.stdout);
-    assert!(!none.exists());
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_damaged_or_untrusted_cache_is_ignored_with_a_warning_and_rebuilt() {
-    let dir = scratch("rule-cache-damage");
-    let rules = rules_copy(&dir);
-    let cache = dir.join("cache");
-    let n = rule_files(&rules).len();
-    let (first, _) = timeline(&rules, &cache, &[]);
-    let file = cache_files(&cache, "rules-").pop().expect("a cache file");
-
-    let mut bytes = fs::read(&file).unwrap();
-    let i = bytes.len() * 2 / 3;
-    bytes[i] ^= 0x55;
-    fs::write(&file, &bytes).unwrap();
-    forget_sets(&cache);
-    let (damaged, err) = timeline(&rules, &cache, &[]);
-    assert!(
-        err.contains("warning: rule cache ") && err.contains(": damaged; rules parsed"),
-        "{err}"
-    );
-    assert!(cache_line(&err).ends_with(&format!(": 0 of {n} files from it, written anew")));
-    assert_eq!(damaged.stdout, first.stdout);
-    forget_sets(&cache);
-    let (_, err) = timeline(&rules, &cache, &[]);
-    assert!(cache_line(&err).ends_with(&format!(": {n} of {n} files from it")));
-
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(cache.join("scanner"), fs::Permissions::from_mode(0o777)).unwrap();
-        let (open, err) = timeline(&rules, &cache, &[]);
-        assert!(
-            err.contains("warning: rule cache folder ")
-                && err.contains("writable by group or others"),
-            "{err}"
-        );
-        assert_eq!(cache_line(&err), "load: rule cache not used");
-        assert!(!err.contains("load: rule set cache"), "{err}");
-        assert_eq!(open.stdout, first.stdout);
-    }
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `rules check --debug` of `rules` with the cache under `cache`: standard output,
@@ -265,20 +140,10 @@ fn a_repeat_run_takes_the_whole_set_from_its_cache_and_prints_and_finds_the_same
             && line.ends_with(" rule and config files and folders unchanged)"),
         "{line}"
     );
-    forget_sets(&cache);
-    let from_documents = check(&rules, &cache, &[]);
-    assert!(
-        cache_line(&from_documents.2).contains(" files from it"),
-        "{}",
-        from_documents.2
-    );
     let plain = check(&rules, &dir.join("no-cache"), &["--no-rule-cache"]);
     assert!(!dir.join("no-cache").exists());
-    for (run, name) in [
-        (&from_set, "set"),
-        (&from_documents, "documents"),
-        (&plain, "none"),
-    ] {
+    assert_eq!(cache_line(&plain.2), "load: rule cache not used");
+    for (run, name) in [(&from_set, "set"), (&plain, "none")] {
         assert_eq!((&run.0, &run.1), (&cold.0, &cold.1), "{name}");
     }
     assert!(cold.0.starts_with("loaded "), "{}", cold.0);
@@ -292,12 +157,12 @@ fn a_repeat_run_takes_the_whole_set_from_its_cache_and_prints_and_finds_the_same
     );
     let (cold, err) = timeline(&rules, &dir.join("cold"), &[]);
     assert!(set_line(&err).contains(": none yet, written anew"), "{err}");
-    forget_sets(&cache);
-    let (from_documents, err) = timeline(&rules, &cache, &[]);
-    assert!(cache_line(&err).contains(" files from it"), "{err}");
+    let (plain, err) = timeline(&rules, &dir.join("no-cache"), &["--no-rule-cache"]);
+    assert_eq!(cache_line(&err), "load: rule cache not used");
+    assert!(!dir.join("no-cache").exists());
     assert!(!cold.stdout.is_empty());
     assert_eq!(from_set.stdout, cold.stdout);
-    assert_eq!(from_documents.stdout, cold.stdout);
+    assert_eq!(plain.stdout, cold.stdout);
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -485,6 +350,18 @@ fn a_damaged_or_untrusted_rule_set_cache_is_ignored_with_a_warning_and_rebuilt()
             fs::symlink_metadata(&file).unwrap().is_file(),
             "the link replaced"
         );
+        // A cache folder others could write: not used at all.
+        fs::set_permissions(cache.join("scanner"), fs::Permissions::from_mode(0o777)).unwrap();
+        let run = check(&rules, &cache, &[]);
+        assert!(
+            run.1.starts_with("warning: rule cache folder ")
+                && run.1.contains("writable by group or others"),
+            "{}",
+            run.1
+        );
+        assert_eq!(cache_line(&run.2), "load: rule cache not used");
+        assert!(!run.2.contains("load: rule set cache"), "{}", run.2);
+        assert_eq!(run.0, good.0);
     }
     fs::remove_dir_all(&dir).unwrap();
 }

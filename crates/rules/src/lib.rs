@@ -9,10 +9,9 @@
 //! What it is not: it knows nothing of EVTX or JSON (rules test an [`Event`], an
 //! interface the engine implements over its record view), it does not scan, sort or
 //! print, and it does no file I/O beyond reading rules and their config folder, and
-//! the rule caches when [`LoadOptions::cache_dir`] names a folder for them
+//! the rule set cache when [`LoadOptions::cache_dir`] names a folder for it
 //! (`load::cache`): the whole loaded set, taken while none of the files and folders it
-//! came from changed (checked by their status, not read: `inputs`), and the parsed
-//! YAML of each rule file, for a load that cannot take the set.
+//! came from changed (checked by their status, not read: `inputs`).
 //! Correlations are loaded and resolved here but evaluated by the engine after a scan.
 //!
 //! Three decisions shape it:

@@ -143,27 +143,16 @@ pub struct LoadReport {
     /// cache (a set read from it has the phases of reading it).
     #[serde(skip)]
     pub timings: Vec<(&'static str, std::time::Duration)>,
-    /// What the rule caches served (not kept in the rule set cache either).
+    /// What the rule set cache did (not kept in it either).
     #[serde(skip)]
     pub cache: CacheUse,
 }
 
-/// How the rule caches served a load, for `--debug` and `rules check`: the rule set
-/// cache (the whole set) first, the document cache (each file's parsed YAML) when the
-/// set was loaded from the rule files.
+/// How the rule set cache served a load, for `--debug` and `rules check`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheUse {
-    /// Rule files whose documents came from the document cache.
-    pub hits: usize,
-    /// Rule files parsed.
-    pub misses: usize,
-    /// The document cache file, when one was used.
-    pub file: Option<std::path::PathBuf>,
-    /// Why an existing document cache was not used, or could not be written; or why
-    /// the cache folder could not be used.
+    /// Why the cache folder could not be used: a warning.
     pub note: Option<String>,
-    /// Whether a new document cache was written.
-    pub written: bool,
     /// The rule set cache.
     pub set: SetCacheUse,
 }

@@ -96,24 +96,6 @@ pub(super) fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
     out
 }
 
-/// Every document of a rule file, when all of them parse (what the rule cache keeps);
-/// `None` when one does not ([`load_file`] then reports it and loads the others).
-pub(super) fn parse(text: &str) -> Option<Vec<Yaml>> {
-    if nests_too_deep(text) {
-        return None;
-    }
-    crate::yaml::documents(text).map(Result::ok).collect()
-}
-
-/// The documents of one rule file, parsed already ([`parse`], or the rule cache), in
-/// order: as [`load_file`] loads them.
-pub(super) fn load_values(path: &str, docs: Vec<Yaml>, ctx: &Ctx<'_>) -> Vec<Doc> {
-    docs.into_iter()
-        .enumerate()
-        .filter_map(|(i, v)| load_document(path, i + 1, v, ctx))
-        .collect()
-}
-
 /// Where a document sits (file, position, title), for the errors it gives.
 struct Place<'a> {
     path: &'a str,

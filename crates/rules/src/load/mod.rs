@@ -80,16 +80,15 @@ pub struct LoadOptions {
     pub proven_only: bool,
     /// Rule selection by tag, `logsource.category` and `status` (`--include-tag` …).
     pub select: RuleSelect,
-    /// A folder for the rule caches (the whole loaded set, reused while no file it
-    /// came from changes; the parsed YAML of each rule file, reused while its text is
-    /// unchanged); `None` reads and parses every file. Used when a source is a path.
-    /// The one option that is no part of what is loaded.
+    /// A folder for the rule set cache (the whole loaded set, reused while no file it
+    /// came from changes); `None` reads and compiles every file. Used when a source is
+    /// a path. The one option that is no part of what is loaded.
     pub cache_dir: Option<PathBuf>,
 }
 
 /// Loads rules from `sources` (the built-in set when empty): from the rule set cache
-/// when it holds this set and none of its files changed, else from the rule files
-/// (through the document cache), writing the rule set cache anew.
+/// when it holds this set and none of its files changed, else from the rule files,
+/// writing the rule set cache anew.
 pub fn load(sources: &[RuleSource], opts: &LoadOptions) -> RuleSet {
     load_at(sources, opts, SystemTime::now())
 }
@@ -146,47 +145,18 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
     clock.lap(&mut report, "config and rule files read");
 
     let regexes = RegexCache::default();
-    let cache = dir
-        .as_ref()
-        .and_then(|d| open_cache(d, &sources, &mut report));
-    let (loaded, fields, files) = compile(
-        texts,
-        &config,
+    let (loaded, fields) = compile(texts, &config, &logsources, &regexes, &mut report);
+    let enabled = select::enable(loaded, &config, opts, &mut report);
+    report.regex_bytes = regexes.compiled_bytes();
+    let mut set = index(
+        enabled,
+        fields,
+        config,
         &logsources,
-        &regexes,
-        cache.as_ref(),
-        &mut report,
+        report,
+        regexes.len(),
+        &mut clock,
     );
-    // The document cache is written while the rules are selected and indexed.
-    let (mut set, saved) = std::thread::scope(|s| {
-        let saving = s.spawn(|| save_documents(cache.as_ref(), &files));
-        let enabled = select::enable(loaded, &config, opts, &mut report);
-        report.regex_bytes = regexes.compiled_bytes();
-        let set = index(
-            enabled,
-            fields,
-            config,
-            &logsources,
-            report,
-            regexes.len(),
-            &mut clock,
-        );
-        let saved = saving
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (set, saved)
-    });
-    drop(files);
-    match (saved, &cache) {
-        (Some(Ok(())), _) => set.report.cache.written = true,
-        (Some(Err(e)), Some(c)) => {
-            set.report.cache.note = Some(format!(
-                "rule cache {} not written: {e}",
-                c.file().display()
-            ))
-        }
-        _ => {}
-    }
     if let Some(sc) = set_cache {
         let saved = sc.save(&set, seen);
         let used = &mut set.report.cache.set;
@@ -209,7 +179,7 @@ fn served(mut set: RuleSet, report: LoadReport, inputs: usize) -> RuleSet {
     set
 }
 
-/// The rule caches' folder: when one is asked for, some source is a path, and the
+/// The rule set cache's folder: when one is asked for, some source is a path, and the
 /// folder (made if missing) can be trusted; else `None` (with why in the report).
 fn cache_folder(
     sources: &[RuleSource],
@@ -231,86 +201,6 @@ fn cache_folder(
             None
         }
     }
-}
-
-/// The document cache for `sources`, in the cache folder `dir`.
-fn open_cache(
-    dir: &Arc<OwnedDir>,
-    sources: &[RuleSource],
-    report: &mut LoadReport,
-) -> Option<cache::Cache> {
-    let (c, note) = cache::Cache::open(dir, sources);
-    report.cache.note = note;
-    report.cache.file = Some(c.file().to_path_buf());
-    Some(c)
-}
-
-/// What compiling one rule file gave: its documents, its cache key, and its encoded
-/// documents when they were parsed now (for the next cache).
-struct Compiled {
-    docs: Vec<Doc>,
-    key: cache::Key,
-    hit: bool,
-    fresh: Option<Vec<u8>>,
-}
-
-/// The documents of one rule file, from the cache when it holds them.
-fn compile_file(t: &RuleText, cache: Option<&cache::Cache>, ctx: &Ctx<'_>) -> Compiled {
-    let Some(c) = cache else {
-        return Compiled {
-            docs: document::load_file(&t.name, &t.text, ctx),
-            key: 0,
-            hit: false,
-            fresh: None,
-        };
-    };
-    let key = cache::key(&t.text);
-    if let Some(values) = c.get(key) {
-        return Compiled {
-            docs: document::load_values(&t.name, values, ctx),
-            key,
-            hit: true,
-            fresh: None,
-        };
-    }
-    match document::parse(&t.text) {
-        Some(values) => Compiled {
-            fresh: Some(cache::encode_docs(&values)),
-            docs: document::load_values(&t.name, values, ctx),
-            key,
-            hit: false,
-        },
-        // A file with a broken document is parsed again each time, to report it.
-        None => Compiled {
-            docs: document::load_file(&t.name, &t.text, ctx),
-            key,
-            hit: false,
-            fresh: None,
-        },
-    }
-}
-
-/// Counts what the document cache served.
-fn count_cache_use(cache: Option<&cache::Cache>, files: &[Compiled], report: &mut LoadReport) {
-    if cache.is_some() {
-        report.cache.hits = files.iter().filter(|f| f.hit).count();
-        report.cache.misses = files.len() - report.cache.hits;
-    }
-}
-
-/// Writes a new document cache when files were parsed: `None` when there was
-/// nothing to write, else whether it was written.
-fn save_documents(cache: Option<&cache::Cache>, files: &[Compiled]) -> Option<std::io::Result<()>> {
-    let c = cache?;
-    if !files.iter().any(|f| f.fresh.is_some()) {
-        return None;
-    }
-    let entries = files.iter().filter_map(|f| match &f.fresh {
-        Some(bytes) => Some((f.key, bytes.as_slice())),
-        None if f.hit => c.raw(f.key).map(|b| (f.key, b)),
-        None => None,
-    });
-    Some(c.save(entries))
 }
 
 /// Wall time per loading phase, for the report.
@@ -402,16 +292,14 @@ struct Loaded {
 }
 
 /// Compiles every document of every file (in parallel), then applies the filters;
-/// returns them with the field table they were compiled against, and the files (their
-/// documents taken) for the document cache.
+/// returns them with the field table they were compiled against.
 fn compile(
     texts: Vec<RuleText>,
     config: &Config,
     logsources: &LogsourceMap,
     regexes: &RegexCache,
-    cache: Option<&cache::Cache>,
     report: &mut LoadReport,
-) -> (Loaded, FieldTable, Vec<Compiled>) {
+) -> (Loaded, FieldTable) {
     let mut fields = FieldTable::new();
     for (a, p) in &config.aliases {
         fields.add_alias(a, p);
@@ -426,12 +314,11 @@ fn compile(
         variant: None,
     };
     // Each text is freed by the worker that parsed it, as it goes.
-    let mut files: Vec<Compiled> = texts
+    let files: Vec<Vec<Doc>> = texts
         .into_par_iter()
-        .map(|t| compile_file(&t, cache, &ctx))
+        .map(|t| document::load_file(&t.name, &t.text, &ctx))
         .collect();
-    count_cache_use(cache, &files, report);
-    let docs = files.iter_mut().flat_map(|f| std::mem::take(&mut f.docs));
+    let docs = files.into_iter().flatten();
     let mut loaded = Loaded {
         rules: Vec::new(),
         correlations: Vec::new(),
@@ -491,7 +378,6 @@ fn compile(
     (
         loaded,
         fields.into_inner().unwrap_or_else(|e| e.into_inner()),
-        files,
     )
 }
 

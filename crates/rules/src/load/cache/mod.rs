@@ -1,29 +1,21 @@
-//! The rule caches, kept between runs in the user's cache folder so that rules loaded
-//! before load fast. Two levels, each a file of its own:
+//! The rule set cache, kept between runs in the user's cache folder so that rules
+//! loaded before load fast (`set`): the whole loaded set, compiled, with the list of
+//! every file and folder the load looked at and their statuses. A load with the same
+//! sources and options that finds each of them as it was reads the set from it and
+//! nothing else: no rule file is read, nothing compiled.
 //!
-//! - the rule set cache (`set`): the whole loaded set, compiled, with the list of every
-//!   file and folder the load looked at and their statuses. A load with the same
-//!   sources and options that finds each of them as it was reads the set from it and
-//!   nothing else: no rule file is read, nothing compiled.
-//! - the document cache (`documents`): each rule file's parsed YAML, by the hash of its
-//!   text. When the set cache cannot serve (a rule edited, a file added, other options),
-//!   the rules are read and compiled, but only the files whose text is new are parsed.
-//!
-//! Both are read only when they can be trusted (this module): a regular file (not
+//! A cache file is read only when it can be trusted (this module): a regular file (not
 //! followed if a link), the user's, writable by nobody else, at most
 //! [`MAX_CACHE_BYTES`], whose header names this very build and whose checksum holds.
 //! Anything else is ignored, said in a note, and replaced; another build's file is
 //! replaced without a word. Files are written whole to a private temporary file beside
 //! them, then renamed over them, so concurrent runs each see a whole file, old or new,
-//! and a planted link is replaced, never followed. Each kind keeps its
-//! [`MAX_CACHES`] most recently written files.
+//! and a planted link is replaced, never followed. The [`MAX_CACHES`] most recently
+//! written files are kept.
 
-mod codec;
-mod documents;
 mod set;
 mod sound;
 
-pub(super) use documents::{encode_docs, key, Cache, Key};
 pub(super) use set::{SetCache, SetLookup};
 
 use scanner_files::{FileMode, Kind, OwnedDir, Why};
@@ -33,11 +25,11 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Largest cache file read (the hayabusa rules take about 10 MiB of documents).
+/// Largest cache file read (the hayabusa rules' set takes about 10 MiB).
 pub const MAX_CACHE_BYTES: u64 = 256 << 20;
 
-/// Cache files of one kind kept in the folder (one per list of rule sources, or per
-/// sources and options); past it, the least recently written go.
+/// Cache files kept in the folder (one per list of rule sources and options); past
+/// it, the least recently written go.
 pub const MAX_CACHES: usize = 16;
 
 /// Removes all but the `keep` most recently written cache files of `dir` named
@@ -64,7 +56,7 @@ fn prune(dir: &OwnedDir, prefix: &str, keep: usize) {
 /// What a cache must have been written by: this format of it, this version of
 /// scanner, this very binary (its size and modification time).
 fn header(format: u32) -> Vec<u8> {
-    // Both caches' headers stamp the binary: it is looked at once per process.
+    // The binary is looked at once per process.
     static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let exe = EXE.get_or_init(|| {
         std::env::current_exe()
@@ -201,4 +193,71 @@ fn write_atomic(dir: &OwnedDir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
     dir.write(name, true, FileMode::Exactly(0o600), |f| f.write_all(bytes))
         .map(drop)
         .map_err(why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cache folder swapped for a link to another folder after it was opened (a
+    /// race a local user with write access to its parent could run): a cache is
+    /// written into, and pruned from, the folder opened, never the other.
+    #[cfg(unix)]
+    #[test]
+    fn a_cache_folder_swapped_for_a_link_is_not_written_or_pruned_through() {
+        let dir = std::env::temp_dir().join(format!("scanner-cache-swap-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let owned = folder(&dir).unwrap();
+        let other = dir.with_extension("other");
+        let _ = fs::remove_dir_all(&other);
+        fs::create_dir(&other).unwrap();
+        for i in 0..=MAX_CACHES {
+            fs::write(other.join(format!("set-{i:016x}.bin")), b"theirs").unwrap();
+        }
+        let moved = dir.with_extension("moved");
+        let _ = fs::remove_dir_all(&moved);
+        fs::rename(&dir, &moved).unwrap();
+        std::os::unix::fs::symlink(&other, &dir).unwrap();
+        write_atomic(&owned, OsStr::new("set-mine.bin"), b"mine").unwrap();
+        prune(&owned, "set-", 0);
+        let theirs = fs::read_dir(&other).unwrap().count();
+        assert_eq!(
+            theirs,
+            MAX_CACHES + 1,
+            "nothing written or pruned in the other folder"
+        );
+        assert!(!moved.join("set-mine.bin").exists(), "pruned where written");
+        write_atomic(&owned, OsStr::new("set-mine.bin"), b"mine").unwrap();
+        assert_eq!(fs::read(moved.join("set-mine.bin")).unwrap(), b"mine");
+        for d in [&moved, &other] {
+            fs::remove_dir_all(d).unwrap();
+        }
+        fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_most_recently_written_files_of_a_kind_are_kept() {
+        let dir = std::env::temp_dir().join(format!("scanner-cache-prune-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let owned = folder(&dir).unwrap();
+        for i in 0..=MAX_CACHES {
+            write_atomic(&owned, OsStr::new(&format!("set-{i:02}.bin")), b"s").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        fs::write(dir.join("rules-old.bin"), b"d").unwrap();
+        fs::write(dir.join("other.bin"), b"o").unwrap();
+        prune(&owned, "set-", MAX_CACHES);
+        prune(&owned, "rules-", 0);
+        let mut left: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left.len(), MAX_CACHES + 1, "{left:?}");
+        assert_eq!(
+            (left[0].as_str(), left[1].as_str()),
+            ("other.bin", "set-01.bin")
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

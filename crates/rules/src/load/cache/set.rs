@@ -6,8 +6,7 @@
 //! but the cache folder) and the files it read; the cache is keyed by the first three
 //! and checked against the last.
 //!
-//! - Key: the header names this very binary (as the document cache's does), and the
-//!   file holds the sources and options it was made for, encoded exactly (with the
+//! - Key: the header names this very binary, and the file holds the sources and options it was made for, encoded exactly (with the
 //!   working folder when a path is relative): a file made for others, even under the
 //!   same name, is not used. The file's name is a hash of that key, so each set of
 //!   sources and options has a file of its own (`set-<hash>.bin`, the
@@ -229,6 +228,9 @@ impl SetCache {
         let out = sealed(postcard::to_extend(&table, out)?);
         write_atomic(&self.dir, &self.name, &out).map_err(NotWritten::Io)?;
         prune(&self.dir, PREFIX, MAX_CACHES);
+        // The per-file document caches earlier builds kept beside it (up to 16 files
+        // of about 7 MiB each), which nothing reads any more.
+        prune(&self.dir, "rules-", 0);
         Ok(inputs.len())
     }
 }
@@ -479,10 +481,6 @@ mod tests {
         let used = &second.report.cache.set;
         assert!(used.served, "{used:?}");
         assert_eq!(used.inputs, first.report.cache.set.inputs);
-        assert_eq!(
-            second.report.cache.file, None,
-            "the document cache not opened"
-        );
         let phases: Vec<&str> = second.report.timings.iter().map(|t| t.0).collect();
         assert_eq!(
             phases,

@@ -5,8 +5,9 @@
 //! one slot per id, so a matcher reads a field by index instead of hashing a name
 //! per record.
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+/// Hash maps and sets keyed with rustc's small, fast, non-cryptographic hasher (field
+/// paths, channel names, short values).
+pub use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 /// Index of an interned field path.
 pub type FieldId = u32;
@@ -66,52 +67,6 @@ const SYSTEM_NAMES: &[(&str, &str)] = &[
 
 /// Longest `EventData` name with spaces that is looked up without them.
 const MAX_SPACED_NAME: usize = 64;
-
-/// A small, fast, non-cryptographic hasher for short keys (field paths, channel names).
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher {
-    hash: u64,
-}
-
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
-        }
-        for &b in chunks.remainder() {
-            self.add(u64::from(b));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-/// A `HashMap` keyed with [`FxHasher`].
-pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-/// A `HashSet` keyed with [`FxHasher`].
-pub type FxHashSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;
 
 /// The interned field paths of a rule set, and the alias table that maps rule field
 /// names to event paths.

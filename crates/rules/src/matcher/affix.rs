@@ -2,12 +2,10 @@
 //! value's head (or tail) of each needle length is looked up in a hash set, so a list of
 //! 400 file names costs a lookup per distinct length instead of 400 comparisons.
 
-use crate::fields::FxHasher;
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
+use crate::fields::FxHashSet;
 
 /// Needles of one length.
-type Bytes = HashSet<Box<[u8]>, BuildHasherDefault<FxHasher>>;
+type Bytes = FxHashSet<Box<[u8]>>;
 
 /// Tests of this many affixes (of one kind and casing) or more are merged.
 pub const MIN_AFFIXES: usize = 8;
@@ -61,7 +59,7 @@ impl AffixSet {
             let i = match by_len.iter().position(|(l, _)| *l == len) {
                 Some(i) => i,
                 None => {
-                    by_len.push((len, HashSet::default()));
+                    by_len.push((len, Bytes::default()));
                     by_len.len() - 1
                 }
             };

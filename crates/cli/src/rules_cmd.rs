@@ -133,7 +133,7 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
         },
         r.errors.len(),
         set.regexes(),
-        set.index().keys()
+        set.index_keys()
     );
 }
 

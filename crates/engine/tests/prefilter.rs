@@ -20,7 +20,7 @@ fn prefilter_keeps_every_detection() {
     };
     let set = rule_set();
     assert!(set.report().errors.is_empty(), "{:?}", set.report().errors);
-    let (buckets, rules) = set.index().prefiltered();
+    let (buckets, rules) = set.prefiltered();
     assert!(
         buckets >= 1 && rules >= 50,
         "prefiltered buckets {buckets}, rules {rules}"

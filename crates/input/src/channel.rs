@@ -32,7 +32,7 @@ pub fn first_channel(path: &std::path::Path) -> Option<String> {
 /// Splits `files` into the ones some rule may match and the ones skipped.
 pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>, Vec<InputFile>) {
     use rayon::prelude::*;
-    if set.index().has_channel("\u{0}") {
+    if set.has_channel("\u{0}") {
         // A rule without a channel may match any file: none can be skipped, and no
         // file need be opened to find out.
         return (files, Vec::new());
@@ -44,7 +44,7 @@ pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>
                 .then(|| first_channel(&f.path))
                 .flatten()
             {
-                Some(ch) => set.index().has_channel(&ch.to_lowercase()),
+                Some(ch) => set.has_channel(&ch.to_lowercase()),
                 None => true,
             }
         })

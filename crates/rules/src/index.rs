@@ -10,11 +10,11 @@ use rayon::prelude::*;
 
 /// The rules under one (channel, EventID) key.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     /// Rule indices, in rule-set order.
-    pub rules: Vec<u32>,
+    pub(crate) rules: Vec<u32>,
     /// The shared prefilter, for buckets of at least eight rules.
-    pub prefilter: Option<Prefilter>,
+    pub(crate) prefilter: Option<Prefilter>,
 }
 
 impl Bucket {
@@ -22,7 +22,7 @@ impl Bucket {
     /// those its prefilter admits (every rule when it has none, or when `use_prefilter`
     /// is off), found with `adm`'s reused buffers.
     #[inline]
-    pub fn admit<'a>(
+    pub(crate) fn admit<'a>(
         &self,
         adm: &'a mut Admission,
         event: &impl Event,
@@ -36,13 +36,13 @@ impl Bucket {
 
 /// Buckets keyed by lowercase channel, then EventID text; `""` stands for "any".
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
-pub struct RuleIndex {
+pub(crate) struct RuleIndex {
     map: FxHashMap<Box<str>, FxHashMap<Box<str>, Bucket>>,
 }
 
 impl RuleIndex {
     /// Adds rule `rule` under every (channel, EventID) pair its constraint allows.
-    pub fn insert(&mut self, rule: u32, c: &Constraint) {
+    pub(crate) fn insert(&mut self, rule: u32, c: &Constraint) {
         let any = vec![String::new()];
         let chans = c.channels.as_ref().unwrap_or(&any);
         let eids = c.event_ids.as_ref().unwrap_or(&any);
@@ -62,7 +62,7 @@ impl RuleIndex {
     }
 
     /// Builds the prefilters of large buckets (in parallel).
-    pub fn build_prefilters(&mut self, rules: &[Rule]) {
+    pub(crate) fn build_prefilters(&mut self, rules: &[Rule]) {
         let mut big: Vec<&mut Bucket> = self
             .map
             .values_mut()
@@ -75,7 +75,7 @@ impl RuleIndex {
 
     /// Gives equal automata (same needles, same way of building) one build: buckets
     /// of parallel rule sets (Sysmon 1 and Security 4688) often scan for the same needles.
-    pub fn share_automata(&mut self, shared: &mut crate::matcher::SharedAutomata) {
+    pub(crate) fn share_automata(&mut self, shared: &mut crate::matcher::SharedAutomata) {
         for b in self.map.values_mut().flat_map(|m| m.values_mut()) {
             for f in b.prefilter.iter_mut().flat_map(|p| p.fields.iter_mut()) {
                 f.automaton.share(shared);
@@ -86,7 +86,7 @@ impl RuleIndex {
     /// The buckets a record with this (lowercase) channel and EventID may match: up to
     /// four disjoint ones (exact pair, channel only, EventID only, unconstrained).
     #[inline]
-    pub fn candidates(&self, channel: &str, event_id: &str) -> [Option<&Bucket>; 4] {
+    pub(crate) fn candidates(&self, channel: &str, event_id: &str) -> [Option<&Bucket>; 4] {
         fn in_channel<'a>(
             m: Option<&'a FxHashMap<Box<str>, Bucket>>,
             event_id: &str,
@@ -109,7 +109,7 @@ impl RuleIndex {
 
     /// Whether some rule may match a record of this channel (lowercase): a rule
     /// indexed under it, or a rule with no channel constraint.
-    pub fn has_channel(&self, channel: &str) -> bool {
+    pub(crate) fn has_channel(&self, channel: &str) -> bool {
         self.map.contains_key(channel) || self.map.contains_key("")
     }
 
@@ -119,12 +119,12 @@ impl RuleIndex {
     }
 
     /// Number of (channel, EventID) keys.
-    pub fn keys(&self) -> usize {
+    pub(crate) fn keys(&self) -> usize {
         self.map.values().map(|m| m.len()).sum()
     }
 
     /// Number of buckets with a prefilter, and the rules in them.
-    pub fn prefiltered(&self) -> (usize, usize) {
+    pub(crate) fn prefiltered(&self) -> (usize, usize) {
         let b = self
             .map
             .values()

@@ -4,7 +4,7 @@
 //! into a [`RuleSet`]: compiled detections, an index by (Channel, EventID), the field
 //! table rules read through, and a load report that names every rejected rule and why.
 //! [`load`] is the entry point; each loaded [`Rule`] then tests anything that implements
-//! [`Event`] (`rule.detection.is_match(&event)`).
+//! [`Event`] (`rule.is_match(&event)`).
 //!
 //! What it is not: it knows nothing of EVTX or JSON (rules test an [`Event`], an
 //! interface the engine implements over its record view), it does not scan, sort or
@@ -22,7 +22,7 @@
 //!   suffix, substring on the lowercased value, an Aho-Corasick automaton or an affix
 //!   set for long lists); regexes are compiled once into a [`RegexCache`] shared by all
 //!   rules. Compilation (`matcher::compile`) and evaluation (`matcher`) are kept apart.
-//!   Automata and regexes are built the first time a record needs them ([`Automaton`],
+//!   Automata and regexes are built the first time a record needs them (`Automaton`,
 //!   `LazyRegex`), once for all rules that share them: a scan pays only for the
 //!   channels and EventIDs its logs hold.
 //! - A document that cannot be loaded costs only itself: loading never fails as a
@@ -101,15 +101,12 @@ pub use crate::{
     error::{ErrorKind, RuleError},
     event::{push_lowercase, push_lowercase_same_length, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHashSet, FxHasher, CHANNEL, EVENT_ID},
-    index::{Bucket, RuleIndex},
     load::{load, LoadOptions, RuleSelect, RuleSource, MAX_CACHE_BYTES},
-    matcher::{
-        Automaton, Build, Check, Hit, RegexCache, ValueTest, REGEX_BUDGET, REGEX_SIZE_LIMIT,
-    },
+    matcher::{RegexCache, REGEX_BUDGET},
     meta::{Level, RuleMeta},
     prefilter::Admission,
     report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport, SetCacheUse},
-    rule::{Rule, Selection},
+    rule::Rule,
     set::RuleSet,
     text_file::{read as read_text_file, TextFile},
     yaml::documents as yaml_documents,

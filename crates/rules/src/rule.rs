@@ -103,11 +103,11 @@ impl Detection {
 pub struct Rule {
     /// Metadata for output.
     pub meta: RuleMeta,
-    /// The detection.
-    pub detection: Detection,
+    /// The detection, evaluated through [`Rule::is_match`].
+    pub(crate) detection: Detection,
     /// Which log-source variant of the rule this is (an index into its log source's
     /// variants), when its log source was mapped.
-    pub variant: Option<u16>,
+    pub(crate) variant: Option<u16>,
 }
 
 /// The Channel and EventID values a record must have for a rule to match it
@@ -208,8 +208,14 @@ impl Constraint {
 }
 
 impl Rule {
+    /// Whether the record matches the rule.
+    #[inline]
+    pub fn is_match<E: Event>(&self, e: &E) -> bool {
+        self.detection.is_match(e)
+    }
+
     /// The Channel/EventID values the rule requires of a record.
-    pub fn constraint(&self) -> Constraint {
+    pub(crate) fn constraint(&self) -> Constraint {
         Constraint::of_cond(&self.detection.condition, &self.detection.selections)
     }
 }
@@ -387,4 +393,47 @@ pub fn compile_detection(det: &Mapping, ctx: &dyn CompileContext) -> Result<Dete
         condition,
         aggregation,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{load, LoadOptions, RuleSource};
+    use crate::matcher::{Check, ValueTest};
+
+    #[test]
+    fn a_list_of_one_field_maps_becomes_one_test_per_field_and_long_affix_lists_a_set() {
+        let items: String = [
+            "At", "Bash", "CertUtil", "Cmd", "Cmstp", "Control", "Csc", "Cscript", "Dnscmd",
+        ]
+        .iter()
+        .map(|n| format!("    - OriginalFileName|endswith: '{n}.exe'\n"))
+        .collect();
+        let text = format!(
+            "title: lolbin\ndetection:\n  sel:\n{items}    - OriginalFileName|startswith: 'zz'\n    - Image|contains: 'tmp'\n  condition: sel\n"
+        );
+        let set = load(
+            &[RuleSource::Text {
+                name: "l.yml".into(),
+                text,
+            }],
+            &LoadOptions::default(),
+        );
+        let Selection::Any(items) = &set.rules[0].detection.selections[0] else {
+            panic!("a list is an OR of its items");
+        };
+        assert_eq!(items.len(), 2, "one item per field");
+        let mut affix_sets = 0;
+        for item in items {
+            item.for_each_test(&mut |t| {
+                if let Check::Any { tests, .. } = &t.check {
+                    affix_sets += tests
+                        .iter()
+                        .filter(|v| matches!(v, ValueTest::Affixes(_)))
+                        .count();
+                }
+            });
+        }
+        assert_eq!(affix_sets, 1, "the nine suffixes one set");
+    }
 }

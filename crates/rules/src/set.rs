@@ -3,9 +3,11 @@
 
 use crate::config::Config;
 use crate::correlation::Correlation;
+use crate::event::Event;
 use crate::critical::CriticalSystems;
 use crate::fields::FieldTable;
 use crate::index::RuleIndex;
+use crate::prefilter::Admission;
 use crate::meta::Level;
 use crate::report::LoadReport;
 use crate::rule::Rule;
@@ -93,9 +95,44 @@ impl RuleSet {
         (&mut self.fields, &self.rules, &self.config)
     }
 
-    /// The index from (Channel, EventID) to the rules that may match such a record.
-    pub fn index(&self) -> &RuleIndex {
-        &self.index
+    /// Calls `f` with the id of each rule to evaluate for `event`, a record of this
+    /// (lowercase) `channel` and `event_id`: the rules indexed under its (Channel,
+    /// EventID) pair, its channel, its EventID or neither, those of a large bucket only
+    /// when its prefilter admits them (every one with `prefilter` off). `adm` holds a
+    /// worker's reused buffers and memo.
+    #[inline]
+    pub fn for_each_candidate(
+        &self,
+        channel: &str,
+        event_id: &str,
+        event: &impl Event,
+        adm: &mut Admission,
+        prefilter: bool,
+        mut f: impl FnMut(u32),
+    ) {
+        let rules = self.rules.len();
+        let buckets = self.index.candidates(channel, event_id);
+        for b in buckets.into_iter().flatten() {
+            for &r in b.admit(adm, event, rules, prefilter) {
+                f(r);
+            }
+        }
+    }
+
+    /// Whether some rule may match a record of this (lowercase) channel: a rule
+    /// indexed under it, or a rule with no channel constraint.
+    pub fn has_channel(&self, channel: &str) -> bool {
+        self.index.has_channel(channel)
+    }
+
+    /// Number of (Channel, EventID) keys the rules are indexed under.
+    pub fn index_keys(&self) -> usize {
+        self.index.keys()
+    }
+
+    /// Number of (Channel, EventID) buckets with a prefilter, and the rules in them.
+    pub fn prefiltered(&self) -> (usize, usize) {
+        self.index.prefiltered()
     }
 
     /// The configuration the rules were loaded with (aliases, abbreviations, …).

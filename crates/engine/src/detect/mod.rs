@@ -269,13 +269,13 @@ impl<'a> Detector<'a> {
             return self.detect_timed(view, ch, eid, file, record_id, m);
         }
         let mut scratch = std::mem::take(&mut m.scratch);
-        for b in self.set.index().candidates(ch, eid).into_iter().flatten() {
-            for &r in b.admit(&mut scratch, view, self.set.rules().len(), self.prefilter) {
-                if self.set.rules()[r as usize].detection.is_match(view) {
+        let rules = self.set.rules();
+        self.set
+            .for_each_candidate(ch, eid, view, &mut scratch, self.prefilter, |r| {
+                if rules[r as usize].is_match(view) {
                     self.on_match(r, view, file, record_id, m);
                 }
-            }
-        }
+            });
         m.scratch = scratch;
     }
 
@@ -302,10 +302,11 @@ impl<'a> Detector<'a> {
         m: &mut Matches,
     ) {
         let mut scratch = std::mem::take(&mut m.scratch);
-        for b in self.set.index().candidates(ch, eid).into_iter().flatten() {
-            for &r in b.admit(&mut scratch, view, self.set.rules().len(), self.prefilter) {
+        let rules = self.set.rules();
+        self.set
+            .for_each_candidate(ch, eid, view, &mut scratch, self.prefilter, |r| {
                 let t = std::time::Instant::now();
-                let hit = self.set.rules()[r as usize].detection.is_match(view);
+                let hit = rules[r as usize].is_match(view);
                 let ns = t.elapsed().as_nanos() as u64;
                 if let Some(s) = m.stats.as_mut() {
                     s.rules[r as usize].add(ns);
@@ -313,8 +314,7 @@ impl<'a> Detector<'a> {
                 if hit {
                     self.on_match(r, view, file, record_id, m);
                 }
-            }
-        }
+            });
         m.scratch = scratch;
     }
 

@@ -114,7 +114,8 @@ impl Automaton {
         Arc::as_ptr(&self.0) as usize
     }
 
-    /// Whether it has been built (for tests and statistics).
+    /// Whether it has been built.
+    #[cfg(test)]
     pub fn is_built(&self) -> bool {
         self.0.built.get().is_some()
     }

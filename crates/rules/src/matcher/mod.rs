@@ -19,9 +19,9 @@ mod shared;
 mod time_part;
 
 pub use affix::AffixSet;
-pub use automaton::{Automaton, Build, Hit, SharedAutomata};
+pub use automaton::{Automaton, Build, SharedAutomata};
 pub(crate) use compile::{compile_entry, merge_needles, CompileContext};
-pub use regex_cache::{RegexCache, REGEX_BUDGET, REGEX_SIZE_LIMIT};
+pub use regex_cache::{RegexCache, REGEX_BUDGET};
 pub(crate) use shared::{collecting, resolving, SharedTable};
 pub use time_part::TimePart;
 
@@ -133,19 +133,6 @@ impl ValueTest {
                 Err(_) => false,
             },
             ValueTest::Time(part, n) => part.of(v.raw) == Some(*n),
-        }
-    }
-
-    /// The lowercase literal substrings one of which must occur in a value this test
-    /// accepts, if the test is that simple (used by prefilters and for reporting).
-    pub fn needle(&self) -> Option<&str> {
-        match self {
-            ValueTest::Str {
-                kind:
-                    StrKind::Exact(n) | StrKind::Prefix(n) | StrKind::Suffix(n) | StrKind::Contains(n),
-                cased: false,
-            } => Some(n),
-            _ => None,
         }
     }
 }
@@ -370,14 +357,6 @@ mod tests {
         assert!(str_test(StrKind::Contains(boxed("windows")), false).is_match(v));
         assert!(!str_test(StrKind::Contains(boxed("system32")), false).is_match(v));
         assert!(str_test(StrKind::Any, false).is_match(v));
-        assert_eq!(
-            str_test(StrKind::Suffix(boxed(".exe")), false).needle(),
-            Some(".exe")
-        );
-        assert_eq!(
-            str_test(StrKind::Suffix(boxed(".exe")), true).needle(),
-            None
-        );
     }
 
     #[test]

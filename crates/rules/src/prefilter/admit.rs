@@ -26,7 +26,8 @@ pub struct Admission {
 impl Admission {
     /// The rules of a bucket (`bucket`, with its `prefilter`) to evaluate for `view`,
     /// of a set of `rules` rules: those the prefilter admits, or every rule of the bucket
-    /// when it has none. [`crate::Bucket::admit`] is the way in.
+    /// when it has none. `Bucket::admit` (`index`) is the way in, through
+    /// [`RuleSet::for_each_candidate`](crate::RuleSet::for_each_candidate).
     #[inline]
     pub(crate) fn admit(
         &mut self,
@@ -128,7 +129,7 @@ mod tests {
     }
 
     /// The bucket of Sysmon 1 with a prefilter.
-    fn prefiltered(set: &crate::RuleSet) -> &crate::Bucket {
+    fn prefiltered(set: &crate::RuleSet) -> &crate::index::Bucket {
         set.index
             .candidates("microsoft-windows-sysmon/operational", "1")
             .into_iter()

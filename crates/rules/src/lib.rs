@@ -101,7 +101,7 @@ pub use crate::{
     error::{ErrorKind, RuleError},
     event::{push_lowercase, push_lowercase_same_length, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHashSet, FxHasher, CHANNEL, EVENT_ID},
-    load::{load, LoadOptions, RuleSelect, RuleSource, MAX_CACHE_BYTES},
+    load::{load, LoadOptions, RuleSelect, RuleSource},
     matcher::{RegexCache, REGEX_BUDGET},
     meta::{Level, RuleMeta},
     prefilter::Admission,

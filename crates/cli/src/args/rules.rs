@@ -58,7 +58,7 @@ pub struct RuleArgs {
     #[arg(short = 'P', long = "proven-rules")]
     pub proven_rules: bool,
     /// Read, parse and compile every rule file, neither reading nor writing the rule
-    /// caches ($XDG_CACHE_HOME/scanner, else ~/.cache/scanner).
+    /// set cache ($XDG_CACHE_HOME/scanner, else ~/.cache/scanner).
     #[arg(long = "no-rule-cache")]
     pub no_rule_cache: bool,
     /// Only rules with one of these tags (e.g. attack.execution); comma-separated.

@@ -12,7 +12,6 @@ mod files;
 mod filter;
 mod select;
 
-pub use cache::MAX_CACHE_BYTES;
 pub use select::RuleSelect;
 
 use crate::builtin;
@@ -28,15 +27,15 @@ use crate::report::{Disabled, DuplicateId, LoadError, LoadReport};
 use crate::rule::Rule;
 use crate::set::RuleSet;
 use crate::text_file::{self, read_error, TextFile};
+use cache::SetCache;
 use compact_str::CompactString;
 use ctx::Ctx;
 use document::Doc;
 use files::RuleText;
 use rayon::prelude::*;
-use scanner_files::OwnedDir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
 /// Where rules come from.
@@ -103,20 +102,10 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
     } else {
         sources.to_vec()
     };
-    let dir = cache_folder(&sources, opts, &mut report);
-    let set_cache = dir
-        .as_ref()
-        .map(|d| cache::SetCache::new(d, &sources, opts, started));
+    let set_cache = SetCache::open(&sources, opts, started, &mut report);
     if let Some(sc) = &set_cache {
-        report.cache.set.file = Some(sc.file().to_path_buf());
-        let found = sc.lookup(&mut |phase| clock.lap(&mut report, phase));
-        match found {
-            cache::SetLookup::Served(set, inputs) => return served(*set, report, inputs),
-            cache::SetLookup::Missed { why, note } => {
-                report.cache.set.missed = Some(why);
-                report.cache.set.note = note;
-                clock.lap(&mut report, "rule set cache looked up");
-            }
+        if let Some(set) = sc.find(&mut report, &mut |r, phase| clock.lap(r, phase)) {
+            return set;
         }
     }
     // What the load looks at, for the rule set cache to check next time.
@@ -158,49 +147,10 @@ pub(super) fn load_at(sources: &[RuleSource], opts: &LoadOptions, started: Syste
         &mut clock,
     );
     if let Some(sc) = set_cache {
-        let saved = sc.save(&set, seen);
-        let used = &mut set.report.cache.set;
-        match saved {
-            Ok(inputs) => (used.written, used.inputs) = (true, inputs),
-            Err(e) => used.not_written = Some(e.to_string()),
-        }
+        sc.keep(&mut set, seen);
         clock.lap(&mut set.report, "rule set cache written");
     }
     set
-}
-
-/// A set read from the rule set cache, with this load's timings and cache use (its
-/// own are not kept there).
-fn served(mut set: RuleSet, report: LoadReport, inputs: usize) -> RuleSet {
-    set.report.timings = report.timings;
-    set.report.cache = report.cache;
-    set.report.cache.set.served = true;
-    set.report.cache.set.inputs = inputs;
-    set
-}
-
-/// The rule set cache's folder: when one is asked for, some source is a path, and the
-/// folder (made if missing) can be trusted; else `None` (with why in the report).
-fn cache_folder(
-    sources: &[RuleSource],
-    opts: &LoadOptions,
-    report: &mut LoadReport,
-) -> Option<Arc<OwnedDir>> {
-    let dir = opts.cache_dir.as_deref()?;
-    if !sources.iter().any(|s| matches!(s, RuleSource::Path(_))) {
-        return None;
-    }
-    match cache::folder(dir) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            report.cache.note = Some(format!(
-                "rule cache folder {}: {}; rules parsed",
-                dir.display(),
-                e.why()
-            ));
-            None
-        }
-    }
 }
 
 /// Wall time per loading phase, for the report.

@@ -2,7 +2,9 @@
 //! loaded before load fast (`set`): the whole loaded set, compiled, with the list of
 //! every file and folder the load looked at and their statuses. A load with the same
 //! sources and options that finds each of them as it was reads the set from it and
-//! nothing else: no rule file is read, nothing compiled.
+//! nothing else: no rule file is read, nothing compiled. The loader sees one type,
+//! [`SetCache`]: `open` it for a load's sources and options, `find` the set there, or
+//! `keep` the set loaded from the files; what it did goes into the load report.
 //!
 //! A cache file is read only when it can be trusted (this module): a regular file (not
 //! followed if a link), the user's, writable by nobody else, at most
@@ -16,7 +18,7 @@
 mod set;
 mod sound;
 
-pub(super) use set::{SetCache, SetLookup};
+pub(super) use set::SetCache;
 
 use scanner_files::{FileMode, Kind, OwnedDir, Why};
 use std::ffi::{OsStr, OsString};
@@ -25,12 +27,12 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Largest cache file read (the hayabusa rules' set takes about 10 MiB).
-pub const MAX_CACHE_BYTES: u64 = 256 << 20;
+/// Largest cache file read (the hayabusa rules' set takes about 6 MiB).
+const MAX_CACHE_BYTES: u64 = 256 << 20;
 
 /// Cache files kept in the folder (one per list of rule sources and options); past
 /// it, the least recently written go.
-pub const MAX_CACHES: usize = 16;
+const MAX_CACHES: usize = 16;
 
 /// Removes all but the `keep` most recently written cache files of `dir` named
 /// `<prefix>…bin` (regular files only; links and anything else are left alone).
@@ -177,7 +179,7 @@ fn untrusted_owner(_: &fs::Metadata) -> io::Result<()> {
 /// be trusted (a link, another user's, writable by others). Every later read, write
 /// and removal is relative to the handle, so a folder swapped for a link meanwhile is
 /// never written.
-pub(super) fn folder(dir: &Path) -> Result<Arc<OwnedDir>, scanner_files::Error> {
+fn folder(dir: &Path) -> Result<Arc<OwnedDir>, scanner_files::Error> {
     OwnedDir::create(dir).map(Arc::new)
 }
 

@@ -24,11 +24,12 @@
 
 use super::sound::sound;
 use super::{
-    body, header, prune, read_trusted, sealed, unsealed, write_atomic, Unusable, MAX_CACHES,
+    body, folder, header, prune, read_trusted, sealed, unsealed, write_atomic, Unusable, MAX_CACHES,
 };
 use crate::inputs::{Inputs, Seen};
 use crate::load::{LoadOptions, RuleSelect, RuleSource};
 use crate::matcher::{collecting, resolving, SharedTable};
+use crate::report::LoadReport;
 use crate::set::RuleSet;
 use scanner_files::OwnedDir;
 use std::ffi::OsString;
@@ -65,7 +66,7 @@ pub struct SetCache {
 }
 
 /// What looking the set up gave.
-pub enum SetLookup {
+enum SetLookup {
     /// The set, and how many paths were found unchanged.
     Served(Box<RuleSet>, usize),
     /// No set: why (for `--debug`), and a note to warn with when a file was there
@@ -80,7 +81,7 @@ pub enum SetLookup {
 
 /// Why a set was not written.
 #[derive(Debug)]
-pub enum NotWritten {
+enum NotWritten {
     /// An input changed too recently to vouch for the set (or its status cannot be
     /// told on this system).
     Unsettled(PathBuf),
@@ -125,37 +126,87 @@ fn note(path: &Path, why: impl std::fmt::Display) -> String {
 }
 
 impl SetCache {
-    /// The set cache of `sources` loaded with `opts`, in `dir`, for a load that began
-    /// at `started`.
-    pub fn new(
-        dir: &Arc<OwnedDir>,
+    /// The set cache of `sources` loaded with `opts`, for a load that began at
+    /// `started`: when `opts` names a cache folder, some source is a path, and the
+    /// folder (made if missing) can be trusted; else `None` (why, in `report`).
+    pub fn open(
         sources: &[RuleSource],
         opts: &LoadOptions,
         started: SystemTime,
-    ) -> SetCache {
+        report: &mut LoadReport,
+    ) -> Option<SetCache> {
+        let dir = opts.cache_dir.as_deref()?;
+        if !sources.iter().any(|s| matches!(s, RuleSource::Path(_))) {
+            return None;
+        }
+        let dir = match folder(dir) {
+            Ok(d) => d,
+            Err(e) => {
+                report.cache.note = Some(format!(
+                    "rule cache folder {}: {}; rules parsed",
+                    dir.display(),
+                    e.why()
+                ));
+                return None;
+            }
+        };
         let key = key(sources, opts);
         let mut h = std::hash::DefaultHasher::new();
         key.hash(&mut h);
         let name = OsString::from(format!("{PREFIX}{:016x}.bin", h.finish()));
-        SetCache {
-            file: dir.shown(&name),
-            dir: Arc::clone(dir),
+        let file = dir.shown(&name);
+        report.cache.set.file = Some(file.clone());
+        Some(SetCache {
+            file,
+            dir,
             name,
             header: header(FORMAT),
             key,
             started,
             capacity: std::cell::Cell::new(8 << 20),
+        })
+    }
+
+    /// The set, when the file holds one for these sources and options whose inputs
+    /// are all unchanged, with this load's timings and cache use (its own are not kept
+    /// there); else `None`, with why in `report`. `lap` is called after each step.
+    pub fn find(
+        &self,
+        report: &mut LoadReport,
+        lap: &mut impl FnMut(&mut LoadReport, &'static str),
+    ) -> Option<RuleSet> {
+        match self.lookup(&mut |phase| lap(report, phase)) {
+            SetLookup::Served(set, inputs) => {
+                let mut set = *set;
+                set.report.timings = std::mem::take(&mut report.timings);
+                set.report.cache = std::mem::take(&mut report.cache);
+                set.report.cache.set.served = true;
+                set.report.cache.set.inputs = inputs;
+                Some(set)
+            }
+            SetLookup::Missed { why, note } => {
+                report.cache.set.missed = Some(why);
+                report.cache.set.note = note;
+                lap(report, "rule set cache looked up");
+                None
+            }
         }
     }
 
-    /// The cache file.
-    pub fn file(&self) -> &Path {
-        &self.file
+    /// Writes `set`, loaded from its files having seen `seen`, and notes in its report
+    /// whether it was written.
+    pub fn keep(self, set: &mut RuleSet, seen: Seen) {
+        let saved = self.save(set, seen);
+        let used = &mut set.report.cache.set;
+        match saved {
+            Ok(inputs) => (used.written, used.inputs) = (true, inputs),
+            Err(e) => used.not_written = Some(e.to_string()),
+        }
     }
 
     /// The set, when the file holds one for these sources and options whose inputs
     /// are all unchanged; `lap` is called after each step.
-    pub fn lookup(&self, lap: &mut impl FnMut(&'static str)) -> SetLookup {
+    fn lookup(&self, lap: &mut impl FnMut(&'static str)) -> SetLookup {
         let missed = |why: &str| SetLookup::Missed {
             why: why.to_string(),
             note: None,
@@ -208,7 +259,7 @@ impl SetCache {
     }
 
     /// Writes `set` with what its load saw (`seen`); how many paths it lists.
-    pub fn save(&self, set: &RuleSet, seen: Seen) -> Result<usize, NotWritten> {
+    fn save(&self, set: &RuleSet, seen: Seen) -> Result<usize, NotWritten> {
         let inputs = seen.into_inputs().ok_or(NotWritten::ChangedWhileLoading)?;
         inputs
             .settled(self.started, SETTLE)

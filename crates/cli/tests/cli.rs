@@ -675,7 +675,15 @@ fn an_event_id_that_is_not_a_number_is_refused() {
 fn a_home_that_does_not_exist_is_not_made() {
     let home = std::env::temp_dir().join(format!("scanner-no-home-{}", std::process::id()));
     let out = command()
-        .args(["csv-timeline", "-f", "testdata/evtx/security.evtx", "-q"])
+        // Rules from a folder: the run would keep a rule cache under HOME.
+        .args([
+            "csv-timeline",
+            "-f",
+            "testdata/evtx/security.evtx",
+            "-r",
+            "rules",
+            "-q",
+        ])
         .env("HOME", &home)
         .env_remove("XDG_CACHE_HOME")
         .env_remove("XDG_DATA_HOME")

@@ -57,9 +57,10 @@ pub fn style(a: &TimelineArgs) -> Style {
     }
 }
 
-/// How the scanner is built: what rows carry (by the profile and `-F`), which records
-/// are tested, `--no-prefilter`, `--rule-stats`, `-x`, and the progress counters when a
-/// progress bar is shown.
+/// How the scanner is built: what rows carry (by the profile, `-F`, and `-b`, which as
+/// in Hayabusa drops the default Details templates too), which records are tested,
+/// `--no-prefilter`, `--rule-stats`, `-x`, and the progress counters when a progress bar
+/// is shown.
 pub fn scanner(
     a: &TimelineArgs,
     profile: Profile,
@@ -70,6 +71,7 @@ pub fn scanner(
     b.extra_field_info(profile.has_extra())
         .all_field_info(profile.has_all_fields())
         .field_data_mapping(!a.no_field_data_mapping)
+        .default_details(!a.no_abbreviations)
         .pwsh_field_extraction(!a.hayabusa.no_pwsh_field_extraction)
         .record_filter(filter)
         .prefilter(!a.no_prefilter)

@@ -13,7 +13,7 @@
 //! lines of the attacker's choosing to the file).
 
 use scanner_files::{FileMode, OwnedDir, Why};
-use scanner_rules::CriticalSystems;
+use scanner_timeline::CriticalSystems;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 

@@ -25,7 +25,7 @@ use jiff::Timestamp;
 use names::Names;
 use output::Hit;
 use regex::Regex;
-use scanner_engine::{AllFields, Progress};
+use scanner_engine::{AllFields, ItemsBuf, Progress};
 use scanner_input::{RecordView, Tally, WalkSettings};
 use scanner_rules::{FieldTable, CHANNEL, EVENT_ID};
 use std::fmt;
@@ -207,6 +207,8 @@ struct Found {
     hits: Vec<Hit>,
     seen: Vec<bool>,
     all_fields: AllFields,
+    /// The current event's AllFieldInfo.
+    items: ItemsBuf,
 }
 
 impl Tally for Found {
@@ -233,9 +235,12 @@ impl Tally for Found {
         let provider = view.first(cx.fields.system.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("-");
         let pairs = cx.names.field_names(provider, event_id);
-        let mut all = String::new();
-        self.all_fields
-            .render(view, |k, out| names::short_name(k, pairs, out), &mut all);
+        self.items.clear();
+        self.all_fields.render(
+            view,
+            |k, out| names::short_name(k, pairs, out),
+            &mut self.items,
+        );
         let record_id = view.first(cx.fields.system.record_id).unwrap_or("");
         self.hits.push(Hit {
             // Set once the walk is done (a tally does not know its file).
@@ -249,7 +254,7 @@ impl Tally for Found {
                 .into(),
             channel: view.first(CHANNEL).unwrap_or("").into(),
             event_id: event_id.into(),
-            all_fields: all.into(),
+            all_fields: self.items.to_items(),
         });
     }
 

@@ -4,12 +4,11 @@
 
 use crate::terminal::safe;
 use jiff::Timestamp;
-use scanner_engine::Origin;
-use scanner_engine::{DetectInfo, ScanStats};
+use scanner_engine::{DetectInfo, Origin, RuleRef, ScanStats};
 use scanner_input::{collapse_errors, InputError};
 use scanner_rules::FxHashMap;
-use scanner_rules::{Level, RuleSet};
-use scanner_timeline::TimeFormat;
+use scanner_rules::Level;
+use scanner_timeline::{Layout, TimeFormat};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -64,11 +63,6 @@ pub struct Summary {
 
 /// How many levels there are (`emergency` included).
 const LEVELS: usize = Level::ALL.len();
-
-/// The level of a row: its rule's, raised on a critical system (the rule set decides).
-pub fn level_of(set: &RuleSet, r: &DetectInfo) -> Level {
-    set.row_level(r.rule, r.correlation, &r.computer)
-}
 
 fn top(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<(String, usize)> {
     let mut v: Vec<(String, usize)> = counts.into_iter().collect();
@@ -127,7 +121,8 @@ fn top_of(map: &FxHashMap<String, [usize; LEVELS]>, level: usize) -> Vec<(String
 /// once per run of rows; the keys are sorted and counted once, at the end (a record
 /// may still come back at another time).
 pub struct Tally<'a> {
-    set: &'a RuleSet,
+    /// The timeline's layout: the rules, and the level a row is shown at.
+    layout: &'a Layout<'a>,
     time: &'a TimeFormat,
     detections: usize,
     /// Detections per rule, and per correlation: at the rule's level, and raised (on
@@ -172,10 +167,11 @@ impl Day {
 }
 
 impl<'a> Tally<'a> {
-    /// Empty counts for rows of `set`, dated in `time`'s zone.
-    pub fn new(set: &'a RuleSet, time: &'a TimeFormat) -> Tally<'a> {
+    /// Empty counts for the rows `layout` writes, dated in `time`'s zone.
+    pub fn new(layout: &'a Layout<'a>, time: &'a TimeFormat) -> Tally<'a> {
+        let set = layout.rules();
         Tally {
-            set,
+            layout,
             time,
             detections: 0,
             rules: vec![[0; 2]; set.rules().len()],
@@ -192,24 +188,21 @@ impl<'a> Tally<'a> {
 
     /// Counts `r`.
     pub fn add(&mut self, r: &DetectInfo) {
-        let level = level_of(self.set, r);
+        let level = self.layout.level(r);
         let l = level as usize;
         self.detections += 1;
-        let (per_rule, metas) = if r.correlation {
-            (
-                &mut self.correlations,
-                self.set
-                    .correlations()
-                    .get(r.rule as usize)
-                    .map(|c| &c.meta),
-            )
-        } else {
-            (
-                &mut self.rules,
-                self.set.rules().get(r.rule as usize).map(|r| &r.meta),
-            )
+        let set = self.layout.rules();
+        let (per_rule, meta) = match r.rule {
+            RuleRef::Correlation(i) => (
+                self.correlations.get_mut(i as usize),
+                set.correlations().get(i as usize).map(|c| &c.meta),
+            ),
+            RuleRef::Rule(i) => (
+                self.rules.get_mut(i as usize),
+                set.rules().get(i as usize).map(|r| &r.meta),
+            ),
         };
-        if let (Some(n), Some(meta)) = (per_rule.get_mut(r.rule as usize), metas) {
+        if let (Some(n), Some(meta)) = (per_rule, meta) {
             n[usize::from(meta.level != level)] += 1;
         }
         if let Origin::Record { file, record_id } = r.origin {
@@ -223,13 +216,9 @@ impl<'a> Tally<'a> {
             _ => self.day.insert(Day::of(r.time, self.time)),
         };
         bump(&mut self.dates, &day.text, l);
-        // A correlation's computers are joined with ` ¦ `; most cells hold one name.
-        if r.computer.contains('¦') {
-            for c in r.computer.split(scanner_engine::DETAILS_SEP) {
-                bump(&mut self.computers, c, l);
-            }
-        } else {
-            bump(&mut self.computers, &r.computer, l);
+        // A record's computer, or each of a correlation's.
+        for c in r.computers() {
+            bump(&mut self.computers, c, l);
         }
         self.first = Some(self.first.map_or(r.time, |t| t.min(r.time)));
         self.last = Some(self.last.map_or(r.time, |t| t.max(r.time)));
@@ -247,11 +236,11 @@ impl<'a> Tally<'a> {
         let fired = self
             .rules
             .iter()
-            .zip(self.set.rules().iter().map(|r| &r.meta))
+            .zip(self.layout.rules().rules().iter().map(|r| &r.meta))
             .chain(
                 self.correlations
                     .iter()
-                    .zip(self.set.correlations().iter().map(|c| &c.meta)),
+                    .zip(self.layout.rules().correlations().iter().map(|c| &c.meta)),
             )
             .filter(|(n, _)| n[0] + n[1] > 0);
         for (counts, meta) in fired {
@@ -480,23 +469,35 @@ pub fn group(n: u64) -> String {
 mod tests {
     use super::*;
     use jiff::tz::{self, TimeZone};
+    use scanner_engine::{CorrelationOrigin, Items};
     use scanner_input::{ErrorKind, Position};
     use scanner_rules::{load, LoadOptions, RuleSource};
+    use scanner_timeline::Profile;
 
     fn row(secs: i64, record_id: u64, computer: &str) -> DetectInfo {
         DetectInfo {
             time: Timestamp::new(secs, 0).unwrap(),
-            rule: 0,
-            correlation: false,
+            rule: RuleRef::Rule(0),
             recovered: false,
             origin: Origin::Record { file: 0, record_id },
             computer: computer.into(),
             channel: "Security".into(),
             event_id: "4624".into(),
             provider: "-".into(),
-            details: "-".into(),
+            details: Items::default(),
             extra: None,
             all_fields: None,
+        }
+    }
+
+    /// A row at `secs` with a correlation's origin: computers `computers`.
+    fn correlated(secs: i64, computers: &[&str]) -> DetectInfo {
+        DetectInfo {
+            origin: Origin::Correlation(Box::new(CorrelationOrigin {
+                computers: Items::of(computers.iter().copied()),
+                ..CorrelationOrigin::default()
+            })),
+            ..row(secs, 0, "")
         }
     }
 
@@ -506,13 +507,15 @@ mod tests {
         // +09:00: 2024-03-04 14:59:59 UTC is the 4th, 15:00:00 the 5th.
         let time = TimeFormat::in_zone(TimeZone::fixed(tz::offset(9)));
         let midnight = 1_709_564_400;
-        let mut tally = Tally::new(&set, &time);
+        let layout = Layout::new(&set, &[], time.clone(), Profile::Standard);
+        let mut tally = Tally::new(&layout, &time);
         let rows = [
             row(midnight - 1, 1, "a"),
             row(midnight - 1, 1, "a"),
-            row(midnight, 2, "b ¦ c"),
+            // Each of a correlation's computers counts.
+            correlated(midnight, &["b", "c"]),
             row(midnight + 86_399, 3, "a"),
-            row(midnight + 86_400, 4, "b ¦ c"),
+            correlated(midnight + 86_400, &["b", "c"]),
             // Record 1 again, at another time: still one record.
             row(midnight + 86_400, 1, "a¦b"),
         ];
@@ -521,7 +524,7 @@ mod tests {
         }
         let s = tally.finish();
         assert_eq!(s.detections, 6);
-        assert_eq!(s.events_with_hits, 4);
+        assert_eq!(s.events_with_hits, 2);
         let mut dates = s.top_dates.clone();
         dates.sort();
         assert_eq!(

@@ -9,13 +9,15 @@ use crate::output::{check_target, write_atomically};
 use crate::phases::{timed, PhaseTimes};
 use crate::rules_cmd::print_report;
 use crate::scan_setup::{Inputs, ScanSetup};
-use crate::summary::{group_errors, level_of, Tally};
+use crate::summary::{group_errors, Tally};
 use crate::terminal::{safe, SafeWriter};
 use crate::write_behind::WriteBehind;
 use scanner_engine::{DetectInfo, ScanResult, SortedRows};
 use scanner_input::InputError;
 use scanner_rules::RuleSet;
-use scanner_timeline::{write_timeline, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat};
+use scanner_timeline::{
+    write_timeline, CriticalSystems, CsvEncoder, JsonEncoder, Layout, Profile, TimeFormat,
+};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -72,7 +74,7 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (set, found)
     });
-    let set = set?;
+    let (set, critical) = set?;
     if debug {
         crate::rules_cmd::print_timings(&set);
     }
@@ -107,7 +109,9 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     let (scanner, mut result, sort_bytes) = timed(&mut phases.scan, || {
         setup.scan(profile, set, &inputs.files, debug)
     })?;
-    let layout = setup.layout(&scanner, &inputs.files, profile);
+    let layout = setup
+        .layout(&scanner, &inputs.files, profile)
+        .with_critical_systems(critical);
     let rows = std::mem::take(&mut result.rows);
     if debug {
         eprintln!(
@@ -130,7 +134,7 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
             .then(|| chart(crate::freq_timeline::WIDTH))
             .flatten(),
     };
-    let mut tally = Tally::new(scanner.rules(), time);
+    let mut tally = Tally::new(&layout, time);
     let formula_cells = AtomicU64::new(0);
     let written = (&layout, &formula_cells);
     timed(&mut phases.write, || {
@@ -161,17 +165,12 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     Ok(code)
 }
 
-/// Loads the rules and the critical systems (`-b` drops the default Details templates
-/// too) and prints the load report.
-fn load(setup: &ScanSetup<'_>, a: &TimelineArgs) -> Result<RuleSet, String> {
+/// Loads the rules and the critical systems and prints the load report.
+fn load(setup: &ScanSetup<'_>, a: &TimelineArgs) -> Result<(RuleSet, CriticalSystems), String> {
     let load_start = Instant::now();
-    let mut set = setup.load_rules(&a.rules)?;
-    read_critical_systems(&mut set, a.quiet)?;
+    let set = setup.load_rules(&a.rules)?;
+    let critical = read_critical_systems(a.quiet)?;
     let load_time = load_start.elapsed();
-    if a.no_abbreviations {
-        // As Hayabusa: without abbreviations, no default Details templates either.
-        set.drop_default_details();
-    }
     if !a.quiet {
         print_report(&set, a.rules.show_errors);
         if !set.report().errors.is_empty() && !a.rules.show_errors {
@@ -181,28 +180,25 @@ fn load(setup: &ScanSetup<'_>, a: &TimelineArgs) -> Result<RuleSet, String> {
         }
         eprintln!("rules loaded in {:.2} s", load_time.as_secs_f64());
     }
-    Ok(set)
+    Ok((set, critical))
 }
 
-/// Reads `./config/critical_systems.txt` into the rule set: the detections on the
-/// computers it lists are raised one level (see [`crate::critical_systems`]).
-fn read_critical_systems(set: &mut RuleSet, quiet: bool) -> Result<(), String> {
+/// Reads `./config/critical_systems.txt`: the detections on the computers it lists are
+/// shown a level up (see [`crate::critical_systems`]); none listed when it is absent.
+fn read_critical_systems(quiet: bool) -> Result<CriticalSystems, String> {
     let Some((critical, path)) = crate::critical_systems::read_default(quiet)
         .map_err(|e| format!("critical systems file: {e}"))?
     else {
-        return Ok(());
+        return Ok(CriticalSystems::default());
     };
-    if !critical.is_empty() {
-        if !quiet {
-            eprintln!(
-                "critical systems: {} computers from {} (their detections are raised a level)",
-                critical.len(),
-                crate::terminal::safe(&path.display().to_string())
-            );
-        }
-        set.set_critical_systems(critical);
+    if !critical.is_empty() && !quiet {
+        eprintln!(
+            "critical systems: {} computers from {} (their detections are raised a level)",
+            critical.len(),
+            crate::terminal::safe(&path.display().to_string())
+        );
     }
-    Ok(())
+    Ok(critical)
 }
 
 /// Writes the timeline to `-o` (atomically) or standard output in one pass over the
@@ -217,11 +213,10 @@ fn write(
     tally: &mut Tally<'_>,
     charts: &mut Charts,
 ) -> Result<(), String> {
-    let set = layout.rules();
     let on_row = |r: &DetectInfo| {
         tally.add(r);
         if charts.report.is_some() || charts.terminal.is_some() {
-            let level = level_of(set, r);
+            let level = layout.level(r);
             for h in [&mut charts.report, &mut charts.terminal]
                 .into_iter()
                 .flatten()

@@ -6,10 +6,11 @@
 //! [`scanner_rules::RuleSet`]: only the rules indexed under the record's (Channel,
 //! EventID), and of those only the ones the bucket's prefilter admits. A match becomes a
 //! slim [`DetectInfo`] row, its Details, ExtraFieldInfo and AllFieldInfo rendered at
-//! once from the record; correlation rules are evaluated over the scan's hits at the
-//! end. Rows come out sorted in timeline order ([`SortedRows`]). It knows nothing of
-//! flags, YAML or output formats: the CLI configures it, `scanner-rules` compiles
-//! rules, `scanner-timeline` writes rows.
+//! once from the record as [`Items`] (their items kept apart, never joined with a
+//! separator); correlation rules are evaluated over the scan's hits at the end. Rows
+//! come out sorted in timeline order ([`SortedRows`]). It knows nothing of flags, YAML
+//! or output formats: the CLI configures it, `scanner-rules` compiles rules,
+//! `scanner-timeline` writes rows.
 //!
 //! Two decisions shape it. Records are streamed: no file's records are ever collected,
 //! only its detections, rendered as the match happens so that rows never hold a
@@ -33,6 +34,7 @@
 #![warn(missing_docs)]
 
 mod detect;
+mod items;
 mod progress;
 mod pwsh_fields;
 mod render;
@@ -43,10 +45,11 @@ mod sort;
 
 pub use detect::filter::RecordFilter;
 pub use detect::stats::{RuleStats, RuleTiming};
+pub use items::{Item, ItemEnd, ItemIter, Items, ItemsBuf};
 pub use progress::{Progress, ProgressSnapshot};
 pub use render::all_fields::AllFields;
-pub use render::details::SEP as DETAILS_SEP;
-pub use row::{DetectInfo, Origin};
+pub use render::details::template_items;
+pub use row::{CorrelationOrigin, DetectInfo, Names, Origin, RuleRef};
 pub use scan::{ScanResult, ScanStats};
 pub use scanner::{Scanner, ScannerBuilder};
 pub use sort::merge::SortedRows;

@@ -1,8 +1,31 @@
-//! `DetectInfo`: one row of the timeline, holding only what the output prints.
+//! `DetectInfo`: one row of the timeline, holding only what the output prints, as typed
+//! values: the rule as a [`RuleRef`], the cells of several items as [`Items`], a
+//! correlation's files as file indices.
 
+use crate::items::{ItemIter, Items};
 use compact_str::CompactString;
 use jiff::Timestamp;
 use std::cmp::Ordering;
+
+/// The rule a row names: a detection rule or a correlation, by its index in the rule
+/// set's rules or correlations. A rule comes before a correlation in the timeline's
+/// order, then lower indices first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RuleRef {
+    /// Index into `RuleSet::rules`.
+    Rule(u32),
+    /// Index into `RuleSet::correlations`.
+    Correlation(u32),
+}
+
+impl RuleRef {
+    /// The index, into the rules or the correlations.
+    pub fn index(self) -> u32 {
+        match self {
+            RuleRef::Rule(i) | RuleRef::Correlation(i) => i,
+        }
+    }
+}
 
 /// Where a detection's record came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,11 +37,22 @@ pub enum Origin {
         /// EventRecordID.
         record_id: u64,
     },
-    /// A correlation over several records; the distinct files, joined.
-    Correlation {
-        /// Distinct input files, joined with ` ¦ `.
-        files: Box<str>,
-    },
+    /// A correlation over several records.
+    Correlation(Box<CorrelationOrigin>),
+}
+
+/// What a correlation's records had: each list distinct and sorted (files by their
+/// path as shown, the others by their text).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CorrelationOrigin {
+    /// Input file indices.
+    pub files: Box<[u32]>,
+    /// `Computer`s.
+    pub computers: Items,
+    /// `Channel`s, as recorded.
+    pub channels: Items,
+    /// `EventID`s.
+    pub event_ids: Items,
 }
 
 /// A detection, slim: the rule is an index, strings are compact.
@@ -26,40 +60,55 @@ pub enum Origin {
 pub struct DetectInfo {
     /// The record's `TimeCreated` (a correlation's window start).
     pub time: Timestamp,
-    /// Index of the rule (or, with `correlation`, of the correlation) in the rule set.
-    pub rule: u32,
-    /// Whether `rule` indexes the rule set's correlations.
-    pub correlation: bool,
+    /// The rule or correlation.
+    pub rule: RuleRef,
     /// The record was carved from slack space or a damaged chunk (`--recover-records`).
     pub recovered: bool,
     /// Record or correlation origin.
     pub origin: Origin,
-    /// `Computer`.
+    /// `Computer` (empty for a correlation: see [`Self::computers`]).
     pub computer: CompactString,
-    /// `Channel`, as recorded (abbreviated when written).
+    /// `Channel`, as recorded, abbreviated when written (empty for a correlation: see
+    /// [`Self::channels`]).
     pub channel: CompactString,
-    /// `EventID`.
+    /// `EventID` (empty for a correlation: see [`Self::event_ids`]).
     pub event_id: CompactString,
     /// `Provider_Name` (`-` for correlations).
     pub provider: CompactString,
-    /// The rendered Details.
-    pub details: Box<str>,
+    /// Details, `label: value` items (none: nothing to show).
+    pub details: Items,
     /// ExtraFieldInfo, only when the profile prints it.
-    pub extra: Option<Box<str>>,
+    pub extra: Option<Items>,
     /// AllFieldInfo (every event-data field), only when the profile prints it.
-    pub all_fields: Option<Box<str>>,
+    pub all_fields: Option<Items>,
+}
+
+/// A row's computers, channels or EventIDs: the record's one, or a correlation's list.
+#[derive(Debug, Clone)]
+pub enum Names<'a> {
+    /// A record's value (taken once).
+    One(Option<&'a str>),
+    /// A correlation's values.
+    Many(ItemIter<'a>),
+}
+
+impl<'a> Iterator for Names<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Names::One(v) => v.take(),
+            Names::Many(items) => items.next().map(|i| i.text()),
+        }
+    }
 }
 
 impl DetectInfo {
     /// The sort key of the timeline: time, then file, record and rule for a stable order.
-    pub fn sort_key(&self) -> (Timestamp, u32, u64, bool, u32) {
+    pub fn sort_key(&self) -> (Timestamp, u32, u64, RuleRef) {
         match &self.origin {
-            Origin::Record { file, record_id } => {
-                (self.time, *file, *record_id, self.correlation, self.rule)
-            }
-            Origin::Correlation { .. } => {
-                (self.time, u32::MAX, u64::MAX, self.correlation, self.rule)
-            }
+            Origin::Record { file, record_id } => (self.time, *file, *record_id, self.rule),
+            Origin::Correlation(_) => (self.time, u32::MAX, u64::MAX, self.rule),
         }
     }
 
@@ -77,31 +126,55 @@ impl DetectInfo {
     fn tie_key(
         &self,
     ) -> (
+        Option<&CorrelationOrigin>,
         &str,
         &str,
         &str,
         &str,
-        &str,
-        &str,
-        Option<&str>,
-        Option<&str>,
+        &Items,
+        Option<&Items>,
+        Option<&Items>,
         bool,
     ) {
-        let files = match &self.origin {
-            Origin::Record { .. } => "",
-            Origin::Correlation { files } => files,
+        let sources = match &self.origin {
+            Origin::Record { .. } => None,
+            Origin::Correlation(c) => Some(&**c),
         };
         (
-            files,
+            sources,
             &self.computer,
             &self.channel,
             &self.event_id,
             &self.provider,
             &self.details,
-            self.extra.as_deref(),
-            self.all_fields.as_deref(),
+            self.extra.as_ref(),
+            self.all_fields.as_ref(),
             self.recovered,
         )
+    }
+
+    /// The computers of the row: the record's, or each of a correlation's.
+    pub fn computers(&self) -> Names<'_> {
+        match &self.origin {
+            Origin::Record { .. } => Names::One(Some(&self.computer)),
+            Origin::Correlation(c) => Names::Many(c.computers.iter()),
+        }
+    }
+
+    /// The channels of the row, as recorded: the record's, or each of a correlation's.
+    pub fn channels(&self) -> Names<'_> {
+        match &self.origin {
+            Origin::Record { .. } => Names::One(Some(&self.channel)),
+            Origin::Correlation(c) => Names::Many(c.channels.iter()),
+        }
+    }
+
+    /// The EventIDs of the row: the record's, or each of a correlation's.
+    pub fn event_ids(&self) -> Names<'_> {
+        match &self.origin {
+            Origin::Record { .. } => Names::One(Some(&self.event_id)),
+            Origin::Correlation(c) => Names::Many(c.event_ids.iter()),
+        }
     }
 
     /// About how many bytes the row holds: the struct and the strings it owns.
@@ -113,19 +186,25 @@ impl DetectInfo {
                 0
             }
         }
-        let files = match &self.origin {
+        let origin = match &self.origin {
             Origin::Record { .. } => 0,
-            Origin::Correlation { files } => files.len(),
+            Origin::Correlation(c) => {
+                std::mem::size_of::<CorrelationOrigin>()
+                    + std::mem::size_of_val(&*c.files)
+                    + c.computers.heap_bytes()
+                    + c.channels.heap_bytes()
+                    + c.event_ids.heap_bytes()
+            }
         };
         std::mem::size_of::<Self>()
             + heap(&self.computer)
             + heap(&self.channel)
             + heap(&self.event_id)
             + heap(&self.provider)
-            + self.details.len()
-            + self.extra.as_ref().map_or(0, |s| s.len())
-            + self.all_fields.as_ref().map_or(0, |s| s.len())
-            + files
+            + self.details.heap_bytes()
+            + self.extra.as_ref().map_or(0, Items::heap_bytes)
+            + self.all_fields.as_ref().map_or(0, Items::heap_bytes)
+            + origin
     }
 }
 
@@ -138,20 +217,20 @@ mod tests {
     fn at(secs: i64, file: u32, record_id: u64, rule: u32) -> DetectInfo {
         DetectInfo {
             time: Timestamp::new(secs, 0).unwrap(),
-            rule,
-            correlation: false,
+            rule: RuleRef::Rule(rule),
             recovered: false,
             origin: Origin::Record { file, record_id },
             ..row(1)
         }
     }
 
-    fn correlation(secs: i64, rule: u32, files: &str) -> DetectInfo {
+    fn correlation(secs: i64, rule: u32, files: &[u32]) -> DetectInfo {
         DetectInfo {
-            correlation: true,
-            origin: Origin::Correlation {
+            rule: RuleRef::Correlation(rule),
+            origin: Origin::Correlation(Box::new(CorrelationOrigin {
                 files: files.into(),
-            },
+                ..CorrelationOrigin::default()
+            })),
             ..at(secs, 0, 0, rule)
         }
     }
@@ -180,15 +259,21 @@ mod tests {
 
     #[test]
     fn a_correlation_comes_after_every_record_of_its_time_and_before_later_ones() {
-        let c = correlation(10, 0, "a.evtx");
+        let c = correlation(10, 0, &[0]);
         assert!(at(10, u32::MAX - 1, u64::MAX, u32::MAX)
             .timeline_cmp(&c)
             .is_lt());
+        let mut last = at(10, u32::MAX, u64::MAX, u32::MAX);
+        last.rule = RuleRef::Rule(u32::MAX);
+        assert!(last.timeline_cmp(&c).is_lt(), "a rule before a correlation");
         assert!(c.timeline_cmp(&at(11, 0, 0, 0)).is_lt());
-        assert!(correlation(10, 0, "z")
-            .timeline_cmp(&correlation(10, 1, "a"))
+        assert!(correlation(10, 0, &[9])
+            .timeline_cmp(&correlation(10, 1, &[0]))
             .is_lt());
-        assert_eq!(c.sort_key(), (c.time, u32::MAX, u64::MAX, true, 0));
+        assert_eq!(
+            c.sort_key(),
+            (c.time, u32::MAX, u64::MAX, RuleRef::Correlation(0))
+        );
     }
 
     #[test]
@@ -226,21 +311,21 @@ mod tests {
             (
                 "details",
                 DetectInfo {
-                    details: "zz".into(),
+                    details: Items::of(["zz"]),
                     ..base.clone()
                 },
             ),
             (
                 "extra",
                 DetectInfo {
-                    extra: Some("zz".into()),
+                    extra: Some(Items::of(["zz"])),
                     ..base.clone()
                 },
             ),
             (
                 "all_fields",
                 DetectInfo {
-                    all_fields: Some("zz".into()),
+                    all_fields: Some(Items::of(["zz"])),
                     ..base.clone()
                 },
             ),
@@ -258,8 +343,13 @@ mod tests {
             assert_ne!(ord, Ordering::Equal, "{field} breaks the tie");
             assert_eq!(other.timeline_cmp(&base), ord.reverse(), "{field}");
         }
-        let (a, b) = (correlation(10, 0, "a.evtx"), correlation(10, 0, "b.evtx"));
+        let (a, b) = (correlation(10, 0, &[0]), correlation(10, 0, &[1]));
         assert!(a.timeline_cmp(&b).is_lt(), "correlations by their files");
+        let mut c = correlation(10, 0, &[0]);
+        if let Origin::Correlation(o) = &mut c.origin {
+            o.computers = Items::of(["b"]);
+        }
+        assert!(a.timeline_cmp(&c).is_lt(), "then by their computers");
     }
 
     #[test]
@@ -280,10 +370,27 @@ mod tests {
     }
 
     #[test]
+    fn a_rows_names_are_its_records_or_its_correlations() {
+        let r = at(0, 0, 0, 0);
+        assert_eq!(r.computers().collect::<Vec<_>>(), [r.computer.as_str()]);
+        assert_eq!(r.channels().collect::<Vec<_>>(), [r.channel.as_str()]);
+        assert_eq!(r.event_ids().collect::<Vec<_>>(), [r.event_id.as_str()]);
+        let mut c = correlation(0, 0, &[0, 1]);
+        if let Origin::Correlation(o) = &mut c.origin {
+            o.computers = Items::of(["DC01", "WS02"]);
+            o.channels = Items::of(["Security"]);
+            o.event_ids = Items::of(["4624", "4625"]);
+        }
+        assert_eq!(c.computers().collect::<Vec<_>>(), ["DC01", "WS02"]);
+        assert_eq!(c.channels().collect::<Vec<_>>(), ["Security"]);
+        assert_eq!(c.event_ids().collect::<Vec<_>>(), ["4624", "4625"]);
+    }
+
+    #[test]
     fn approx_bytes_grows_with_the_text_a_row_owns() {
         let base = DetectInfo {
             computer: "pc".into(),
-            details: "".into(),
+            details: Items::default(),
             extra: None,
             all_fields: None,
             ..at(0, 0, 0, 0)
@@ -291,33 +398,29 @@ mod tests {
         let size = base.approx_bytes();
         assert!(size >= std::mem::size_of::<DetectInfo>());
         let long = "x".repeat(1000);
+        let item = std::mem::size_of::<crate::items::ItemEnd>();
         let details = DetectInfo {
-            details: long.as_str().into(),
+            details: Items::of([long.as_str()]),
             ..base.clone()
         };
-        assert_eq!(details.approx_bytes(), size + 1000);
+        assert_eq!(details.approx_bytes(), size + 1000 + item);
         let extra = DetectInfo {
-            extra: Some(long.as_str().into()),
+            extra: Some(Items::of([long.as_str()])),
             ..base.clone()
         };
-        assert_eq!(extra.approx_bytes(), size + 1000);
+        assert_eq!(extra.approx_bytes(), size + 1000 + item);
         let all = DetectInfo {
-            all_fields: Some(long.as_str().into()),
+            all_fields: Some(Items::of([long.as_str()])),
             ..base.clone()
         };
-        assert_eq!(all.approx_bytes(), size + 1000);
+        assert_eq!(all.approx_bytes(), size + 1000 + item);
         // A computer name held inline costs nothing more; a long one its heap bytes.
         let computer = DetectInfo {
             computer: long.as_str().into(),
             ..base.clone()
         };
         assert!(computer.approx_bytes() >= size + 1000);
-        let files = DetectInfo {
-            origin: Origin::Correlation {
-                files: long.as_str().into(),
-            },
-            ..base.clone()
-        };
-        assert_eq!(files.approx_bytes(), size + 1000);
+        let files = correlation(0, 0, &[1; 250]);
+        assert!(files.approx_bytes() >= size + 1000);
     }
 }

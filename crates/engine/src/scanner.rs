@@ -49,6 +49,14 @@ impl ScannerBuilder {
         self
     }
 
+    /// Renders the Details of rules without a `details` of their own from the config's
+    /// default templates (`default_details.txt`, by provider and EventID; the default);
+    /// off, such rows show every field, as Hayabusa does without abbreviations.
+    pub fn default_details(&mut self, on: bool) -> &mut Self {
+        self.detect.default_details = on;
+        self
+    }
+
     /// Times every rule evaluation ([`ScanResult::rule_stats`]); off by default, and
     /// free when off.
     pub fn rule_stats(&mut self, on: bool) -> &mut Self {
@@ -109,7 +117,7 @@ impl ScannerBuilder {
     /// Prepares `set` for scanning this way: interns the fields rows are built from and
     /// compiles the Details templates.
     pub fn build(&self, mut set: RuleSet) -> Scanner {
-        let prepared = prepare(&mut set);
+        let prepared = prepare(&mut set, self.detect.default_details);
         Scanner {
             set,
             prepared,

@@ -3,8 +3,8 @@
 //! correlation's row is listed by the first record (in the events file) dated at the
 //! row's time, the start of its window.
 
-use scanner_engine::Origin;
 use scanner_engine::Scanner;
+use scanner_engine::{Origin, RuleRef};
 use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,13 +31,12 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
     let first_at = first_record_at(events);
     let mut got: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
     for r in &result.rows {
-        let id = if r.correlation {
-            scanner.rules().correlations()[r.rule as usize]
+        let id = match r.rule {
+            RuleRef::Correlation(i) => scanner.rules().correlations()[i as usize]
                 .meta
                 .id
-                .to_string()
-        } else {
-            scanner.rules().rules()[r.rule as usize].meta.id.to_string()
+                .to_string(),
+            RuleRef::Rule(i) => scanner.rules().rules()[i as usize].meta.id.to_string(),
         };
         let entry = got.entry(id).or_default();
         match r.origin {

@@ -2,8 +2,8 @@
 //! windows fire, and the rows they give (Hayabusa's format: no RecordID, Details
 //! `Count:N ¦ field:v1/v2 ¦ group:value`).
 
-use scanner_engine::Origin;
 use scanner_engine::ScannerBuilder;
+use scanner_engine::{Origin, RuleRef};
 use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::PathBuf;
@@ -63,13 +63,15 @@ fn run(corr: &str, events: &[String]) -> (Vec<(String, String)>, Vec<String>) {
     let mut record_rows = Vec::new();
     for r in &result.rows {
         match r.origin {
-            Origin::Correlation { .. } => {
-                assert!(r.correlation);
-                let c = &scanner.rules().correlations()[r.rule as usize];
-                corr_rows.push((c.meta.title.to_string(), r.details.to_string()));
+            Origin::Correlation(_) => {
+                let RuleRef::Correlation(i) = r.rule else {
+                    panic!("a correlation's origin on a rule's row")
+                };
+                let c = &scanner.rules().correlations()[i as usize];
+                corr_rows.push((c.meta.title.to_string(), r.details.join(" ¦ ")));
             }
             Origin::Record { .. } => record_rows.push(
-                scanner.rules().rules()[r.rule as usize]
+                scanner.rules().rules()[r.rule.index() as usize]
                     .meta
                     .title
                     .to_string(),

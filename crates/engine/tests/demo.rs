@@ -29,7 +29,10 @@ fn builtin_rules_find_exactly_the_planted_detections() {
         .filter_map(|r| match r.origin {
             Origin::Record { record_id, .. } => Some((
                 record_id,
-                scanner.rules().rules()[r.rule as usize].meta.id.to_string(),
+                scanner.rules().rules()[r.rule.index() as usize]
+                    .meta
+                    .id
+                    .to_string(),
             )),
             Origin::Correlation { .. } => None,
         })

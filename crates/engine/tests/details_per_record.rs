@@ -87,12 +87,12 @@ fn rows_of_one_record_share_a_template_render_and_no_other() {
         let Origin::Record { record_id, .. } = r.origin else {
             panic!("a correlation row");
         };
-        let title = scanner.rules().rules()[r.rule as usize]
+        let title = scanner.rules().rules()[r.rule.index() as usize]
             .meta
             .title
             .to_string();
-        let extra = r.extra.as_deref().unwrap_or("").to_string();
-        got.insert((record_id, title), (r.details.to_string(), extra));
+        let extra = r.extra.as_ref().map_or(String::new(), |e| e.join(" ¦ "));
+        got.insert((record_id, title), (r.details.join(" ¦ "), extra));
     }
     let row = |d: &str, e: &str| (d.to_string(), e.to_string());
     let img = |n| format!("Img: C:\\x\\{n}.exe");

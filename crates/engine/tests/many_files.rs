@@ -15,8 +15,15 @@ fn content(r: &DetectInfo) -> String {
         Origin::Correlation { .. } => u64::MAX,
     };
     format!(
-        "{} {} {record_id} {} {} {} {} {:?} {:?}",
-        r.time, r.rule, r.computer, r.channel, r.event_id, r.details, r.extra, r.all_fields
+        "{} {} {record_id} {} {} {} {:?} {:?} {:?}",
+        r.time,
+        r.rule.index(),
+        r.computer,
+        r.channel,
+        r.event_id,
+        r.details,
+        r.extra,
+        r.all_fields
     )
 }
 

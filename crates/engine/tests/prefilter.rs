@@ -38,7 +38,7 @@ fn prefilter_keeps_every_detection() {
             .rows
             .iter()
             .filter_map(|r| match r.origin {
-                Origin::Record { file, record_id } => Some((file, record_id, r.rule)),
+                Origin::Record { file, record_id } => Some((file, record_id, r.rule.index())),
                 Origin::Correlation { .. } => None,
             })
             .collect()

@@ -99,7 +99,7 @@ fn scan(file: &Path, extract: bool) -> Vec<(String, String, String, String)> {
     let result = scanner.scan(&files).unwrap();
     assert!(result.errors.is_empty(), "{:?}", result.errors);
     let title = |r: &DetectInfo| {
-        scanner.rules().rules()[r.rule as usize]
+        scanner.rules().rules()[r.rule.index() as usize]
             .meta
             .title
             .to_string()
@@ -111,8 +111,10 @@ fn scan(file: &Path, extract: bool) -> Vec<(String, String, String, String)> {
             (
                 title(r),
                 r.time.to_string(),
-                r.details.to_string(),
-                r.all_fields.as_deref().unwrap_or("").to_string(),
+                r.details.join(" ¦ "),
+                r.all_fields
+                    .as_ref()
+                    .map_or(String::new(), |a| a.join(" ¦ ")),
             )
         })
         .collect()

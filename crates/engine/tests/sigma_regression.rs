@@ -6,7 +6,7 @@
 //! `match_count` are printed, not failed.) It needs the shared data, so it is `#[ignore]`d and run by
 //! `.ci/run` (`cargo test --release -p scanner-engine --test sigma_regression -- --ignored`).
 
-use scanner_engine::Scanner;
+use scanner_engine::{RuleRef, Scanner};
 use scanner_input::InputFile;
 use scanner_rules::{load, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
@@ -95,8 +95,8 @@ fn every_regression_case_fires_its_rule() {
             .rows
             .iter()
             .filter(|r| {
-                !r.correlation
-                    && scanner.rules().rules()[r.rule as usize].meta.id == c.rule_id.as_str()
+                matches!(r.rule, RuleRef::Rule(i)
+                    if scanner.rules().rules()[i as usize].meta.id == c.rule_id.as_str())
             })
             .count();
         let want = c.match_count.unwrap_or(1).max(1);

@@ -71,7 +71,6 @@ mod builtin;
 mod condition;
 mod config;
 mod correlation;
-mod critical;
 mod error;
 mod event;
 mod fields;
@@ -97,7 +96,6 @@ pub use crate::{
     correlation::{
         Correlation, CorrelationInput, CorrelationKind, CorrelationSource, CountOp, InputKey,
     },
-    critical::CriticalSystems,
     error::{ErrorKind, RuleError},
     event::{push_lowercase, push_lowercase_same_length, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHashSet, FxHasher, CHANNEL, EVENT_ID},

@@ -4,17 +4,16 @@
 use crate::config::Config;
 use crate::correlation::Correlation;
 use crate::event::Event;
-use crate::critical::CriticalSystems;
 use crate::fields::FieldTable;
 use crate::index::RuleIndex;
 use crate::prefilter::Admission;
-use crate::meta::Level;
 use crate::report::LoadReport;
 use crate::rule::Rule;
 
 /// A loaded, compiled, indexed rule set. It can be written whole and read back (the
-/// rule set cache, `load::cache`): every part of it but what callers set after loading
-/// (the critical systems).
+/// rule set cache, `load::cache`). What an output makes of it (the level a row is shown
+/// at, critical systems) is the timeline's; which Details templates a scan renders is
+/// the engine's.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct RuleSet {
     /// Enabled rules; index positions are `u32` ids.
@@ -33,9 +32,6 @@ pub struct RuleSet {
     pub(crate) report: LoadReport,
     /// Number of distinct compiled regexes.
     pub(crate) regexes: usize,
-    /// `critical_systems.txt`: whose detections are raised a level (empty by default).
-    #[serde(skip)]
-    pub(crate) critical: CriticalSystems,
 }
 
 impl RuleSet {
@@ -59,34 +55,6 @@ impl RuleSet {
     /// The table of every field name the rules (and their correlations) read.
     pub fn fields(&self) -> &FieldTable {
         &self.fields
-    }
-
-    /// Sets the computers whose detections are raised a level (`critical_systems.txt`).
-    pub fn set_critical_systems(&mut self, critical: CriticalSystems) {
-        self.critical = critical;
-    }
-
-    /// The computers whose detections are raised a level.
-    pub fn critical_systems(&self) -> &CriticalSystems {
-        &self.critical
-    }
-
-    /// The level of a detection of rule (or, with `correlation`, correlation) `id` on
-    /// `computer`: the rule's, one step up on a critical system. The one place a row's
-    /// level is decided (timeline, summary, charts, report).
-    pub fn row_level(&self, id: u32, correlation: bool, computer: &str) -> Level {
-        let level = if correlation {
-            self.correlations[id as usize].meta.level
-        } else {
-            self.rules[id as usize].meta.level
-        };
-        self.critical.level(level, computer)
-    }
-
-    /// Drops the default Details templates of the config, so that rules without a
-    /// `details` of their own show every field (Hayabusa does so without abbreviations).
-    pub fn drop_default_details(&mut self) {
-        self.config.default_details.clear();
     }
 
     /// The field table, to intern more fields, beside the rules and the config to read

@@ -1,15 +1,19 @@
 //! The JSON timeline (`json-timeline`): the same rows and columns as the CSV timeline,
 //! one object per detection, keys in the profile's column order. As Hayabusa writes
-//! it, Details, ExtraFieldInfo and AllFieldInfo are objects of their `name: value`
-//! items, and integer values (EventID, RecordID, `PID: 2020`) are JSON numbers. The
-//! MITRE and tag columns are arrays. Output is a JSON array (one object per
-//! indented block) or, with `-L`, JSON Lines.
+//! it, Details, ExtraFieldInfo and AllFieldInfo are objects of their `label: value`
+//! items, written from the items' labels and values as they are (nothing is split),
+//! and integer values (EventID, RecordID, `PID: 2020`) are JSON numbers. The MITRE and
+//! tag columns are arrays of their items; other lists (a correlation's computers,
+//! channels, EventIDs, files) are strings, their items joined with
+//! [`LIST_SEPARATOR`]. Output is a JSON array (one object per indented block) or, with
+//! `-L`, JSON Lines.
 
+use crate::cell::{Cell, CellRef};
 use crate::encoder::{take_bytes, RowEncoder};
-use crate::layout::{Layout, RowCells, DUP};
-use crate::profile::Column;
-use scanner_engine::DetectInfo;
-use scanner_engine::DETAILS_SEP as SEP;
+use crate::layout::Layout;
+use crate::profile::{Column, LIST_SEPARATOR};
+use crate::row_cells::RowCells;
+use scanner_engine::{DetectInfo, ItemIter};
 use std::io;
 
 /// Whether `v` is an integer written as Rust writes it (digits, a `-` but no `+`, no
@@ -38,25 +42,18 @@ fn string(v: &str, out: &mut Vec<u8>) {
     let _ = serde_json::to_writer(&mut *out, v);
 }
 
-/// Splits `name: value ¦ name: value` into (name, value) pairs: the name is what
-/// precedes the first `:`, trimmed. An item without a colon is a name with an empty
-/// value. `-` (nothing) gives no pairs.
-pub fn field_pairs(cell: &str) -> Vec<(&str, &str)> {
-    if cell == "-" || cell.is_empty() {
-        return Vec::new();
-    }
-    cell.split(SEP)
-        .map(|item| match item.split_once(':') {
-            Some((k, v)) => (k.trim(), v.trim()),
-            None => (item.trim(), ""),
-        })
+/// A cell's items as (name, value) pairs: each item's label and value, trimmed (an
+/// item without a colon is a name with an empty value).
+fn field_pairs(items: ItemIter<'_>) -> Vec<(&str, &str)> {
+    items
+        .map(|i| (i.label().trim(), i.value().trim()))
         .collect()
 }
 
 /// Writes `name: value` items as an object; a name given more than once gets an
 /// array of its values, in order.
-fn object(cell: &str, out: &mut Vec<u8>) {
-    let pairs = field_pairs(cell);
+fn object(items: ItemIter<'_>, out: &mut Vec<u8>) {
+    let pairs = field_pairs(items);
     out.push(b'{');
     for (i, (name, first)) in pairs.iter().enumerate() {
         if pairs[..i].iter().any(|(k, _)| k == name) {
@@ -83,9 +80,11 @@ fn object(cell: &str, out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-fn array(cell: &str, out: &mut Vec<u8>) {
+/// Writes the non-empty items as an array of strings.
+fn array(items: ItemIter<'_>, out: &mut Vec<u8>) {
     out.push(b'[');
-    for (i, v) in cell.split(SEP).filter(|v| !v.is_empty()).enumerate() {
+    let texts = items.map(|i| i.text()).filter(|v| !v.is_empty());
+    for (i, v) in texts.enumerate() {
         if i > 0 {
             out.extend_from_slice(b", ");
         }
@@ -95,7 +94,14 @@ fn array(cell: &str, out: &mut Vec<u8>) {
 }
 
 /// Appends one row as a JSON object to `out`; `indent` puts each key on its own line.
-fn push_row(names: &[(&str, Column)], cells: &[String], indent: Option<&str>, out: &mut Vec<u8>) {
+/// `joined` is a buffer for list cells written as one string.
+fn push_row<'c>(
+    names: &[(&str, Column)],
+    cells: impl Iterator<Item = CellRef<'c>>,
+    indent: Option<&str>,
+    joined: &mut String,
+    out: &mut Vec<u8>,
+) {
     out.push(b'{');
     for (i, ((name, col), v)) in names.iter().zip(cells).enumerate() {
         if i > 0 {
@@ -112,13 +118,28 @@ fn push_row(names: &[(&str, Column)], cells: &[String], indent: Option<&str>, ou
         }
         string(name, out);
         out.extend_from_slice(b": ");
+        let items = match v {
+            // A text (in a field-list column, `-R`'s mark for the whole cell).
+            CellRef::Text(t) => {
+                match col {
+                    Column::EventID | Column::RecordID => scalar(t, out),
+                    _ => string(t, out),
+                }
+                continue;
+            }
+            CellRef::List(items) => items,
+        };
         match col {
-            // `-R`'s mark stands for the whole cell.
-            c if c.is_field_list() && v == DUP => string(v, out),
-            c if c.is_field_list() => object(v, out),
-            Column::MitreTactics | Column::MitreTags | Column::OtherTags => array(v, out),
-            Column::EventID | Column::RecordID => scalar(v, out),
-            _ => string(v, out),
+            c if c.is_field_list() => object(items, out),
+            Column::MitreTactics | Column::MitreTags | Column::OtherTags => array(items, out),
+            _ => {
+                joined.clear();
+                CellRef::List(items).write(LIST_SEPARATOR, "", joined);
+                match col {
+                    Column::EventID | Column::RecordID => scalar(joined, out),
+                    _ => string(joined, out),
+                }
+            }
         }
     }
     if let Some(ind) = indent {
@@ -129,9 +150,10 @@ fn push_row(names: &[(&str, Column)], cells: &[String], indent: Option<&str>, ou
 }
 
 /// Renders one row as a JSON object; `indent` puts each key on its own line.
-pub fn row_json(names: &[(&str, Column)], cells: &[String], indent: Option<&str>) -> String {
+pub fn row_json(names: &[(&str, Column)], cells: &[Cell], indent: Option<&str>) -> String {
     let mut out = Vec::with_capacity(512);
-    push_row(names, cells, indent, &mut out);
+    let cells = cells.iter().map(Cell::as_ref);
+    push_row(names, cells, indent, &mut String::new(), &mut out);
     // Only whole UTF-8 strings and ASCII punctuation were written.
     String::from_utf8(out).expect("JSON text is UTF-8")
 }
@@ -144,6 +166,8 @@ pub struct JsonEncoder<'w, 'a> {
     /// No row encoded yet.
     first: bool,
     out: Vec<u8>,
+    /// A list cell's items joined.
+    joined: String,
 }
 
 impl<'w, 'a> JsonEncoder<'w, 'a> {
@@ -154,6 +178,7 @@ impl<'w, 'a> JsonEncoder<'w, 'a> {
             lines,
             first: true,
             out: Vec::new(),
+            joined: String::new(),
         }
     }
 }
@@ -171,13 +196,14 @@ impl RowEncoder for JsonEncoder<'_, '_> {
             return Ok(false);
         }
         let names = self.cells.writer().named_columns();
+        let (cells, joined) = (self.cells.cells(r), &mut self.joined);
         if self.lines {
-            push_row(names, self.cells.cells(), None, &mut self.out);
+            push_row(names, cells, None, joined, &mut self.out);
             self.out.push(b'\n');
         } else {
             self.out
                 .extend_from_slice(if self.first { b"\n    " } else { b",\n    " });
-            push_row(names, self.cells.cells(), Some("    "), &mut self.out);
+            push_row(names, cells, Some("    "), joined, &mut self.out);
         }
         self.first = false;
         Ok(true)
@@ -203,6 +229,7 @@ impl RowEncoder for JsonEncoder<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scanner_engine::Items;
 
     #[test]
     fn integers_are_those_that_print_back_as_they_read() {
@@ -244,12 +271,20 @@ mod tests {
             ("RecordID", Column::RecordID),
             ("ExtraFieldInfo", Column::ExtraFieldInfo),
         ];
+        let details = [
+            "Cmdline: a: b",
+            "PID: 2020",
+            "LID: 0x3e7",
+            "Zero: 007",
+            "X: 1",
+            "X: two",
+        ];
         let cells = [
-            "4688".to_string(),
-            "Cmdline: a: b ¦ PID: 2020 ¦ LID: 0x3e7 ¦ Zero: 007 ¦ X: 1 ¦ X: two".to_string(),
-            "T1021.002 ¦ T1570".to_string(),
-            "".to_string(),
-            "-".to_string(),
+            Cell::text("4688"),
+            Cell::items(&Items::of(details)),
+            Cell::items(&Items::of(["T1021.002", "T1570", ""])),
+            Cell::text(""),
+            Cell::items(&Items::default()),
         ];
         let j = row_json(&names, &cells, None);
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
@@ -263,5 +298,18 @@ mod tests {
         assert_eq!(v["RecordID"], "");
         assert_eq!(v["ExtraFieldInfo"], serde_json::json!({}));
         assert!(j.starts_with("{\"EventID\": 4688, \"Details\": {"), "{j}");
+        // A list in another column is one string; `-R`'s mark stays a string.
+        let names = [("EventID", Column::EventID), ("Details", Column::Details)];
+        let cells = [Cell::items(&Items::of(["4624", "4625"])), Cell::text("DUP")];
+        let v: serde_json::Value = serde_json::from_str(&row_json(&names, &cells, None)).unwrap();
+        assert_eq!(v["EventID"], "4624 ¦ 4625");
+        assert_eq!(v["Details"], "DUP");
+        let one = [
+            Cell::items(&Items::of(["4624"])),
+            Cell::items(&Items::of(["x"])),
+        ];
+        let v: serde_json::Value = serde_json::from_str(&row_json(&names, &one, None)).unwrap();
+        assert_eq!(v["EventID"], 4624);
+        assert_eq!(v["Details"], serde_json::json!({"x": ""}));
     }
 }

@@ -1,52 +1,63 @@
 //! The timeline's cells: a [`Layout`] turns a row into the cells of a profile's columns,
 //! in Hayabusa's conventions (abbreviated levels, channels and providers, MITRE columns
-//! from rule tags); [`RowCells`] renders one pass's rows, which the CSV and JSON
-//! encoders share ([`crate::CsvEncoder`], [`crate::JsonEncoder`]).
+//! from rule tags, levels raised on critical systems), which the CSV and JSON encoders
+//! share ([`crate::CsvEncoder`], [`crate::JsonEncoder`]) through [`crate::RowCells`].
+//! Cells of several items stay lists: the encoders join them. A rule's tags are sorted
+//! into the MITRE columns the first time one of its rows is written.
 
+use crate::cell::{Cell, RowList, RowText, Slot};
+use crate::critical::CriticalSystems;
 use crate::profile::{Column, Profile, Style};
 use crate::time_format::TimeFormat;
-use scanner_engine::DETAILS_SEP as SEP;
-use scanner_engine::{DetectInfo, Origin};
+use scanner_engine::{DetectInfo, Items, ItemsBuf, Origin, RuleRef};
 use scanner_input::InputFile;
 use scanner_rules::FxHashMap;
-use scanner_rules::{RuleMeta, RuleSet};
-use std::collections::HashSet;
+use scanner_rules::{Level, RuleMeta, RuleSet};
+use std::sync::OnceLock;
 
+/// A rule's tags as the three MITRE columns show them.
 struct Tags {
-    tactics: String,
-    techniques: String,
-    other: String,
+    tactics: Items,
+    techniques: Items,
+    other: Items,
 }
 
 fn split_tags(tags: &[compact_str::CompactString], set: &RuleSet) -> Tags {
-    let mut tactics = Vec::new();
-    let mut techniques = Vec::new();
-    let mut other = Vec::new();
+    let mut tactics = ItemsBuf::default();
+    let mut techniques = ItemsBuf::default();
+    let mut other = ItemsBuf::default();
+    let mut lower = String::new();
     for t in tags {
-        let lower = t.to_lowercase();
+        lower.clear();
+        if t.is_ascii() {
+            lower.push_str(t);
+            lower.make_ascii_lowercase();
+        } else {
+            lower.push_str(&t.to_lowercase());
+        }
         if let Some(short) = set.config().mitre_tactics.get(lower.as_str()) {
-            tactics.push(short.clone());
+            tactics.push(short);
         } else if let Some(id) = lower.strip_prefix("attack.").filter(|r| {
             let mut c = r.chars();
             matches!(c.next(), Some('t' | 'g' | 's'))
                 && c.next().is_some_and(|d| d.is_ascii_digit())
         }) {
-            techniques.push(id.to_uppercase());
+            techniques.push(&id.to_uppercase());
         } else {
-            other.push(t.to_string());
+            other.push(t);
         }
     }
     Tags {
-        tactics: tactics.join(SEP),
-        techniques: techniques.join(SEP),
-        other: other.join(SEP),
+        tactics: tactics.to_items(),
+        techniques: techniques.to_items(),
+        other: other.to_items(),
     }
 }
 
 /// What the cells of one pass over the rows remember: the provider and channel
 /// abbreviations met so far, and the last timestamp formatted (a record's rows share it).
 #[derive(Default)]
-struct Memo {
+pub(crate) struct Memo {
     providers: Abbrevs,
     channels: Abbrevs,
     time: Option<(jiff::Timestamp, String)>,
@@ -81,16 +92,37 @@ fn push_date(date: &str, out: &mut String) {
     out.extend(date.chars().map(|c| if c == '/' { '-' } else { c }));
 }
 
+/// An input file's path as the timeline shows it: valid UTF-8 (nearly every path)
+/// without the lossy decoder's walk.
+fn push_path(files: &[InputFile], file: u32, out: &mut String) {
+    let Some(f) = files.get(file as usize) else {
+        return;
+    };
+    match f.path.to_str() {
+        Some(p) => out.push_str(p),
+        None => out.push_str(&f.path.to_string_lossy()),
+    }
+}
+
+/// An input file's path, when it is valid UTF-8 (nearly every path).
+fn path_text(files: &[InputFile], file: u32) -> Option<&str> {
+    files.get(file as usize)?.path.to_str()
+}
+
 /// The layout of a timeline: a profile's columns, the cell style, the time format,
-/// and what cells are looked up in (the rules' metadata and tags, the input files).
+/// and what cells are looked up in (the rules' metadata and tags, the input files, the
+/// critical systems).
 pub struct Layout<'a> {
     set: &'a RuleSet,
     files: &'a [InputFile],
     time: TimeFormat,
     profile: Profile,
     style: Style,
-    rule_tags: Vec<Tags>,
-    corr_tags: Vec<Tags>,
+    critical: CriticalSystems,
+    /// Each rule's and correlation's tags, sorted into the MITRE columns when first
+    /// needed (most rules never fire).
+    rule_tags: Vec<OnceLock<Tags>>,
+    corr_tags: Vec<OnceLock<Tags>>,
     /// The profile's columns, plus any appended (`RecoveredRecord`).
     columns: Vec<(&'static str, Column)>,
 }
@@ -103,15 +135,9 @@ impl<'a> Layout<'a> {
         time: TimeFormat,
         profile: Profile,
     ) -> Self {
-        let rule_tags = set
-            .rules()
-            .iter()
-            .map(|r| split_tags(&r.meta.tags, set))
-            .collect();
-        let corr_tags = set
-            .correlations()
-            .iter()
-            .map(|c| split_tags(&c.meta.tags, set))
+        let rule_tags = (0..set.rules().len()).map(|_| OnceLock::new()).collect();
+        let corr_tags = (0..set.correlations().len())
+            .map(|_| OnceLock::new())
             .collect();
         Layout {
             set,
@@ -119,6 +145,7 @@ impl<'a> Layout<'a> {
             time,
             profile,
             style: Style::default(),
+            critical: CriticalSystems::default(),
             rule_tags,
             corr_tags,
             columns: profile.named_columns().to_vec(),
@@ -137,6 +164,13 @@ impl<'a> Layout<'a> {
             self.columns
                 .push(("RecoveredRecord", Column::RecoveredRecord));
         }
+        self
+    }
+
+    /// Raises the level of detections on the computers `critical` lists
+    /// (`critical_systems.txt`).
+    pub fn with_critical_systems(mut self, critical: CriticalSystems) -> Self {
+        self.critical = critical;
         self
     }
 
@@ -168,11 +202,22 @@ impl<'a> Layout<'a> {
 
     /// The rule (or correlation) of a row.
     pub fn meta(&self, r: &DetectInfo) -> &'a RuleMeta {
-        if r.correlation {
-            &self.set.correlations()[r.rule as usize].meta
-        } else {
-            &self.set.rules()[r.rule as usize].meta
+        match r.rule {
+            RuleRef::Rule(i) => &self.set.rules()[i as usize].meta,
+            RuleRef::Correlation(i) => &self.set.correlations()[i as usize].meta,
         }
+    }
+
+    /// The level a row is shown at: its rule's, one step up when one of its computers
+    /// is a critical system. The one place a row's level is decided (timeline, summary,
+    /// charts, report).
+    pub fn level(&self, r: &DetectInfo) -> Level {
+        self.critical.level(self.meta(r).level, r.computers())
+    }
+
+    /// The computers whose detections are raised a level.
+    pub fn critical_systems(&self) -> &CriticalSystems {
+        &self.critical
     }
 
     /// Appends the channel as the timeline shows it, abbreviated once per distinct name.
@@ -187,14 +232,88 @@ impl<'a> Layout<'a> {
         out.push_str(abbrev);
     }
 
-    /// Appends the cell of column `c` for row `r` to `out`.
-    fn cell_into(&self, c: Column, r: &DetectInfo, memo: &mut Memo, out: &mut String) {
-        let meta = self.meta(r);
-        let tags = if r.correlation {
-            &self.corr_tags[r.rule as usize]
-        } else {
-            &self.rule_tags[r.rule as usize]
+    /// The MITRE columns of a row's rule.
+    fn tags(&self, r: &DetectInfo) -> &Tags {
+        let (tags, meta) = match r.rule {
+            RuleRef::Rule(i) => (
+                &self.rule_tags[i as usize],
+                &self.set.rules()[i as usize].meta,
+            ),
+            RuleRef::Correlation(i) => (
+                &self.corr_tags[i as usize],
+                &self.set.correlations()[i as usize].meta,
+            ),
         };
+        tags.get_or_init(|| split_tags(&meta.tags, self.set))
+    }
+
+    /// The cell of column `c` for row `r`: where it is, made into `cell` when it is
+    /// made for the row.
+    pub(crate) fn cell_into(
+        &self,
+        c: Column,
+        r: &DetectInfo,
+        memo: &mut Memo,
+        cell: &mut Cell,
+    ) -> Slot<'_> {
+        let meta = self.meta(r);
+        let correlation = match &r.origin {
+            Origin::Correlation(o) => Some(&**o),
+            Origin::Record { .. } => None,
+        };
+        // The cells that are lists: of items, of a correlation's names, of authors.
+        match (c, correlation) {
+            (Column::MitreTactics, _) => return Slot::Items(&self.tags(r).tactics),
+            (Column::MitreTags, _) => return Slot::Items(&self.tags(r).techniques),
+            (Column::OtherTags, _) => return Slot::Items(&self.tags(r).other),
+            (Column::Details, _) => return Slot::Row(RowList::Details),
+            (Column::ExtraFieldInfo, _) => return Slot::Row(RowList::ExtraFieldInfo),
+            (Column::AllFieldInfo, _) => return Slot::Row(RowList::AllFieldInfo),
+            (Column::Computer, Some(_)) => return Slot::Row(RowList::Computers),
+            (Column::EventID, Some(_)) => return Slot::Row(RowList::EventIds),
+            (Column::Channel, Some(o)) => {
+                let list = cell.start_list();
+                for ch in o.channels.iter() {
+                    self.push_channel(ch.text(), memo, list.text_mut());
+                    list.close();
+                }
+                return Slot::Own;
+            }
+            (Column::EvtxFile, Some(o)) => {
+                let list = cell.start_list();
+                for &f in o.files.iter() {
+                    push_path(self.files, f, list.text_mut());
+                    list.close();
+                }
+                return Slot::Own;
+            }
+            (Column::RuleAuthor, _) if self.style.multiline || self.style.tab_separator => {
+                let list = cell.start_list();
+                let authors = meta.author.split([',', '/', ';']).map(str::trim);
+                for a in authors.filter(|a| !a.is_empty()) {
+                    list.push(a);
+                }
+                return Slot::Own;
+            }
+            // Texts read where they are.
+            (Column::RuleTitle, _) => return Slot::Str(&meta.title),
+            (Column::RuleFile, _) => return Slot::Str(&meta.file_name),
+            (Column::RuleID, _) => return Slot::Str(&meta.id),
+            (Column::Computer, None) => return Slot::RowText(RowText::Computer),
+            (Column::EventID, None) => return Slot::RowText(RowText::EventId),
+            (Column::Provider, _) if self.style.no_abbreviations => {
+                return Slot::RowText(RowText::Provider)
+            }
+            (Column::EvtxFile, None) => {
+                if let Origin::Record { file, .. } = r.origin {
+                    if let Some(p) = path_text(self.files, file) {
+                        return Slot::Str(p);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let out = cell.start_text();
         match c {
             Column::Timestamp => {
                 if memo.time.as_ref().map(|(t, _)| *t) != Some(r.time) {
@@ -207,8 +326,7 @@ impl<'a> Layout<'a> {
             Column::TimestampDesc => out.push_str("hayabusa"),
             Column::RuleTitle => out.push_str(&meta.title),
             Column::Level => {
-                // The rule's level, raised on a critical system (the rule set decides).
-                let level = self.set.row_level(r.rule, r.correlation, &r.computer);
+                let level = self.level(r);
                 out.push_str(if self.style.no_abbreviations {
                     level.name()
                 } else {
@@ -216,54 +334,21 @@ impl<'a> Layout<'a> {
                 })
             }
             Column::Computer => out.push_str(&r.computer),
-            Column::Channel => {
-                if r.correlation {
-                    for (i, ch) in r.channel.split(SEP).enumerate() {
-                        if i > 0 {
-                            out.push_str(SEP);
-                        }
-                        self.push_channel(ch, memo, out);
-                    }
-                } else {
-                    self.push_channel(&r.channel, memo, out);
-                }
-            }
+            Column::Channel => self.push_channel(&r.channel, memo, out),
             Column::EventID => out.push_str(&r.event_id),
-            Column::RuleAuthor => {
-                if self.style.multiline || self.style.tab_separator {
-                    let authors = meta
-                        .author
-                        .split([',', '/', ';'])
-                        .map(str::trim)
-                        .filter(|a| !a.is_empty());
-                    for (i, a) in authors.enumerate() {
-                        if i > 0 {
-                            out.push_str(SEP);
-                        }
-                        out.push_str(a);
-                    }
-                } else {
-                    out.push_str(&meta.author);
-                }
-            }
+            Column::RuleAuthor => out.push_str(&meta.author),
             Column::RuleModifiedDate => push_date(&meta.modified, out),
             Column::Status => out.push_str(if meta.status.is_empty() {
                 "-"
             } else {
                 &meta.status
             }),
-            Column::MitreTactics => out.push_str(&tags.tactics),
-            Column::MitreTags => out.push_str(&tags.techniques),
-            Column::OtherTags => out.push_str(&tags.other),
             Column::RecordID => {
                 if let Origin::Record { record_id, .. } = r.origin {
                     use std::fmt::Write as _;
                     let _ = write!(out, "{record_id}");
                 }
             }
-            Column::Details => out.push_str(&r.details),
-            Column::ExtraFieldInfo => out.push_str(r.extra.as_deref().unwrap_or("-")),
-            Column::AllFieldInfo => out.push_str(r.all_fields.as_deref().unwrap_or("-")),
             Column::Provider => {
                 if self.style.no_abbreviations {
                     out.push_str(&r.provider);
@@ -277,125 +362,30 @@ impl<'a> Layout<'a> {
             Column::RuleCreationDate => push_date(&meta.date, out),
             Column::RuleFile => out.push_str(&meta.file_name),
             Column::RuleID => out.push_str(&meta.id),
-            Column::EvtxFile => match &r.origin {
-                Origin::Record { file, .. } => {
-                    // Valid UTF-8 (nearly every path) without the lossy decoder's walk.
-                    let path = &self.files[*file as usize].path;
-                    match path.to_str() {
-                        Some(p) => out.push_str(p),
-                        None => out.push_str(&path.to_string_lossy()),
-                    }
+            Column::EvtxFile => {
+                if let Origin::Record { file, .. } = r.origin {
+                    push_path(self.files, file, out);
                 }
-                Origin::Correlation { files } => out.push_str(files),
-            },
+            }
             Column::RecoveredRecord => out.push_str(if r.recovered { "Y" } else { "" }),
+            // Lists, above.
+            Column::MitreTactics
+            | Column::MitreTags
+            | Column::OtherTags
+            | Column::Details
+            | Column::ExtraFieldInfo
+            | Column::AllFieldInfo => {}
         }
-    }
-}
-
-/// One pass's cells: each row's cells in turn, in the profile's column order, items of
-/// multi-item cells joined with ` ¦ ` (the CSV writer applies `-M`/`-S`). It remembers
-/// abbreviations and the last timestamp formatted, and, with `-X`, the cells of the
-/// current timestamp's rows: a row whose cells (EvtxFile aside) equal those of an
-/// earlier row with the same timestamp is dropped (such rows are neighbours in timeline
-/// order).
-pub struct RowCells<'w, 'a> {
-    writer: &'w Layout<'a>,
-    cols: Vec<Column>,
-    cells: Vec<String>,
-    memo: Memo,
-    seen: HashSet<Vec<String>>,
-    group_time: Option<jiff::Timestamp>,
-    /// With `-R`, the previous row's value of each column (kept only for the field-list
-    /// columns; `None` before the first row).
-    previous: Vec<Option<String>>,
-}
-
-/// What `-R` writes in place of a value equal to the previous row's.
-pub const DUP: &str = "DUP";
-
-impl<'w, 'a> RowCells<'w, 'a> {
-    /// A pass over rows written by `writer`.
-    pub fn new(writer: &'w Layout<'a>) -> Self {
-        let cols: Vec<Column> = writer.columns.iter().map(|(_, c)| *c).collect();
-        RowCells {
-            writer,
-            cells: vec![String::new(); cols.len()],
-            cols,
-            memo: Memo::default(),
-            seen: HashSet::new(),
-            group_time: None,
-            previous: Vec::new(),
-        }
-    }
-
-    /// The writer whose columns these are.
-    pub fn writer(&self) -> &'w Layout<'a> {
-        self.writer
-    }
-
-    /// Renders `r`'s cells ([`Self::cells`]); `false` when `-X` drops the row.
-    pub fn fill(&mut self, r: &DetectInfo) -> bool {
-        for (&c, cell) in self.cols.iter().zip(self.cells.iter_mut()) {
-            cell.clear();
-            self.writer.cell_into(c, r, &mut self.memo, cell);
-        }
-        if self.writer.style.remove_duplicates {
-            if self.group_time != Some(r.time) {
-                self.group_time = Some(r.time);
-                self.seen.clear();
-            }
-            let key: Vec<String> = self
-                .cols
-                .iter()
-                .zip(&self.cells)
-                .filter(|(c, _)| **c != Column::EvtxFile)
-                .map(|(_, v)| v.clone())
-                .collect();
-            if !self.seen.insert(key) {
-                return false;
-            }
-        }
-        if self.writer.style.remove_duplicate_data {
-            self.mark_repeated_data();
-        }
-        true
-    }
-
-    /// `-R`: each field-list cell equal to the previous row's value in its column
-    /// becomes [`DUP`]; the value itself is remembered for the next row.
-    fn mark_repeated_data(&mut self) {
-        self.previous.resize(self.cols.len(), None);
-        let columns = self
-            .cols
-            .iter()
-            .zip(&mut self.cells)
-            .zip(&mut self.previous);
-        for ((_, cell), prev) in columns.filter(|((c, _), _)| c.is_field_list()) {
-            match prev {
-                Some(p) if p == cell => {
-                    cell.clear();
-                    cell.push_str(DUP);
-                }
-                Some(p) => {
-                    p.clear();
-                    p.push_str(cell);
-                }
-                None => *prev = Some(cell.clone()),
-            }
-        }
-    }
-
-    /// The cells of the last row filled.
-    pub fn cells(&self) -> &[String] {
-        &self.cells
+        Slot::Own
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::row_cells::RowCells;
     use crate::test_row::row;
+    use scanner_engine::CorrelationOrigin;
     use scanner_rules::{load, LoadOptions, RuleSource};
     use std::path::PathBuf;
 
@@ -469,17 +459,20 @@ correlation:
         }
     }
 
-    /// The cells of `rows` under `layout`, by header name; `None` for a row `-X` drops.
+    /// The cells of `rows` under `layout`, by header name, lists joined with ` ¦ ` (`-`
+    /// for a field list without items); `None` for a row `-X` drops.
     fn render(layout: &Layout, rows: &[DetectInfo]) -> Vec<Option<Vec<(String, String)>>> {
         let mut cells = RowCells::new(layout);
         rows.iter()
             .map(|r| {
                 cells.fill(r).then(|| {
-                    layout
-                        .named_columns()
-                        .iter()
-                        .zip(cells.cells())
-                        .map(|((n, _), v)| (n.to_string(), v.clone()))
+                    let named = layout.named_columns().iter().zip(cells.cells(r));
+                    named
+                        .map(|((n, c), v)| {
+                            let mut text = String::new();
+                            v.write(" ¦ ", if c.is_field_list() { "-" } else { "" }, &mut text);
+                            (n.to_string(), text)
+                        })
                         .collect()
                 })
             })
@@ -499,12 +492,16 @@ correlation:
 
     fn correlation_row() -> DetectInfo {
         DetectInfo {
-            rule: 0,
-            correlation: true,
-            origin: Origin::Correlation {
-                files: "logs/a.evtx ¦ logs/b.evtx".into(),
-            },
-            channel: "Microsoft-Windows-Sysmon/Operational ¦ Security".into(),
+            rule: RuleRef::Correlation(0),
+            origin: Origin::Correlation(Box::new(CorrelationOrigin {
+                files: [0, 1].into(),
+                computers: Items::of(["DC01", "WS02"]),
+                channels: Items::of(["Microsoft-Windows-Sysmon/Operational", "Security"]),
+                event_ids: Items::of(["1", "4624"]),
+            })),
+            computer: "".into(),
+            channel: "".into(),
+            event_id: "".into(),
             provider: "-".into(),
             ..row(100, 0)
         }
@@ -515,8 +512,8 @@ correlation:
         let f = Fixture::new();
         let layout = f.layout(Profile::Standard);
         let mut r = row(0, 42);
-        r.details = "Cmdline: whoami".into();
-        r.extra = Some("User: bob".into());
+        r.details = Items::of(["Cmdline: whoami"]);
+        r.extra = Some(Items::of(["User: bob"]));
         let got = render(&layout, &[r]).remove(0).unwrap();
         let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
         let expected: Vec<&str> = Profile::Standard
@@ -550,7 +547,7 @@ correlation:
         let f = Fixture::new();
         let layout = f.layout(Profile::SuperVerbose);
         let mut r = row(0, 1);
-        r.rule = 1;
+        r.rule = RuleRef::Rule(1);
         let short = [("Level", "info"), ("Channel", "Sec"), ("Provider", "Sec")];
         assert_cells(&layout, &r, &short);
         r.channel = "Microsoft-Windows-Sysmon/Operational".into();
@@ -589,7 +586,7 @@ correlation:
         // A rule without tags has empty MITRE cells.
         let untagged = [("MitreTactics", ""), ("MitreTags", ""), ("OtherTags", "")];
         let plain = DetectInfo {
-            rule: 1,
+            rule: RuleRef::Rule(1),
             ..row(0, 1)
         };
         assert_cells(&layout, &plain, &untagged);
@@ -615,7 +612,7 @@ correlation:
         ];
         assert_cells(&layout, &r, &meta);
         let plain = DetectInfo {
-            rule: 1,
+            rule: RuleRef::Rule(1),
             ..row(0, 1)
         };
         assert_cells(&layout, &plain, &[("Status", "-")]);
@@ -634,12 +631,28 @@ correlation:
         let layout = f.layout(Profile::Verbose);
         let expected = [
             ("Channel", "Sysmon ¦ Sec"),
+            ("Computer", "DC01 ¦ WS02"),
+            ("EventID", "1 ¦ 4624"),
             ("Level", "crit"),
             // No record id.
             ("RecordID", ""),
             ("EvtxFile", "logs/a.evtx ¦ logs/b.evtx"),
         ];
         assert_cells(&layout, &correlation_row(), &expected);
+    }
+
+    #[test]
+    fn critical_systems_raise_a_rows_level_when_one_of_its_computers_is_listed() {
+        let f = Fixture::new();
+        let critical = CriticalSystems::parse("ws02\nhost\n");
+        let layout = f.layout(Profile::Verbose).with_critical_systems(critical);
+        assert_eq!(layout.critical_systems().len(), 2);
+        assert_cells(&layout, &row(0, 1), &[("Level", "high")]);
+        assert_eq!(layout.level(&correlation_row()), Level::Emergency);
+        let mut other = row(0, 1);
+        other.computer = "ws01".into();
+        assert_eq!(layout.level(&other), Level::Medium);
+        assert_eq!(f.layout(Profile::Verbose).level(&row(0, 1)), Level::Medium);
     }
 
     #[test]
@@ -660,7 +673,7 @@ correlation:
             in_file(10, 1),
             // Another Details at the same time: kept.
             DetectInfo {
-                details: "other".into(),
+                details: Items::of(["other"]),
                 ..in_file(10, 0)
             },
             // Another timestamp: kept, even though it equals the first otherwise.
@@ -686,8 +699,8 @@ correlation:
         };
         let layout = f.layout(Profile::Verbose).with_style(style);
         let with = |details: &str, all: &str| DetectInfo {
-            details: details.into(),
-            extra: Some(all.into()),
+            details: Items::of([details]),
+            extra: Some(Items::of([all])),
             ..row(10, 7)
         };
         let rows = [

@@ -3,9 +3,12 @@
 //! A [`Layout`] holds what a timeline looks like: one of Hayabusa's eight profiles
 //! ([`Profile`]: which columns, in which order), the cell [`Style`] (`-M`, `-S`, `-b`,
 //! `-X`), the [`TimeFormat`], and where cells are looked up (the rules' titles, levels
-//! and tags; the input files' names). Cells are rendered once per row ([`RowCells`])
-//! and encoded by a [`RowEncoder`]: [`CsvEncoder`] or [`JsonEncoder`] (one array or
-//! JSON Lines). [`write_timeline`] runs the merge of the engine's sorted rows, the
+//! and tags; the input files' names; the [`CriticalSystems`] whose detections are shown a
+//! level up). Cells are rendered once per row ([`RowCells`]), a cell of several items
+//! as a list ([`CellRef`], read from the row where it is), and encoded by a
+//! [`RowEncoder`]: [`CsvEncoder`] or
+//! [`JsonEncoder`] (one array or JSON Lines). Only an encoder joins items, each style
+//! with its separator; JSON writes Details' items as pairs. [`write_timeline`] runs the merge of the engine's sorted rows, the
 //! encoding and the writing on three threads; [`write_encoded`] does the same on one,
 //! with the same bytes. [`write_rule_stats`] writes the scan's per-rule evaluation
 //! times as TSV. Cells a spreadsheet would run as formulas are counted as the CSV is
@@ -13,9 +16,10 @@
 //! input formats or rule matching.
 //!
 //! The design decision that matters: rows reach this crate as slim
-//! [`scanner_engine::DetectInfo`] values holding ids and rendered text, never records,
-//! so writing needs neither the input nor the rule matchers, and the rows can come back
-//! from the engine's spilled sort runs one at a time.
+//! [`scanner_engine::DetectInfo`] values holding ids and typed, rendered values (items
+//! kept apart, file indices), never records, so writing needs neither the input nor the
+//! rule matchers, nothing is parsed again, and the rows can come back from the
+//! engine's spilled sort runs one at a time.
 //!
 //! ```no_run
 //! use scanner_engine::ScannerBuilder;
@@ -35,6 +39,8 @@
 
 #![warn(missing_docs)]
 
+mod cell;
+mod critical;
 mod csv;
 mod encoder;
 mod formula;
@@ -42,17 +48,21 @@ mod json;
 mod layout;
 mod pipeline;
 mod profile;
+mod row_cells;
 mod rule_stats;
 #[cfg(test)]
 mod test_row;
 mod time_format;
 
+pub use cell::{Cell, CellRef};
+pub use critical::CriticalSystems;
 pub use csv::CsvEncoder;
 pub use encoder::{take_bytes, write_encoded, RowEncoder};
 pub use formula::is_formula;
-pub use json::{field_pairs, row_json, JsonEncoder};
-pub use layout::{Layout, RowCells};
+pub use json::{row_json, JsonEncoder};
+pub use layout::Layout;
 pub use pipeline::write as write_timeline;
-pub use profile::{Column, Profile, Style};
+pub use profile::{Column, Profile, Style, LIST_SEPARATOR};
+pub use row_cells::{RowCells, DUP};
 pub use rule_stats::write_rule_stats;
 pub use time_format::{TimeFormat, TimeStyle};

@@ -157,7 +157,7 @@ mod tests {
     use super::*;
     use crate::encoder::write_encoded;
     use jiff::Timestamp;
-    use scanner_engine::{Origin, RowStore};
+    use scanner_engine::{Items, Origin, RowStore, RuleRef};
     use std::path::{Path, PathBuf};
 
     /// Writes each row's record id, padded to 64 bytes; drops every seventh row, as
@@ -202,8 +202,7 @@ mod tests {
     fn row(i: u64) -> DetectInfo {
         DetectInfo {
             time: Timestamp::new((i * 7919 % 1000) as i64, 0).unwrap(),
-            rule: 0,
-            correlation: false,
+            rule: RuleRef::Rule(0),
             recovered: false,
             origin: Origin::Record {
                 file: 0,
@@ -213,7 +212,7 @@ mod tests {
             channel: "Security".into(),
             event_id: "4624".into(),
             provider: "-".into(),
-            details: format!("n: {i}").into(),
+            details: Items::of([format!("n: {i}").as_str()]),
             extra: None,
             all_fields: None,
         }

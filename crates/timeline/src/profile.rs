@@ -1,8 +1,6 @@
 //! The timeline's columns and profiles, as Hayabusa names and orders them, and the
 //! cell style options (`-M`, `-S`, `-b`, `-X`).
 
-use scanner_engine::DETAILS_SEP as SEP;
-
 /// Output columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Column {
@@ -55,7 +53,9 @@ pub enum Column {
 }
 
 impl Column {
-    /// Whether the cell holds ` ¦ `-separated items (which `-M` and `-S` split).
+    /// Whether the CSV timeline separates the cell's items by the style's separator
+    /// ([`Style::separator`]: `-M`'s line breaks, `-S`'s tabs); the items of other lists (a
+    /// correlation's computers, channels, EventIDs and files) always by [`LIST_SEPARATOR`].
     pub fn is_multi(self) -> bool {
         matches!(
             self,
@@ -308,15 +308,19 @@ pub struct Style {
     pub excel_safe: bool,
 }
 
+/// The separator between the items of a list cell: Hayabusa's, space, U+00A6 BROKEN
+/// BAR, space. The encoders' alone: rows keep their items apart.
+pub const LIST_SEPARATOR: &str = " ¦ ";
+
 impl Style {
-    /// The separator between the items of a multi-item cell.
+    /// The separator between the items of a multi-item cell ([`Column::is_multi`]).
     pub fn separator(self) -> &'static str {
         if self.multiline {
             "\r\n"
         } else if self.tab_separator {
             "\t"
         } else {
-            SEP
+            LIST_SEPARATOR
         }
     }
 }
@@ -469,7 +473,7 @@ mod tests {
             ..Style::default()
         };
         assert_eq!(style(false, false).separator(), " ¦ ");
-        assert_eq!(style(false, false).separator(), SEP);
+        assert_eq!(style(false, false).separator(), LIST_SEPARATOR);
         assert_eq!(style(false, true).separator(), "\t");
         assert_eq!(style(true, false).separator(), "\r\n");
         assert_eq!(style(true, true).separator(), "\r\n", "-M wins over -S");

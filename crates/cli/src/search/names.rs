@@ -4,6 +4,7 @@
 //! (`Cmdline: %CommandLine%`), which 3.9.0 shows in AllFieldInfo.
 
 use super::SearchError;
+use scanner_engine::{template_items, Items};
 use scanner_rules::{Config, FxHashMap};
 use std::path::Path;
 
@@ -64,11 +65,8 @@ fn short_names(config: &Config) -> FxHashMap<String, Vec<(String, String)>> {
     let mut out = FxHashMap::default();
     for (event, template) in &config.default_details {
         let mut pairs: Vec<(String, String)> = Vec::new();
-        for item in template.split('¦') {
-            let Some((short, field)) = item.split_once(':') else {
-                continue;
-            };
-            let (short, field) = (short.trim(), field.trim());
+        for item in Items::of(template_items(template)).iter() {
+            let (short, field) = (item.label().trim(), item.value().trim());
             let Some(field) = field.strip_prefix('%').and_then(|f| f.strip_suffix('%')) else {
                 continue;
             };

@@ -8,8 +8,9 @@ use super::SearchError;
 use crate::args::{OutputFormat, SearchArgs};
 use crate::terminal::SafeWriter;
 use jiff::Timestamp;
+use scanner_engine::Items;
 use scanner_input::InputFile;
-use scanner_timeline::{row_json, Column, TimeFormat};
+use scanner_timeline::{row_json, Cell, Column, Style, TimeFormat};
 use std::io::{IsTerminal, Write};
 
 /// One event found.
@@ -28,8 +29,8 @@ pub struct Hit {
     pub channel: Box<str>,
     /// `EventID`.
     pub event_id: Box<str>,
-    /// AllFieldInfo.
-    pub all_fields: Box<str>,
+    /// AllFieldInfo, `name: value` items.
+    pub all_fields: Items,
 }
 
 /// File by file in record order, or with `sort` by time (then file and record).
@@ -77,10 +78,16 @@ fn cells(
     } else {
         names.channel(&h.channel)
     };
-    let all = if a.multiline {
-        h.all_fields.replace(" ¦ ", "\r\n")
+    // The timeline's separator, or with -M a line break.
+    let sep = Style {
+        multiline: a.multiline,
+        ..Style::default()
+    }
+    .separator();
+    let all = if h.all_fields.is_empty() {
+        "-".to_string()
     } else {
-        h.all_fields.to_string()
+        h.all_fields.join(sep)
     };
     [
         h.time.map_or_else(|| "n/a".to_string(), |t| time.format(t)),
@@ -143,16 +150,16 @@ fn encode(
         for (i, h) in hits.iter().enumerate() {
             let c = cells(h, files, names, time, a);
             // JSON keys in 3.9.0's order: Timestamp, Hostname, Channel, Event ID,
-            // Record ID, EventTitle, AllFieldInfo, EvtxFile.
+            // Record ID, EventTitle, AllFieldInfo (its items as pairs), EvtxFile.
             let ordered = [
-                c[0].clone(),
-                c[2].clone(),
-                c[3].clone(),
-                c[4].clone(),
-                c[5].clone(),
-                c[1].clone(),
-                c[6].clone(),
-                c[7].clone(),
+                Cell::text(&c[0]),
+                Cell::text(&c[2]),
+                Cell::text(&c[3]),
+                Cell::text(&c[4]),
+                Cell::text(&c[5]),
+                Cell::text(&c[1]),
+                Cell::items(&h.all_fields),
+                Cell::text(&c[7]),
             ];
             let obj = row_json(&names_cols, &ordered, if array { Some("  ") } else { None });
             if array {

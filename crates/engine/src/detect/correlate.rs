@@ -19,8 +19,8 @@
 
 use crate::detect::hit::{CorrelationHit, CHAINED};
 use crate::detect::window::{slide, Fired};
-use crate::render::details::SEP;
-use crate::row::{DetectInfo, Origin};
+use crate::items::{Items, ItemsBuf};
+use crate::row::{CorrelationOrigin, DetectInfo, Origin, RuleRef};
 use scanner_rules::{Correlation, CorrelationKind, CorrelationSource, InputKey, RuleSet};
 use std::io;
 use std::iter::Peekable;
@@ -102,9 +102,10 @@ pub fn evaluate_sorted(
 ) -> io::Result<()> {
     let cs = set.correlations();
     let mut hits = hits.peekable();
-    // Events of chained correlations (the windows of the correlations they refer to).
+    // Events of chained correlations (the windows of the correlations they refer to),
+    // and the origin of each such window (its files, computers, …).
     let mut chained: Vec<Vec<CorrelationHit>> = (0..cs.len()).map(|_| Vec::new()).collect();
-    let mut chained_files: Vec<Box<str>> = Vec::new();
+    let mut chained_origins: Vec<CorrelationOrigin> = Vec::new();
     for ci in order(set) {
         let c = &cs[ci];
         let mut inner = std::mem::take(&mut chained[ci]);
@@ -120,16 +121,8 @@ pub fn evaluate_sorted(
             }
             .peekable();
             slide(c, &mut one, &mut |f| {
-                let row = row(ci as u32, c, &f, &|i| {
-                    if i & CHAINED != 0 {
-                        chained_files
-                            .get((i & !CHAINED) as usize)
-                            .map_or_else(String::new, ToString::to_string)
-                    } else {
-                        file_name(i)
-                    }
-                });
-                chain(set, ci, &f, &row, &mut chained, &mut chained_files);
+                let row = row(ci as u32, c, &f, &chained_origins, file_name);
+                chain(set, ci, &f, &row, &mut chained, &mut chained_origins);
                 if c.emits {
                     emit(row);
                 }
@@ -199,14 +192,15 @@ impl<I: Iterator<Item = io::Result<CorrelationHit>>> Iterator for GroupHits<'_, 
     }
 }
 
-/// Feeds a fired window of correlation `ci` to the correlations that refer to it.
+/// Feeds a fired window of correlation `ci` to the correlations that refer to it; each
+/// event it makes is marked [`CHAINED`], its origin (the row's) kept in `origins`.
 fn chain(
     set: &RuleSet,
     ci: usize,
     f: &Fired,
     row: &DetectInfo,
     by: &mut [Vec<CorrelationHit>],
-    files: &mut Vec<Box<str>>,
+    origins: &mut Vec<CorrelationOrigin>,
 ) {
     let inner: Vec<&str> = f.group.split('\u{1f}').collect();
     let pick = |keys: &[Option<InputKey>]| -> Option<String> {
@@ -238,20 +232,21 @@ fn chain(
                     None => continue,
                 }
             };
-            files.push(match &row.origin {
-                Origin::Correlation { files } => files.clone(),
-                Origin::Record { .. } => "-".into(),
+            origins.push(match &row.origin {
+                Origin::Correlation(o) => (**o).clone(),
+                Origin::Record { .. } => CorrelationOrigin::default(),
             });
+            // Its computers, channels and EventIDs are its origin's.
             by[oi].push(CorrelationHit {
                 correlation: oi as u32,
                 references: 1u32 << input.reference,
                 time: f.window[f.window.len() - 1].time,
                 group: group.into(),
                 value,
-                computer: row.computer.clone(),
-                channel: row.channel.clone(),
-                event_id: row.event_id.clone(),
-                file: CHAINED | (files.len() - 1) as u32,
+                computer: Default::default(),
+                channel: Default::default(),
+                event_id: Default::default(),
+                file: CHAINED | (origins.len() - 1) as u32,
             });
         }
     }
@@ -266,7 +261,16 @@ fn shown(x: f64) -> String {
     }
 }
 
-fn row(ci: u32, c: &Correlation, f: &Fired, file_name: &dyn Fn(u32) -> String) -> DetectInfo {
+/// The row of a fired window of correlation `ci`: the measure and group-by values as
+/// Details items, the distinct files, computers, channels and EventIDs of its events
+/// (those of a chained window's origin in `chained`); files sorted by `file_name`.
+fn row(
+    ci: u32,
+    c: &Correlation,
+    f: &Fired,
+    chained: &[CorrelationOrigin],
+    file_name: &dyn Fn(u32) -> String,
+) -> DetectInfo {
     let w = &f.window;
     let label = match c.kind {
         CorrelationKind::ValueSum => "Sum".to_string(),
@@ -276,7 +280,8 @@ fn row(ci: u32, c: &Correlation, f: &Fired, file_name: &dyn Fn(u32) -> String) -
         }
         _ => "Count".to_string(),
     };
-    let mut details = format!("{label}:{}", shown(f.measure));
+    let mut details = ItemsBuf::default();
+    details.push(&format!("{label}:{}", shown(f.measure)));
     if c.kind == CorrelationKind::ValueCount && !c.fields.is_empty() {
         let mut vals: Vec<String> = w
             .iter()
@@ -285,43 +290,73 @@ fn row(ci: u32, c: &Correlation, f: &Fired, file_name: &dyn Fn(u32) -> String) -
             .collect();
         vals.sort_unstable();
         vals.dedup();
-        details.push_str(&format!("{SEP}{}:{}", c.fields.join(","), vals.join("/")));
+        details.push(&format!("{}:{}", c.fields.join(","), vals.join("/")));
     }
     for (g, v) in c.group_by.iter().zip(f.group.split('\u{1f}')) {
-        details.push_str(&format!("{SEP}{g}:{v}"));
+        details.push(&format!("{g}:{v}"));
     }
-    let files: Vec<String> = w.iter().map(|h| file_name(h.file)).collect();
+    let mut files: Vec<u32> = Vec::new();
+    let (mut computers, mut channels, mut event_ids) = (Vec::new(), Vec::new(), Vec::new());
+    for h in w.iter() {
+        if h.file & CHAINED == 0 {
+            files.push(h.file);
+            computers.push(h.computer.as_str());
+            channels.push(h.channel.as_str());
+            event_ids.push(h.event_id.as_str());
+        } else if let Some(o) = chained.get((h.file & !CHAINED) as usize) {
+            files.extend_from_slice(&o.files);
+            computers.extend(o.computers.iter().map(|i| i.text()));
+            channels.extend(o.channels.iter().map(|i| i.text()));
+            event_ids.extend(o.event_ids.iter().map(|i| i.text()));
+        }
+    }
     DetectInfo {
         time: w[0].time,
-        rule: ci,
-        correlation: true,
+        rule: RuleRef::Correlation(ci),
         recovered: false,
-        origin: Origin::Correlation {
-            files: join_distinct(files.iter().map(String::as_str)).into(),
-        },
-        computer: join_distinct(w.iter().map(|h| h.computer.as_str())).into(),
-        channel: join_distinct(w.iter().map(|h| h.channel.as_str())).into(),
-        event_id: join_distinct(w.iter().map(|h| h.event_id.as_str())).into(),
+        origin: Origin::Correlation(Box::new(CorrelationOrigin {
+            files: distinct_files(files, file_name),
+            computers: distinct(computers),
+            channels: distinct(channels),
+            event_ids: distinct(event_ids),
+        })),
+        computer: Default::default(),
+        channel: Default::default(),
+        event_id: Default::default(),
         provider: "-".into(),
-        details: details.into(),
-        extra: Some("-".into()),
-        all_fields: Some("-".into()),
+        details: details.to_items(),
+        extra: Some(Items::default()),
+        all_fields: Some(Items::default()),
     }
 }
 
-/// Joins distinct values (each possibly already a joined list), sorted, with the
-/// Details separator.
-fn join_distinct<'s>(values: impl Iterator<Item = &'s str>) -> String {
-    let mut v: Vec<&str> = values.flat_map(|s| s.split(SEP)).collect();
-    v.sort_unstable();
-    v.dedup();
-    v.join(SEP)
+/// The distinct values, sorted.
+fn distinct(mut values: Vec<&str>) -> Items {
+    values.sort_unstable();
+    values.dedup();
+    Items::of(values)
+}
+
+/// The distinct files, sorted by their names (`file_name`), one for each name.
+fn distinct_files(mut files: Vec<u32>, file_name: &dyn Fn(u32) -> String) -> Box<[u32]> {
+    files.sort_unstable();
+    files.dedup();
+    let mut named: Vec<(String, u32)> = files.into_iter().map(|i| (file_name(i), i)).collect();
+    named.sort_unstable();
+    named.dedup_by(|a, b| a.0 == b.0);
+    named.into_iter().map(|(_, i)| i).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use jiff::Timestamp;
+
+    /// The items joined as the CSV timeline joins them by default.
+    fn joined(items: &Items) -> String {
+        let texts: Vec<&str> = items.iter().map(|i| i.text()).collect();
+        texts.join(" ¦ ")
+    }
     use scanner_rules::{load, LoadOptions, RuleSource};
 
     const RULES: &str = "title: Logon failed
@@ -404,12 +439,11 @@ correlation: {type: temporal_ordered, rules: [failed_logon, good_logon], group-b
                 evaluate(&self.set, hits, &|f| format!("f{f}.evtx"))
                     .into_iter()
                     .map(|r| {
-                        assert!(r.correlation);
-                        let title = self.set.correlations()[r.rule as usize]
-                            .meta
-                            .title
-                            .to_string();
-                        (title, r.time.as_second() / 60, r.details.to_string())
+                        let RuleRef::Correlation(i) = r.rule else {
+                            panic!("a rule's row")
+                        };
+                        let title = self.set.correlations()[i as usize].meta.title.to_string();
+                        (title, r.time.as_second() / 60, joined(&r.details))
                     })
                     .collect();
             rows.sort();
@@ -540,21 +574,55 @@ correlation: {type: temporal_ordered, rules: [failed_logon, good_logon], group-b
         });
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
-        assert_eq!(row.rule, r.correlation(c));
+        assert_eq!(row.rule, RuleRef::Correlation(r.correlation(c)));
         assert_eq!(row.time, Timestamp::new(0, 0).unwrap());
         assert_eq!(
             row.origin,
-            Origin::Correlation {
-                files: "f0.evtx ¦ f1.evtx".into()
-            }
+            Origin::Correlation(Box::new(CorrelationOrigin {
+                files: [0, 1].into(),
+                computers: Items::of(["DC01", "WS02"]),
+                channels: Items::of(["Microsoft-Windows-Sysmon/Operational", "Security"]),
+                event_ids: Items::of(["4624", "4625"]),
+            }))
         );
-        assert_eq!(row.computer, "DC01 ¦ WS02");
-        assert_eq!(
-            row.channel,
-            "Microsoft-Windows-Sysmon/Operational ¦ Security"
-        );
-        assert_eq!(row.event_id, "4624 ¦ 4625");
+        assert_eq!(row.computers().collect::<Vec<_>>(), ["DC01", "WS02"]);
         assert_eq!(row.provider, "-");
-        assert_eq!(&*row.details, "Count:2 ¦ IpAddress:10.0.0.1");
+        assert_eq!(joined(&row.details), "Count:2 ¦ IpAddress:10.0.0.1");
+        let labels: Vec<(&str, &str)> =
+            row.details.iter().map(|i| (i.label(), i.value())).collect();
+        assert_eq!(labels, [("Count", "2"), ("IpAddress", "10.0.0.1")]);
+        assert_eq!(row.extra, Some(Items::default()));
+    }
+
+    #[test]
+    fn files_are_sorted_by_name_and_a_chained_window_brings_its_own_origin() {
+        let names = |i: u32| ["b.evtx", "a.evtx", "a.evtx"][i as usize].to_string();
+        assert_eq!(&*distinct_files(vec![0, 1, 0, 2], &names), [1, 0]);
+        let origin = CorrelationOrigin {
+            files: [2].into(),
+            computers: Items::of(["DC02", "DC01"]),
+            channels: Items::of(["Security"]),
+            event_ids: Items::of(["4625"]),
+        };
+        let r = Rules::new();
+        let c = "Both";
+        let mut hits = vec![r.hit(c, "failed_logon", 0, "10.0.0.1", "a")];
+        let mut inner = r.hit(c, "good_logon", 1, "10.0.0.1", "a");
+        inner.file = CHAINED;
+        hits.push(inner);
+        let fired = Fired {
+            window: hits,
+            group: "10.0.0.1".into(),
+            measure: 2.0,
+        };
+        let ci = r.correlation(c);
+        let corr = &r.set.correlations()[ci as usize];
+        let row = row(ci, corr, &fired, &[origin], &|i| format!("f{i}.evtx"));
+        let Origin::Correlation(o) = &row.origin else {
+            panic!("a correlation's origin")
+        };
+        assert_eq!(&*o.files, [0, 2]);
+        assert_eq!(o.computers, Items::of(["DC01", "DC02"]));
+        assert_eq!(o.event_ids, Items::of(["4625"]));
     }
 }

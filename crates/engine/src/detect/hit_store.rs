@@ -246,7 +246,7 @@ correlation: {type: event_count, rules: many_failures, group-by: [IpAddress], ti
         let expected = format!("{:?}", evaluate(&set, all.clone(), &name));
         let chained = evaluate(&set, all.clone(), &name)
             .iter()
-            .filter(|r| set.correlations()[r.rule as usize].meta.title == "Repeated bursts")
+            .filter(|r| set.correlations()[r.rule.index() as usize].meta.title == "Repeated bursts")
             .count();
         assert!(chained > 0, "the chained correlation fires");
 

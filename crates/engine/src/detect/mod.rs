@@ -12,10 +12,11 @@ pub(crate) mod window;
 
 use crate::detect::filter::RecordFilter;
 use crate::detect::hit::CorrelationHit;
+use crate::items::{Items, ItemsBuf};
 use crate::render::data_mapping::DataMappings;
 use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
-use crate::row::{DetectInfo, Origin};
+use crate::row::{DetectInfo, Origin, RuleRef};
 use scanner_input::RecordView;
 use scanner_rules::{
     Admission, CorrelationSource, FieldId, FieldTable, InputKey, RuleSet, CHANNEL, EVENT_ID,
@@ -95,13 +96,13 @@ struct RenderScratch {
     fields_for: u64,
     fields: FieldList,
     shown: Shown,
-    out: String,
+    out: ItemsBuf,
     key: String,
     /// The Details and ExtraFieldInfo rendered last, and the record and template
     /// (`rendered`) they were rendered for: a record's other rows with that template
     /// repeat them.
-    details: String,
-    extra: String,
+    details: ItemsBuf,
+    extra: ItemsBuf,
     rendered: Option<(u64, Option<u32>)>,
     /// Channel and provider names, shared by the rows that show them.
     names: crate::render::names::NameCache,
@@ -142,6 +143,9 @@ pub(crate) struct DetectOptions {
     pub(crate) prefilter: bool,
     /// Test only the records this keeps (an empty filter is dropped).
     pub(crate) filter: Option<RecordFilter>,
+    /// Render rules without a `details` of their own from the config's default
+    /// templates (off: they show every field).
+    pub(crate) default_details: bool,
 }
 
 impl Default for DetectOptions {
@@ -153,6 +157,7 @@ impl Default for DetectOptions {
             rule_stats: false,
             prefilter: true,
             filter: None,
+            default_details: true,
         }
     }
 }
@@ -200,8 +205,9 @@ impl Templates {
     }
 }
 
-/// Interns the output's fields and compiles Details templates; call before scanning.
-pub(crate) fn prepare(set: &mut RuleSet) -> Prepared {
+/// Interns the output's fields and compiles Details templates (the config's defaults
+/// only with `default_details`); call before scanning.
+pub(crate) fn prepare(set: &mut RuleSet, default_details: bool) -> Prepared {
     let (f, rules, config) = set.fields_mut_with();
     let out = OutputFields {
         computer: f.intern("Computer"),
@@ -212,7 +218,7 @@ pub(crate) fn prepare(set: &mut RuleSet) -> Prepared {
     };
     let templates = Templates::compile(
         rules.iter().map(|r| r.meta.details.as_deref()),
-        config.default_details.iter(),
+        config.default_details.iter().filter(|_| default_details),
         f,
     );
     Prepared { out, templates }
@@ -403,8 +409,7 @@ impl<'a> Detector<'a> {
             .get(view.first(self.out.provider).unwrap_or("-"));
         m.rows.push(DetectInfo {
             time,
-            rule: r,
-            correlation: false,
+            rule: RuleRef::Rule(r),
             origin: Origin::Record { file, record_id },
             recovered: m.recovered,
             computer: view.first(self.out.computer).unwrap_or("-").into(),
@@ -423,7 +428,7 @@ impl<'a> Detector<'a> {
         r: u32,
         view: &RecordView,
         b: &mut RenderScratch,
-    ) -> (Box<str>, Option<Box<str>>, Option<Box<str>>) {
+    ) -> (Items, Option<Items>, Option<Items>) {
         let provider = view.first(self.out.provider).unwrap_or("");
         let event_id = view.first(EVENT_ID).unwrap_or("");
         let map = self.data_mappings.for_record(
@@ -452,12 +457,12 @@ impl<'a> Detector<'a> {
             self.render_details(template, view, &map, b);
             b.rendered = Some((b.record, template));
         }
-        let details = b.details.as_str().into();
-        let extra = self.extra.then(|| b.extra.as_str().into());
+        let details = b.details.to_items();
+        let extra = self.extra.then(|| b.extra.to_items());
         let all_fields = self.all_fields.then(|| {
             b.out.clear();
             b.fields.write_all(&mut b.out);
-            b.out.as_str().into()
+            b.out.to_items()
         });
         (details, extra, all_fields)
     }
@@ -482,10 +487,7 @@ impl<'a> Detector<'a> {
                 }
             }
             // Every field is in Details: ExtraFieldInfo has nothing left to add.
-            None => {
-                b.fields.write_all(&mut b.details);
-                b.extra.push('-');
-            }
+            None => b.fields.write_all(&mut b.details),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The Details and ExtraFieldInfo columns: Hayabusa's `details:` templates with
 //! `%Field%` placeholders, the `default_details.txt` fallback keyed by provider and
-//! EventID, and the all-fields fallback.
+//! EventID, and the all-fields fallback. A template's items (`Cmdline: %CommandLine%`)
+//! become the cell's items, each collapsed on its own ([`DetailsTemplate::render`]).
 //!
 //! Values are shown the way Hayabusa shows them, so that analysts can compare the two
 //! tools' timelines cell for cell:
@@ -11,17 +12,22 @@
 //!   events ([`crate::render::data_mapping`]);
 //! - control characters are dropped from Details values and become spaces in
 //!   all-fields entries, and every run of whitespace becomes one space;
-//! - an empty value shows as nothing, a missing field as `n/a`, an empty cell as `-`.
+//! - an empty value shows as nothing, a missing field as `n/a`, an empty cell as `-`
+//!   (by the encoders: the cell has no items).
 //!
 //! None of this changes what rules match: matching reads the recorded values.
 
+use crate::items::ItemsBuf;
 use crate::render::data_mapping::RecordMap;
 use scanner_input::RecordView;
 use scanner_rules::{Event, FieldId, FieldTable};
 use std::borrow::Cow;
 
-/// The separator between Details fields: space, U+00A6 BROKEN BAR, space.
-pub const SEP: &str = " \u{a6} ";
+/// What separates a template's items, with whitespace on both sides: the rules'
+/// `details:` texts (Hayabusa's syntax) write `Cmdline: %CommandLine% ¦ PID: %ProcessId%`.
+/// The template is cut into its items once, as it is compiled; rendered items are kept
+/// apart ([`ItemsBuf`]) and never joined with it again.
+const ITEM_MARK: char = '¦';
 
 /// What a Details placeholder shows for a field the record lacks.
 pub const MISSING: &str = "n/a";
@@ -35,19 +41,61 @@ enum Part {
     DataIndex(usize, String),
 }
 
-/// A compiled Details template.
+/// A compiled Details template: its items, each rendered into one item of the cell.
 #[derive(Debug, Clone)]
 pub struct DetailsTemplate {
+    items: Vec<TemplateItem>,
+}
+
+/// One item of a template (`Cmdline: %CommandLine%`), without the whitespace at its
+/// ends (which collapsing would drop).
+#[derive(Debug, Clone)]
+struct TemplateItem {
     parts: Vec<Part>,
+    /// Where the item's label ends when its text is its parts as rendered: the first
+    /// `:` of a literal it begins with, if that literal holds one.
+    label: Option<usize>,
     /// Every literal part holds no whitespace but single spaces, none doubled
-    /// ([`is_clean_literal`]): the rendered text then needs collapsing only where two
+    /// ([`is_clean_literal`]): the rendered item then needs collapsing only where two
     /// parts meet, or at its ends.
     clean_literals: bool,
 }
 
-impl DetailsTemplate {
-    /// Compiles `text`, interning every placeholder's field.
-    pub fn compile(text: &str, fields: &mut FieldTable) -> DetailsTemplate {
+/// The texts of a Details template's items (`Cmdline: %CommandLine%`): `text` cut at
+/// every [`ITEM_MARK`] with whitespace on both sides and text beyond it on both sides,
+/// each piece trimmed; any other mark (at either end, or the second of two in a row)
+/// is text. The one reader of the templates' syntax.
+pub fn template_items(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let mut from = 0;
+        while let Some(at) = rest[from..].find(ITEM_MARK).map(|i| from + i) {
+            let after = at + ITEM_MARK.len_utf8();
+            let spaced = |c: Option<char>| c.is_some_and(char::is_whitespace);
+            let (before, beyond) = (&rest[..at], &rest[after..]);
+            if spaced(before.chars().next_back())
+                && spaced(beyond.chars().next())
+                && !before.trim().is_empty()
+                && !beyond.trim().is_empty()
+            {
+                let item = &rest[..at];
+                rest = &rest[after..];
+                return Some(item.trim());
+            }
+            from = after;
+        }
+        done = true;
+        Some(rest.trim())
+    })
+}
+
+impl TemplateItem {
+    /// Compiles one item's text, interning every placeholder's field.
+    fn compile(text: &str, fields: &mut FieldTable) -> TemplateItem {
         let mut parts = Vec::new();
         let mut rest = text;
         while let Some(start) = rest.find('%') {
@@ -87,31 +135,33 @@ impl DetailsTemplate {
             Part::Lit(s) => is_clean_literal(s),
             Part::Field(..) | Part::DataIndex(..) => true,
         });
-        DetailsTemplate {
+        let label = match parts.first() {
+            Some(Part::Lit(s)) => s.find(':'),
+            _ => None,
+        };
+        TemplateItem {
             parts,
+            label,
             clean_literals,
         }
     }
 
-    /// Renders the template for a record into `out`, whitespace collapsed, `-` when
-    /// nothing is left. `data` is the id of the unnamed `Data` field, `map` the
-    /// record's field data mappings; `shown` is refilled with every value shown.
-    pub fn render(
+    /// Appends the item's text, before collapsing, to `shown`; whether it is collapsed
+    /// already. Every part is (values are collapsed as they are shown; literals when
+    /// clean), so only where a part ending in a space meets one starting with a space,
+    /// or at the item's ends, can it not be.
+    fn render_raw(
         &self,
         view: &RecordView,
         data: FieldId,
         map: &RecordMap,
-        out: &mut String,
         shown: &mut Shown,
-    ) {
-        shown.clear();
-        // Whether the text is collapsed already: every part is (values are collapsed
-        // as they are shown; literals when clean), so only where a part ending in a
-        // space meets one starting with a space, or at the text's ends, can it not be.
+    ) -> bool {
+        let start = shown.text.len();
         let mut collapsed = self.clean_literals;
         for p in &self.parts {
             let before = shown.text.len();
-            let after_space = shown.text.ends_with(' ');
+            let after_space = before > start && shown.text.ends_with(' ');
             match p {
                 Part::Lit(s) => shown.text.push_str(s),
                 Part::Field(f, name) => {
@@ -142,15 +192,61 @@ impl DetailsTemplate {
             }
             collapsed &= !(after_space && shown.text[before..].starts_with(' '));
         }
-        collapsed &= !shown.text.starts_with(' ') && !shown.text.ends_with(' ');
-        let start = out.len();
-        if collapsed {
-            out.push_str(&shown.text);
-        } else {
-            push_collapsed(&shown.text, out);
+        let text = &shown.text[start..];
+        collapsed && !text.starts_with(' ') && !text.ends_with(' ')
+    }
+}
+
+impl DetailsTemplate {
+    /// Compiles `text`, interning every placeholder's field.
+    pub fn compile(text: &str, fields: &mut FieldTable) -> DetailsTemplate {
+        DetailsTemplate {
+            items: template_items(text)
+                .map(|t| TemplateItem::compile(t, fields))
+                .collect(),
         }
-        if out.len() == start {
-            out.push('-');
+    }
+
+    /// Renders the template for a record into `out` (emptied first), one item of the
+    /// cell per item of the template, whitespace collapsed. An item left with no text
+    /// is left out, and a cell whose only item is `-` (Hayabusa's sign of nothing) has
+    /// no items. `data` is the id of the unnamed `Data` field, `map` the record's field
+    /// data mappings; `shown` is refilled with every value shown.
+    pub fn render(
+        &self,
+        view: &RecordView,
+        data: FieldId,
+        map: &RecordMap,
+        out: &mut ItemsBuf,
+        shown: &mut Shown,
+    ) {
+        shown.clear();
+        out.clear();
+        for item in &self.items {
+            let start = shown.text.len();
+            let collapsed = item.render_raw(view, data, map, shown);
+            let text = &shown.text[start..];
+            if text.is_empty() {
+                continue;
+            }
+            let o = out.text_mut();
+            if collapsed {
+                o.push_str(text);
+                // The text is as rendered: where its label ends is known.
+                match item.label {
+                    Some(label) => out.close_labelled(label),
+                    None => out.close(),
+                }
+                continue;
+            }
+            let before = o.len();
+            push_collapsed(text, o);
+            if o.len() > before {
+                out.close();
+            }
+        }
+        if out.len() == 1 && out.text() == "-" {
+            out.clear();
         }
     }
 }
@@ -294,7 +390,7 @@ fn is_plain(b: &[u8]) -> bool {
 /// U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), by its encoding.
 fn has_wide_space(b: &[u8]) -> bool {
     // First, in a pass without early exits (vectorised), whether any two bytes start
-    // one of them; Details texts all hold `¦` (C2 A6), which does not.
+    // one of them (most non-ASCII text, `é` for one, holds none).
     let lead = b.len() > 1
         && b[..b.len() - 1]
             .iter()
@@ -328,7 +424,8 @@ fn whitespace_width(b: &[u8], i: usize) -> usize {
 
 /// Whether collapsing whitespace leaves `v` as it is: its only whitespace is single
 /// spaces between other characters. Decided on bytes, in passes without early exits
-/// (which the compiler vectorises); Details texts hold `¦`, so this must not need ASCII.
+/// (which the compiler vectorises); values and template texts are often not ASCII, so
+/// this must not need it.
 fn is_collapsed(v: &str) -> bool {
     let b = v.as_bytes();
     let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
@@ -612,13 +709,23 @@ mod tests {
         v
     }
 
+    /// The items joined as the CSV timeline joins them by default.
+    fn joined(items: &ItemsBuf) -> String {
+        let texts: Vec<&str> = items.iter().map(|i| i.text()).collect();
+        if texts.is_empty() {
+            "-".to_string()
+        } else {
+            texts.join(" ¦ ")
+        }
+    }
+
     fn render(
         tpl: &DetailsTemplate,
         v: &RecordView,
         data: FieldId,
         map: &RecordMap,
     ) -> (String, Vec<String>) {
-        let mut out = String::new();
+        let mut out = ItemsBuf::default();
         let mut shown = Shown::default();
         tpl.render(v, data, map, &mut out, &mut shown);
         let values = shown
@@ -626,7 +733,7 @@ mod tests {
             .iter()
             .map(|&(a, b)| shown.text[a as usize..b as usize].to_string())
             .collect();
-        (out, values)
+        (joined(&out), values)
     }
 
     #[test]
@@ -684,39 +791,87 @@ mod tests {
     }
 
     #[test]
-    fn a_rendered_text_is_copied_as_it_is_only_when_collapsing_keeps_it() {
+    fn items_render_as_the_whole_text_collapsed_and_cut_at_the_marks() {
         let mut t = FieldTable::new();
         let data = t.intern("Data");
         let lits = [
-            "", " ", "x", " x", "x ", " ¦ ", "a b", "  ", "\t", "y\u{a0}",
+            "", " ", "x", " x", "x ", " ¦ ", "a b", "  ", "\t", "y\u{a0}", "¦", "\t¦  ", "K: ",
+            " ¦ L:",
         ];
-        let values = ["", "v", " v ", "a  b", "\u{a0}", "n\nl"];
-        let mut shortcut = 0;
+        let values = ["", "v", " v ", "a  b", "\u{a0}", "n\nl", "c:d"];
+        let (mut shortcut, mut compared) = (0, 0);
         for a in lits {
             for b in lits {
                 for c in lits {
-                    let tpl = DetailsTemplate::compile(&format!("{a}%A%{b}%B%{c}"), &mut t);
+                    let text = format!("{a}%A%{b}%B%{c}");
+                    let tpl = DetailsTemplate::compile(&text, &mut t);
+                    // The template as one item: the whole text, as it was rendered
+                    // before items were kept apart.
+                    let whole = TemplateItem::compile(&text, &mut t);
                     for va in values {
                         for vb in values {
                             let json = serde_json::json!({"Event": {"System": {"EventID": 1},
                                 "EventData": {"A": va, "B": vb}}});
                             let v = view(&t, &json.to_string());
-                            let mut out = String::new();
+                            let mut out = ItemsBuf::default();
                             let mut shown = Shown::default();
                             tpl.render(&v, data, &RecordMap::default(), &mut out, &mut shown);
-                            let mut want = String::new();
-                            push_collapsed(&shown.text, &mut want);
-                            if want.is_empty() {
-                                want.push('-');
+                            // Each item is its template item rendered and collapsed.
+                            let mut want = Vec::new();
+                            for item in &tpl.items {
+                                let mut raw = Shown::default();
+                                item.render_raw(&v, data, &RecordMap::default(), &mut raw);
+                                let c = collapsed_slowly(&raw.text);
+                                if !c.is_empty() {
+                                    want.push(c);
+                                }
                             }
-                            assert_eq!(out, want, "{a:?} {b:?} {c:?} / {va:?} {vb:?}");
-                            shortcut += usize::from(tpl.clean_literals && out == shown.text);
+                            if want == ["-"] {
+                                want.clear();
+                            }
+                            let got: Vec<&str> = out.iter().map(|i| i.text()).collect();
+                            assert_eq!(got, want, "{a:?} {b:?} {c:?} / {va:?} {vb:?}");
+                            for i in out.iter() {
+                                let colon = i.text().find(':').unwrap_or(i.text().len());
+                                assert_eq!(i.label().len(), colon, "{:?}", i.text());
+                            }
+                            // Joined, the items are the whole text collapsed, unless an
+                            // item was left with nothing.
+                            let mut raw = Shown::default();
+                            whole.render_raw(&v, data, &RecordMap::default(), &mut raw);
+                            let mut old = collapsed_slowly(&raw.text);
+                            if old.is_empty() {
+                                old.push('-');
+                            }
+                            if want.len() == tpl.items.len() && old != "-" {
+                                assert_eq!(joined(&out), old, "{text:?} / {va:?} {vb:?}");
+                                compared += 1;
+                            }
+                            shortcut += usize::from(
+                                tpl.items.len() == 1
+                                    && tpl.items[0].clean_literals
+                                    && out.text() == shown.text,
+                            );
                         }
                     }
                 }
             }
         }
         assert!(shortcut > 1000, "{shortcut}");
+        assert!(compared > 10_000, "{compared}");
+    }
+
+    #[test]
+    fn a_template_is_cut_at_marks_with_whitespace_around_them() {
+        fn cut(t: &str) -> Vec<&str> {
+            template_items(t).collect()
+        }
+        assert_eq!(cut("A: %A% ¦ B: %B%"), ["A: %A%", "B: %B%"]);
+        assert_eq!(cut(" A  ¦\tB ¦ "), ["A", "B ¦"]);
+        assert_eq!(cut("A¦B ¦C ¦ D"), ["A¦B ¦C", "D"]);
+        assert_eq!(cut("A ¦ ¦ B"), ["A", "¦ B"]);
+        assert_eq!(cut(" ¦ A ¦  ¦ "), ["¦ A", "¦"]);
+        assert_eq!(cut(""), [""]);
     }
 
     #[test]

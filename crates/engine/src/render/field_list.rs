@@ -4,13 +4,17 @@
 //! The list is built into buffers a worker keeps, once per record that matched however
 //! many rules it matched: no allocation per entry.
 
+use crate::items::ItemsBuf;
 use crate::render::data_mapping::RecordMap;
-use crate::render::details::{collapse_into, legacy_form_in, squeeze_spaces_into, Shown, SEP};
+use crate::render::details::{collapse_into, legacy_form_in, squeeze_spaces_into, Shown};
 use scanner_input::RecordView;
 use scanner_rules::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
 type Span = (u32, u32);
+
+/// Writes a field's name as it is shown (`search`'s short names).
+type NameWriter<'n> = &'n dyn Fn(&str, &mut String);
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -48,6 +52,8 @@ struct Listing {
     scratch: String,
     /// A value's legacy form, while it is listed.
     legacy: String,
+    /// No key holds a `:` (a `name: value` item's label is then its key).
+    colon_free: bool,
 }
 
 /// Shapes kept before the cache starts afresh.
@@ -71,6 +77,8 @@ struct Shape {
     /// from which every leaf listed is an event-data leaf, when there is one; views of
     /// that id push the same leaves, so their values are read from there.
     from: Option<usize>,
+    /// No key holds a `:`.
+    colon_free: bool,
 }
 
 fn event_data((p, _): &(&str, &str)) -> bool {
@@ -97,6 +105,7 @@ impl Shape {
             key_ends: Vec::with_capacity(paths.len()),
             order: None,
             from: None,
+            colon_free: true,
         };
         // How often each path occurs, then a running count: linear in the leaves,
         // where counting the earlier and later equal paths at each leaf was quadratic.
@@ -123,7 +132,8 @@ impl Shape {
         let key = |i: u32| nth(&shape.keys, &shape.key_ends, i as usize);
         let mut order: Vec<u32> = (0..paths.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| sort_order(key(a), "", key(b), "").then(a.cmp(&b)));
-        let decided = !shape.keys.contains(':') && order.windows(2).all(|w| key(w[0]) != key(w[1]));
+        shape.colon_free = !shape.keys.contains(':');
+        let decided = shape.colon_free && order.windows(2).all(|w| key(w[0]) != key(w[1]));
         shape.order = decided.then_some(order);
         shape
     }
@@ -176,7 +186,9 @@ impl Listing {
             sorted,
             scratch,
             legacy,
+            colon_free,
         } = self;
+        *colon_free = shape.colon_free;
         let values: &mut dyn Iterator<Item = &str> = match shape.from {
             Some(from) => &mut view.values_from(from),
             None => &mut event_leaves(view).map(|(_, v)| v),
@@ -277,51 +289,65 @@ impl FieldList {
         sig
     }
 
-    /// Appends every entry as `name: value ¦ …` to `out`, or `-` when there is none.
-    pub fn write_all(&self, out: &mut String) {
-        self.write_where(out, |_| true, |k, o| o.push_str(k));
+    /// Appends every entry to `out` as a `name: value` item (none when there is none).
+    pub fn write_all(&self, out: &mut ItemsBuf) {
+        self.write_where(out, |_| true, None);
     }
 
     /// As [`Self::write_all`], each name written by `name` (which appends it to the
     /// output as it should be shown; the order stays that of the recorded names).
-    pub fn write_all_named(&self, out: &mut String, name: impl Fn(&str, &mut String)) {
-        self.write_where(out, |_| true, name);
+    pub fn write_all_named(&self, out: &mut ItemsBuf, name: impl Fn(&str, &mut String)) {
+        self.write_where(out, |_| true, Some(&name));
     }
 
     /// ExtraFieldInfo: appends the entries whose value is not among the values Details
-    /// shows, or `-` when none is left. The test is by value, whatever the field, and
-    /// on the value with its spaces squeezed but its tabs and line breaks kept: a value
-    /// with doubled spaces is left out when Details shows it, a multi-line value stays
-    /// even when Details shows it on one line.
-    pub fn write_extra(&self, shown: &Shown, out: &mut String) {
-        self.write_where(out, |exact| !shown.contains(exact), |k, o| o.push_str(k));
+    /// shows. The test is by value, whatever the field, and on the value with its spaces
+    /// squeezed but its tabs and line breaks kept: a value with doubled spaces is left
+    /// out when Details shows it, a multi-line value stays even when Details shows it
+    /// on one line.
+    pub fn write_extra(&self, shown: &Shown, out: &mut ItemsBuf) {
+        self.write_where(out, |exact| !shown.contains(exact), None);
     }
 
+    /// Appends the entries `keep` keeps, each name as it is or as `name` writes it.
     fn write_where(
         &self,
-        out: &mut String,
+        out: &mut ItemsBuf,
         keep: impl Fn(&str) -> bool,
-        name: impl Fn(&str, &mut String),
+        name: Option<NameWriter<'_>>,
     ) {
-        let start = out.len();
-        let Listing { text, entries, .. } = &self.out;
+        let Listing {
+            text,
+            entries,
+            colon_free,
+            ..
+        } = &self.out;
         for e in entries {
             if !keep(at(text, e.exact)) {
                 continue;
             }
-            if out.len() > start {
-                out.push_str(SEP);
+            let o = out.text_mut();
+            let start = o.len();
+            let key = at(text, e.key);
+            match name {
+                Some(name) => name(key, o),
+                None => o.push_str(key),
             }
-            name(at(text, e.key), out);
-            out.push(':');
+            // The label ends at the name's first colon, if it has one, else at the
+            // colon after it.
+            let named = &o.as_bytes()[start..];
+            let label = if *colon_free && name.is_none() {
+                named.len()
+            } else {
+                named.iter().position(|&c| c == b':').unwrap_or(named.len())
+            };
+            o.push(':');
             let v = at(text, e.value);
             if !v.is_empty() {
-                out.push(' ');
-                out.push_str(v);
+                o.push(' ');
+                o.push_str(v);
             }
-        }
-        if out.len() == start {
-            out.push('-');
+            out.close_labelled(label);
         }
     }
 }
@@ -329,6 +355,14 @@ impl FieldList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The items joined as the CSV timeline joins them by default (`-` for none).
+    fn joined(items: &ItemsBuf) -> String {
+        if items.is_empty() {
+            return "-".to_string();
+        }
+        items.to_items().join(" ¦ ")
+    }
     use crate::render::data_mapping::DataMappings;
     use crate::render::details::DetailsTemplate;
     use scanner_input::Flattener;
@@ -344,17 +378,17 @@ mod tests {
     fn all(v: &RecordView, map: &RecordMap) -> String {
         let mut l = FieldList::default();
         l.fill(v, map);
-        let mut out = String::new();
+        let mut out = ItemsBuf::default();
         l.write_all(&mut out);
-        out
+        joined(&out)
     }
 
     fn extra(v: &RecordView, map: &RecordMap, shown: &Shown) -> String {
         let mut l = FieldList::default();
         l.fill(v, map);
-        let mut out = String::new();
+        let mut out = ItemsBuf::default();
         l.write_extra(shown, &mut out);
-        out
+        joined(&out)
     }
 
     fn shown_of(values: &[&str]) -> Shown {
@@ -391,9 +425,9 @@ mod tests {
             let mut v = view(&t, json);
             v.set_paths_id(id);
             l.fill(&v, &RecordMap::default());
-            let mut out = String::new();
+            let mut out = ItemsBuf::default();
             l.write_all(&mut out);
-            out
+            joined(&out)
         };
         assert_eq!(listed(a, 7), "A: 1 ¦ B: 2 ¦ Data[1]: x");
         assert_eq!(listed(b, 7), "A: 4 ¦ B: 3 ¦ Data[1]: y");
@@ -466,16 +500,16 @@ mod tests {
         );
         let map = fm.for_record("security", "4688", "");
         let mut shown = Shown::default();
-        let mut out = String::new();
+        let mut out = ItemsBuf::default();
         tpl.render(&v, data, &map, &mut out, &mut shown);
-        assert_eq!(out, "PID: 2020 ¦ Tok: FULL_TOKEN");
+        assert_eq!(joined(&out), "PID: 2020 ¦ Tok: FULL_TOKEN");
         assert_eq!(
             extra(&v, &map, &shown),
             "ProcessId: 488 ¦ SubjectLogonId: 0x3e7"
         );
         out.clear();
         tpl.render(&v, data, &RecordMap::default(), &mut out, &mut shown);
-        assert_eq!(out, "PID: 0x7e4 ¦ Tok: %%1936");
+        assert_eq!(joined(&out), "PID: 0x7e4 ¦ Tok: %%1936");
     }
 
     #[test]
@@ -490,13 +524,13 @@ mod tests {
         );
         let m = RecordMap::default();
         let mut shown = Shown::default();
-        let mut out = String::new();
+        let mut out = ItemsBuf::default();
         tpl.render(&v, data, &m, &mut out, &mut shown);
-        assert_eq!(out, "Script: a b");
+        assert_eq!(joined(&out), "Script: a b");
         assert_eq!(extra(&v, &m, &shown), "Cmd: x y ¦ ScriptBlockText: a b");
         out.clear();
         cmd.render(&v, data, &m, &mut out, &mut shown);
-        assert_eq!(out, "Cmd: x y");
+        assert_eq!(joined(&out), "Cmd: x y");
         assert_eq!(extra(&v, &m, &shown), "Path: a b ¦ ScriptBlockText: a b");
     }
 
@@ -532,7 +566,7 @@ mod tests {
             want.push(format!("Data[{}]: d{i}", i + 1));
         }
         want.sort();
-        assert_eq!(all(&v, &RecordMap::default()), want.join(SEP));
+        assert_eq!(all(&v, &RecordMap::default()), want.join(" ¦ "));
     }
 
     #[test]
@@ -542,13 +576,13 @@ mod tests {
         let b = view(&t, r#"{"Event":{"EventData":{"C":"3"}}}"#);
         let mut l = FieldList::default();
         l.fill(&a, &RecordMap::default());
-        let mut out = String::new();
+        let mut out = ItemsBuf::default();
         l.write_all(&mut out);
-        assert_eq!(out, "A: 1 ¦ B: 2");
+        assert_eq!(joined(&out), "A: 1 ¦ B: 2");
         l.fill(&b, &RecordMap::default());
         out.clear();
         l.write_all(&mut out);
-        assert_eq!(out, "C: 3");
+        assert_eq!(joined(&out), "C: 3");
     }
 
     #[test]
@@ -565,9 +599,9 @@ mod tests {
         let mut l = FieldList::default();
         let mut listed = |v: &RecordView| {
             l.fill(v, &RecordMap::default());
-            let mut out = String::new();
+            let mut out = ItemsBuf::default();
             l.write_all(&mut out);
-            out
+            joined(&out)
         };
         let want_first = "A: 1 ¦ B: 2 ¦ Data[1]: x ¦ Data[2]: y ¦ K: 1 ¦ K: 2";
         assert_eq!(listed(&first), want_first);
@@ -587,5 +621,26 @@ mod tests {
         };
         assert_eq!(listed(&keyed("a")), "Ab: ¦ Unused2: - ¦ Unused: a");
         assert_eq!(listed(&keyed("0")), "Ab: ¦ Unused2: - ¦ Unused: 0");
+    }
+
+    #[test]
+    fn an_items_label_ends_at_its_first_colon_in_the_name_or_after_it() {
+        let t = FieldTable::new();
+        let v = view(
+            &t,
+            r#"{"Event":{"System":{"EventID":1},"EventData":{"a:b":"v: w","C":"x: y"}}}"#,
+        );
+        let mut l = FieldList::default();
+        l.fill(&v, &RecordMap::default());
+        for named in [false, true] {
+            let mut out = ItemsBuf::default();
+            if named {
+                l.write_all_named(&mut out, |k, o| o.push_str(k));
+            } else {
+                l.write_all(&mut out);
+            }
+            let pairs: Vec<(&str, &str)> = out.iter().map(|i| (i.label(), i.value())).collect();
+            assert_eq!(pairs, [("C", " x: y"), ("a", "b: v: w")], "named: {named}");
+        }
     }
 }

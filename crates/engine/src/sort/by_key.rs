@@ -4,11 +4,11 @@
 //! other fields, as [`DetectInfo::timeline_cmp`] breaks them), then each row is moved
 //! once into its place.
 
-use crate::row::DetectInfo;
+use crate::row::{DetectInfo, RuleRef};
 use rayon::prelude::*;
 
 /// A row's [`DetectInfo::sort_key`].
-type Key = (jiff::Timestamp, u32, u64, bool, u32);
+type Key = (jiff::Timestamp, u32, u64, RuleRef);
 
 /// Sorts `rows` as `sort_unstable_by(DetectInfo::timeline_cmp)` would (rows equal under
 /// it may come in either order; they print alike), the keys on the rayon pool when

@@ -63,7 +63,8 @@ pub(crate) fn invalid(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_string())
 }
 
-fn put_len(w: &mut impl Write, mut n: u64) -> io::Result<()> {
+/// Writes `n` as LEB128.
+pub(crate) fn put_len(w: &mut impl Write, mut n: u64) -> io::Result<()> {
     let mut buf = [0u8; 10];
     let mut i = 0;
     loop {
@@ -106,7 +107,8 @@ pub(crate) fn get_time(r: &mut impl Read) -> io::Result<Timestamp> {
     Timestamp::new(secs, nanos).map_err(|_| invalid("time out of range"))
 }
 
-fn get_len(r: &mut impl Read) -> io::Result<usize> {
+/// Reads a number written by [`put_len`].
+pub(crate) fn get_len(r: &mut impl Read) -> io::Result<usize> {
     let mut n: u64 = 0;
     for shift in (0..64).step_by(7) {
         let [byte] = get::<1>(r)?;

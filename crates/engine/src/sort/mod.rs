@@ -110,20 +110,26 @@ impl RowStore {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::row::Origin;
+    use crate::items::Items;
+    use crate::row::{CorrelationOrigin, Origin, RuleRef};
 
     /// Row `i` of a set with many equal times and keys (ties in every part of the order).
     pub(crate) fn row(i: u64) -> DetectInfo {
         DetectInfo {
             // Many equal times and keys, so that the order within ties is tested too.
             time: Timestamp::new((i % 7) as i64, 0).unwrap(),
-            rule: (i % 3) as u32,
-            correlation: i % 11 == 0,
+            rule: if i % 11 == 0 {
+                RuleRef::Correlation((i % 3) as u32)
+            } else {
+                RuleRef::Rule((i % 3) as u32)
+            },
             recovered: i % 5 == 0,
             origin: if i % 13 == 0 {
-                Origin::Correlation {
-                    files: format!("f{}", i % 2).into(),
-                }
+                Origin::Correlation(Box::new(CorrelationOrigin {
+                    files: [(i % 2) as u32].into(),
+                    computers: Items::of([format!("host-{}", i % 3).as_str()]),
+                    ..CorrelationOrigin::default()
+                }))
             } else {
                 Origin::Record {
                     file: (i % 2) as u32,
@@ -134,8 +140,8 @@ pub(crate) mod tests {
             channel: "Security".into(),
             event_id: "4624".into(),
             provider: "-".into(),
-            details: format!("n: {i}").into(),
-            extra: (i % 2 == 0).then(|| format!("e{i}").into()),
+            details: Items::of([format!("n: {i}").as_str()]),
+            extra: (i % 2 == 0).then(|| Items::of([format!("e{i}").as_str()])),
             all_fields: None,
         }
     }

@@ -1,13 +1,18 @@
 //! The timeline rows' side of the spill store ([`RowCodec`]): their order
 //! ([`DetectInfo::timeline_cmp`], a batch sorted by key in [`crate::sort::by_key`]) and
 //! their binary form in a run: a flags byte, the time as seconds and nanoseconds, the
-//! rule index and the origin as little-endian numbers, then each string as a LEB128
-//! length and its UTF-8 bytes (the primitives of [`crate::sort::codec`]).
+//! rule index and a record's origin as little-endian numbers, then each string as a
+//! LEB128 length and its UTF-8 bytes (the primitives of [`crate::sort::codec`]). A cell
+//! of items is its text, then the number of items and, for each, where its label ends
+//! and its length (LEB128, from the item's start); a correlation's origin is its file
+//! indices (a count, then each as LEB128) and its three lists as cells.
 
-use crate::row::{DetectInfo, Origin};
+use crate::items::{ItemEnd, Items};
+use crate::row::{CorrelationOrigin, DetectInfo, Origin, RuleRef};
 use crate::sort::by_key;
 use crate::sort::codec::{
-    get, get_compact, get_string, get_time, invalid, put_str, put_time, SpillCodec,
+    get, get_compact, get_len, get_string, get_time, invalid, put_len, put_str, put_time,
+    SpillCodec,
 };
 use std::cmp::Ordering;
 use std::io::{self, Read, Write};
@@ -58,14 +63,48 @@ impl SpillCodec for RowCodec {
     }
 }
 
+/// Writes a cell of items.
+fn put_items(w: &mut impl Write, items: &Items) -> io::Result<()> {
+    put_str(w, items.text())?;
+    put_len(w, items.len() as u64)?;
+    let mut start = 0;
+    for e in items.ends() {
+        put_len(w, u64::from(e.label() - start))?;
+        put_len(w, u64::from(e.end() - start))?;
+        start = e.end();
+    }
+    Ok(())
+}
+
+/// Reads a cell written by [`put_items`]; ends out of place are an error.
+fn get_items(r: &mut impl Read) -> io::Result<Items> {
+    let text = get_string(r)?;
+    let n = get_len(r)?;
+    let bad = || invalid("item ends out of place");
+    // Each item takes two bytes at least: a damaged count fails as the input ends.
+    let mut ends = Vec::with_capacity(n.min(1024));
+    let mut start: u32 = 0;
+    for _ in 0..n {
+        let label = u32::try_from(get_len(r)?).map_err(|_| bad())?;
+        let len = u32::try_from(get_len(r)?).map_err(|_| bad())?;
+        if label > len {
+            return Err(bad());
+        }
+        let end = start.checked_add(len).ok_or_else(bad)?;
+        ends.push(ItemEnd::new(start + label, end));
+        start = end;
+    }
+    Items::from_parts(text, ends).ok_or_else(bad)
+}
+
 /// Writes `r` to `w`.
 fn encode(r: &DetectInfo, w: &mut impl Write) -> io::Result<()> {
     let mut flags = 0;
     for (on, bit) in [
-        (r.correlation, CORRELATION),
+        (matches!(r.rule, RuleRef::Correlation(_)), CORRELATION),
         (r.recovered, RECOVERED),
         (
-            matches!(r.origin, Origin::Correlation { .. }),
+            matches!(r.origin, Origin::Correlation(_)),
             CORRELATION_ORIGIN,
         ),
         (r.extra.is_some(), EXTRA),
@@ -77,22 +116,45 @@ fn encode(r: &DetectInfo, w: &mut impl Write) -> io::Result<()> {
     }
     w.write_all(&[flags])?;
     put_time(w, r.time)?;
-    w.write_all(&r.rule.to_le_bytes())?;
+    w.write_all(&r.rule.index().to_le_bytes())?;
     match &r.origin {
         Origin::Record { file, record_id } => {
             w.write_all(&file.to_le_bytes())?;
             w.write_all(&record_id.to_le_bytes())?;
         }
-        Origin::Correlation { files } => put_str(w, files)?,
+        Origin::Correlation(c) => {
+            put_len(w, c.files.len() as u64)?;
+            for &f in &c.files {
+                put_len(w, u64::from(f))?;
+            }
+            for list in [&c.computers, &c.channels, &c.event_ids] {
+                put_items(w, list)?;
+            }
+        }
     }
     for s in [&r.computer, &r.channel, &r.event_id, &r.provider] {
         put_str(w, s)?;
     }
-    put_str(w, &r.details)?;
+    put_items(w, &r.details)?;
     for s in [&r.extra, &r.all_fields].into_iter().flatten() {
-        put_str(w, s)?;
+        put_items(w, s)?;
     }
     Ok(())
+}
+
+/// Reads a correlation's origin written by [`encode`].
+fn get_origin(r: &mut impl Read) -> io::Result<CorrelationOrigin> {
+    let n = get_len(r)?;
+    let mut files = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        files.push(u32::try_from(get_len(r)?).map_err(|_| invalid("file index out of range"))?);
+    }
+    Ok(CorrelationOrigin {
+        files: files.into(),
+        computers: get_items(r)?,
+        channels: get_items(r)?,
+        event_ids: get_items(r)?,
+    })
 }
 
 /// Reads one row written by [`encode`].
@@ -102,11 +164,14 @@ fn decode(r: &mut impl Read) -> io::Result<DetectInfo> {
         return Err(invalid("unknown row flags"));
     }
     let time = get_time(r)?;
-    let rule = u32::from_le_bytes(get(r)?);
+    let index = u32::from_le_bytes(get(r)?);
+    let rule = if flags & CORRELATION != 0 {
+        RuleRef::Correlation(index)
+    } else {
+        RuleRef::Rule(index)
+    };
     let origin = if flags & CORRELATION_ORIGIN != 0 {
-        Origin::Correlation {
-            files: get_string(r)?.into_boxed_str(),
-        }
+        Origin::Correlation(Box::new(get_origin(r)?))
     } else {
         Origin::Record {
             file: u32::from_le_bytes(get(r)?),
@@ -117,19 +182,18 @@ fn decode(r: &mut impl Read) -> io::Result<DetectInfo> {
     let channel = get_compact(r)?;
     let event_id = get_compact(r)?;
     let provider = get_compact(r)?;
-    let details = get_string(r)?.into_boxed_str();
+    let details = get_items(r)?;
     let extra = match flags & EXTRA {
         0 => None,
-        _ => Some(get_string(r)?.into_boxed_str()),
+        _ => Some(get_items(r)?),
     };
     let all_fields = match flags & ALL_FIELDS {
         0 => None,
-        _ => Some(get_string(r)?.into_boxed_str()),
+        _ => Some(get_items(r)?),
     };
     Ok(DetectInfo {
         time,
         rule,
-        correlation: flags & CORRELATION != 0,
         recovered: flags & RECOVERED != 0,
         origin,
         computer,
@@ -150,15 +214,14 @@ mod tests {
     fn row(origin: Origin) -> DetectInfo {
         DetectInfo {
             time: Timestamp::new(1_700_000_000, 123_456_789).unwrap(),
-            rule: 7,
-            correlation: false,
+            rule: RuleRef::Rule(7),
             recovered: false,
             origin,
             computer: "WS01.corp.example".into(),
             channel: "Microsoft-Windows-Sysmon/Operational".into(),
             event_id: "1".into(),
             provider: "Microsoft-Windows-Sysmon".into(),
-            details: "Cmdline: whoami ¦ PID: 0x1fc".into(),
+            details: Items::of(["Cmdline: whoami", "PID: 0x1fc"]),
             extra: None,
             all_fields: None,
         }
@@ -169,8 +232,10 @@ mod tests {
         a.timeline_cmp(b).is_eq()
             && a.time == b.time
             && a.rule == b.rule
-            && a.correlation == b.correlation
             && a.origin == b.origin
+            && a.details == b.details
+            && a.extra == b.extra
+            && a.all_fields == b.all_fields
             && format!("{a:?}") == format!("{b:?}")
     }
 
@@ -198,21 +263,25 @@ mod tests {
             record_id: 0,
         });
         full.recovered = true;
-        full.extra = Some("ParentImage: C:\\Windows\\explorer.exe".into());
-        full.all_fields = Some("".into());
+        full.extra = Some(Items::of(["ParentImage: C:\\Windows\\explorer.exe"]));
+        full.all_fields = Some(Items::of([""]));
         full.computer = "ホスト-名前-とても長いコンピューター名.example.jp".into();
-        full.details = "Ünïcödé ¦ 😀 ¦ \0 ¦ \r\n".into();
-        let mut corr = row(Origin::Correlation {
-            files: "a.evtx ¦ b/ç.evtx".into(),
-        });
-        corr.correlation = true;
+        full.details = Items::of(["Ünïcödé", "😀: ü", "\0", "", "\r\n:"]);
+        let mut corr = row(Origin::Correlation(Box::new(CorrelationOrigin {
+            files: [0, 7, u32::MAX].into(),
+            computers: Items::of(["DC01", "ホスト"]),
+            channels: Items::of(["Security"]),
+            event_ids: Items::default(),
+        })));
+        corr.rule = RuleRef::Correlation(u32::MAX);
         corr.provider = "-".into();
         corr.event_id = "".into();
         corr.time = Timestamp::new(-1, -5).unwrap();
-        corr.extra = Some("-".into());
-        let mut long = row(Origin::Correlation { files: "".into() });
-        long.details = "x".repeat(300_000).into();
-        long.all_fields = Some("y: z ".repeat(40_000).into());
+        corr.extra = Some(Items::default());
+        let mut long = row(Origin::Correlation(Box::default()));
+        long.details = Items::of(["x".repeat(300_000).as_str()]);
+        let fields: Vec<String> = (0..40_000).map(|i| format!("y{i}: z ")).collect();
+        long.all_fields = Some(Items::of(fields.iter().map(String::as_str)));
         long.time = Timestamp::MAX;
         let mut min = plain.clone();
         min.time = Timestamp::MIN;
@@ -226,7 +295,7 @@ mod tests {
             file: 1,
             record_id: 2,
         });
-        r.extra = Some("e".into());
+        r.extra = Some(Items::of(["e: f"]));
         encode(&r, &mut buf).unwrap();
         // Every truncation fails cleanly.
         for cut in 0..buf.len() {
@@ -255,5 +324,32 @@ mod tests {
             decode(&mut &b[..]).unwrap_err().kind(),
             io::ErrorKind::InvalidData
         );
+    }
+
+    #[test]
+    fn item_ends_out_of_place_are_errors() {
+        let cell = |text: &str, ends: &[u64]| {
+            let mut b = Vec::new();
+            put_str(&mut b, text).unwrap();
+            put_len(&mut b, (ends.len() / 2) as u64).unwrap();
+            for &e in ends {
+                put_len(&mut b, e).unwrap();
+            }
+            get_items(&mut &b[..])
+        };
+        let ok = cell("a: bc", &[1, 4, 1, 1]).unwrap();
+        let items: Vec<(&str, &str)> = ok.iter().map(|i| (i.label(), i.value())).collect();
+        assert_eq!(items, [("a", " b"), ("c", "")]);
+        for ends in [
+            &[0, 6][..],
+            &[0, 4],
+            &[5, 4],
+            &[0, 3, 0, 3],
+            &[2, 1, 0, 4],
+            &[0, 1u64 << 33],
+        ] {
+            assert!(cell("a: bc", ends).is_err(), "{ends:?}");
+        }
+        assert!(cell("é", &[0, 1, 0, 1]).is_err(), "inside a character");
     }
 }

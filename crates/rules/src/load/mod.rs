@@ -377,7 +377,6 @@ fn index(
         config,
         report,
         regexes,
-        critical: Default::default(),
     }
 }
 

@@ -28,11 +28,18 @@ fn split(path: &Path) -> Result<(&Path, &OsStr), String> {
     let name = path
         .file_name()
         .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    Ok((scanner_files::folder_of(path), name))
+}
+
+/// The text of the file `name` of `dir`, at most [`MAX_BYTES`] of UTF-8; `None` when
+/// nothing is there.
+fn read_text(dir: &OwnedDir, name: &OsStr) -> Result<Option<String>, String> {
+    let Some(bytes) = dir.read(name, MAX_BYTES).map_err(|e| e.to_string())? else {
+        return Ok(None);
     };
-    Ok((dir, name))
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| format!("{}: not UTF-8 text", dir.shown(name).display()))
 }
 
 /// The computers [`DEFAULT`] lists, for the timelines, and where they came from.
@@ -56,11 +63,9 @@ pub fn read_default(quiet: bool) -> Result<Option<(CriticalSystems, PathBuf)>, S
             return Ok(None);
         }
     };
-    let Some(bytes) = dir.read(name, MAX_BYTES).map_err(|e| e.to_string())? else {
+    let Some(text) = read_text(&dir, name)? else {
         return Ok(None);
     };
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{}: not UTF-8 text", dir.shown(name).display()))?;
     Ok(Some((CriticalSystems::parse(&text), dir.shown(name))))
 }
 
@@ -85,11 +90,7 @@ impl ConfigFile {
         let (dir, name) = split(path)?;
         let dir =
             OwnedDir::create(dir).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let text = match dir.read(name, MAX_BYTES).map_err(|e| e.to_string())? {
-            Some(bytes) => String::from_utf8(bytes)
-                .map_err(|_| format!("{}: not UTF-8 text", dir.shown(name).display()))?,
-            None => String::new(),
-        };
+        let text = read_text(&dir, name)?.unwrap_or_default();
         Ok(ConfigFile {
             dir,
             name: name.to_os_string(),

@@ -99,7 +99,7 @@ const MAX_BYTES: u64 = 4096;
 /// The folder holding `path` and its name in it.
 fn split(path: &Path) -> (&Path, &OsStr) {
     (
-        path.parent().unwrap_or(Path::new(".")),
+        scanner_files::folder_of(path),
         path.file_name()
             .unwrap_or(OsStr::new("default_profile.txt")),
     )

@@ -139,12 +139,8 @@ fn top(path: &Path) -> Result<(OwnedDir, Option<&OsStr>), scanner_files::Error> 
     match OwnedDir::open(path) {
         Ok(d) => Ok((d, None)),
         Err(e) if matches!(e.why(), Why::NotFolder) => {
-            let parent = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
             let name = path.file_name().ok_or(e)?;
-            Ok((OwnedDir::open(parent)?, Some(name)))
+            Ok((OwnedDir::open(scanner_files::folder_of(path))?, Some(name)))
         }
         Err(e) => Err(e),
     }

@@ -13,6 +13,7 @@
 //! - A folder, a missing folder or a dangling link is refused before any work, with
 //!   the reason.
 
+use scanner_files::folder_of;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -111,14 +112,6 @@ pub fn check_target(target: &Path, clobber: bool) -> Result<Target, String> {
         let _ = scanner_files::remove_temp_file(&probe);
     }
     Ok(t)
-}
-
-/// The folder holding `path`: its parent, `.` for a bare file name.
-fn folder_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    }
 }
 
 /// Whether writing standard output failed because its reader went away (`| head`):
@@ -240,21 +233,11 @@ fn file_name(target: &Path) -> String {
 /// know ahead (`.NAME.PID.RANDOM.tmp`), exclusively; remembered for removal if the run
 /// is stopped by a signal.
 fn create_temp(target: &Path) -> io::Result<(PathBuf, File)> {
-    let name = file_name(target);
-    let mut last = None;
-    for _ in 0..16 {
-        let tmp = target.with_file_name(format!(
-            ".{name}.{}.{:016x}.tmp",
-            std::process::id(),
-            scanner_files::random_suffix()
-        ));
-        match scanner_files::create_temp_file(&tmp) {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| io::Error::other("no temporary name was free")))
+    let name = target.file_name().unwrap_or_default();
+    let (tmp, file) = scanner_files::create_unique_temp(name, |tmp| {
+        scanner_files::create_temp_file(&target.with_file_name(tmp))
+    })?;
+    Ok((target.with_file_name(tmp), file))
 }
 
 /// The process whose unfinished output of `target`'s name (see [`create_temp`]) is
@@ -307,23 +290,12 @@ fn final_permissions(target: &Path, exists: bool) -> Option<std::fs::Permissions
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        Some(std::fs::Permissions::from_mode(0o666 & !umask()))
+        Some(std::fs::Permissions::from_mode(
+            scanner_files::new_file_mode(),
+        ))
     }
     #[cfg(not(unix))]
     None
-}
-
-/// The process's umask (Linux reports it in `/proc/self/status`; 022 elsewhere).
-#[cfg(unix)]
-fn umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Umask:"))
-                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
 }
 
 /// Puts the complete `tmp` in place of `target`: with `clobber` by renaming over it;
@@ -427,7 +399,15 @@ mod tests {
         let out = d.join("out.csv");
         write_atomically(&out, false, |f| io::Write::write_all(f, b"x")).unwrap();
         let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o666 & !umask());
+        // The process's umask as Linux reports it, read here on its own.
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                let v = s.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+                u32::from_str_radix(v.trim(), 8).ok()
+            })
+            .unwrap_or(0o022);
+        assert_eq!(mode, 0o666 & !umask);
         std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_atomically(&out, true, |f| io::Write::write_all(f, b"y")).unwrap();
         let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;

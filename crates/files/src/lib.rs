@@ -25,10 +25,12 @@ mod owned_dir;
 mod temp;
 
 pub use error::{Error, Why};
-pub use owned_dir::{kind_name, new_file_mode, Entry, FileMode, Kind, OwnedDir};
+#[cfg(unix)]
+pub use owned_dir::trusted;
+pub use owned_dir::{folder_of, kind_name, new_file_mode, Entry, FileMode, Kind, OwnedDir};
 pub use temp::{
-    create as create_temp_file, create_dir as create_temp_dir, forget as forget_temp_file,
-    random_suffix, remembered as remember_temp_file, remove as remove_temp_file,
-    remove_all_and_hold as remove_all_temp_files_and_hold, remove_dir as remove_temp_dir,
-    remove_stale as remove_stale_temp_files, StaleTemp,
+    create as create_temp_file, create_dir as create_temp_dir, create_unique as create_unique_temp,
+    forget as forget_temp_file, random_suffix, remembered as remember_temp_file,
+    remove as remove_temp_file, remove_all_and_hold as remove_all_temp_files_and_hold,
+    remove_dir as remove_temp_dir, remove_stale as remove_stale_temp_files, StaleTemp,
 };

@@ -441,24 +441,10 @@ impl OwnedDir {
     /// Makes `.NAME.PID.RANDOM.tmp` exclusively (0600), remembered for removal if the
     /// run is stopped by a signal.
     fn create_temp(&self, name: &OsStr) -> Result<(OsString, File), Error> {
-        let mut last = None;
-        for _ in 0..16 {
-            let mut tmp = OsString::from(".");
-            tmp.push(name);
-            tmp.push(format!(
-                ".{}.{:016x}.tmp",
-                std::process::id(),
-                crate::temp::random_suffix()
-            ));
-            let made = crate::temp::remembered(&self.shown(&tmp), || self.create_new(&tmp));
-            match made {
-                Ok(f) => return Ok((tmp, f)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => return Err(self.err(&tmp, Why::Io(e))),
-            }
-        }
-        let e = last.unwrap_or_else(|| io::Error::other("no temporary name was free"));
-        Err(self.err(name, Why::Io(e)))
+        crate::temp::create_unique(name, |tmp| {
+            crate::temp::remembered(&self.shown(tmp), || self.create_new(tmp))
+        })
+        .map_err(|e| self.err(name, Why::Io(e)))
     }
 
     fn create_new(&self, name: &OsStr) -> io::Result<File> {
@@ -563,17 +549,31 @@ fn open_folder<Fd: std::os::fd::AsFd>(at: Fd, path: &Path) -> Result<OwnedFd, Wh
         Err(e) => return Err(Why::Io(e.into())),
     };
     let s = rustix::fs::fstat(&fd).map_err(|e| Why::Io(e.into()))?;
+    trusted(s.st_uid, s.st_mode as u32)?;
+    Ok(fd)
+}
+
+/// Refuses what belongs to another user than the one running scanner, or what group
+/// or others may write (its owner and mode bits as the system reports them): the
+/// check every folder and cache file scanner keeps as its own passes.
+#[cfg(unix)]
+pub fn trusted(owner: u32, mode: u32) -> Result<(), Why> {
     let me = rustix::process::geteuid().as_raw();
-    if s.st_uid != me {
-        return Err(Why::Owner {
-            owner: s.st_uid,
-            me,
-        });
+    if owner != me {
+        return Err(Why::Owner { owner, me });
     }
-    if s.st_mode as u32 & 0o022 != 0 {
+    if mode & 0o022 != 0 {
         return Err(Why::Writable);
     }
-    Ok(fd)
+    Ok(())
+}
+
+/// The folder holding `path`: its parent, or `.` for a bare name.
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 #[cfg(not(unix))]

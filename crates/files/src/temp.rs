@@ -6,6 +6,7 @@
 //! Files are created, removed and forgotten under one lock, and [`remove_all_and_hold`] keeps
 //! that lock until the process exits: no file can appear after the clean-up.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
@@ -108,6 +109,32 @@ pub fn remove_all_and_hold() -> usize {
     }
     std::mem::forget(live);
     removed
+}
+
+/// Makes something with `make` under a fresh temporary name for `name`,
+/// `.NAME.PID.RANDOM.tmp` (no one can know it ahead; the process id tells a later run
+/// whose it was), trying another name when one is taken (`AlreadyExists`); the name
+/// used and what `make` gave.
+pub fn create_unique<T>(
+    name: &OsStr,
+    mut make: impl FnMut(&OsStr) -> io::Result<T>,
+) -> io::Result<(OsString, T)> {
+    let mut last = None;
+    for _ in 0..16 {
+        let mut tmp = OsString::from(".");
+        tmp.push(name);
+        tmp.push(format!(
+            ".{}.{:016x}.tmp",
+            std::process::id(),
+            random_suffix()
+        ));
+        match make(&tmp) {
+            Ok(made) => return Ok((tmp, made)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no temporary name was free")))
 }
 
 /// 64 unpredictable bits for a temporary name: the standard library's per-process

@@ -311,7 +311,7 @@ fn update(a: &UpdateRulesArgs) -> Result<(), UpdateError> {
     // The data folder is made when missing; a folder -r names must exist.
     let place = place::Place::open(&target, a.rules.is_none())?.ok_or_else(|| {
         UpdateError::io(
-            place::parent(&target),
+            scanner_files::folder_of(&target),
             "cannot use folder",
             std::io::ErrorKind::NotFound.into(),
         )

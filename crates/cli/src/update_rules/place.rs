@@ -53,7 +53,7 @@ impl Place {
                 reason: "does not end in a folder name",
             })?
             .to_os_string();
-        let holder = parent(target);
+        let holder = scanner_files::folder_of(target);
         let opened = if create {
             OwnedDir::create(holder)
         } else {
@@ -191,14 +191,6 @@ impl Place {
         drop(guard);
         let _ = self.parent.remove_tree(&old);
         Ok(())
-    }
-}
-
-/// The folder holding `p` (`.` for a bare name).
-pub fn parent(p: &Path) -> &Path {
-    match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
     }
 }
 

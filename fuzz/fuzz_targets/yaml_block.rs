@@ -1,4 +1,4 @@
-//! The rules crate's direct reader of block YAML (`crates/rules/src/yaml/block.rs`,
+//! The YAML crate's direct reader of block YAML (`crates/yaml/src/block.rs`,
 //! compiled here from its source) against `yaml_serde`: whatever text it reads, it must
 //! read to the value `yaml_serde` parses from it, key order included. Giving up is
 //! always allowed (the loader then parses with `yaml_serde`).
@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
 use yaml_serde::Value;
 
-#[path = "../../crates/rules/src/yaml/block.rs"]
+#[path = "../../crates/yaml/src/block.rs"]
 mod block;
 
 fuzz_target!(|data: &[u8]| {

@@ -71,7 +71,7 @@ fn yaml_text(v: &yaml_serde::Value) -> Option<String> {
 impl DataMapping {
     /// Parses one mapping file; `Err` names what is missing or malformed.
     pub fn parse(text: &str) -> Result<DataMapping, RuleError> {
-        let doc = crate::yaml::document(text)?;
+        let doc = scanner_yaml::document(text)?;
         let get = |k: &str| doc.get(k).and_then(yaml_text);
         let channel = get("Channel").ok_or(Malformed("no Channel"))?;
         let event_id = get("EventID").ok_or(Malformed("no EventID"))?;

@@ -40,7 +40,7 @@ pub enum ErrorKind {
     Yaml(yaml_serde::Error),
     /// A file or folder could not be read.
     Io(std::io::Error),
-    /// YAML whose aliases expand past the budget for its text (see `yaml`).
+    /// YAML whose aliases expand past the budget for its text (`scanner_yaml`).
     YamlExpansion {
         /// The most nodes the text could build.
         nodes: usize,
@@ -187,6 +187,18 @@ impl From<ErrorKind> for RuleError {
     }
 }
 
+impl From<scanner_yaml::Error> for RuleError {
+    fn from(e: scanner_yaml::Error) -> RuleError {
+        match e {
+            scanner_yaml::Error::Yaml(e) => ErrorKind::Yaml(e),
+            scanner_yaml::Error::Expansion { nodes, bytes } => {
+                ErrorKind::YamlExpansion { nodes, bytes }
+            }
+        }
+        .into()
+    }
+}
+
 impl fmt::Display for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -206,11 +218,11 @@ impl fmt::Display for ErrorKind {
             KeyNotText { what, key } => write!(f, "{what} key {key} is not text"),
             Yaml(e) => write!(f, "{e}"),
             Io(e) => write!(f, "{e}"),
-            YamlExpansion { nodes, bytes } => write!(
-                f,
-                "expands to more than {nodes} nodes or {bytes} bytes of text \
-                 (the file's size plus a fixed allowance): aliases repeat too much"
-            ),
+            YamlExpansion { nodes, bytes } => scanner_yaml::Error::Expansion {
+                nodes: *nodes,
+                bytes: *bytes,
+            }
+            .fmt(f),
             NotARegularFile(what) => write!(f, "not a regular file ({what})"),
             FileTooLarge { kind, limit } => write!(
                 f,

@@ -32,10 +32,10 @@
 //! Rule and config folders may hold what an attacker wrote, so what loading costs is
 //! bounded: every file is read through one reader (`text_file`: regular files only,
 //! opened without blocking, capped per kind), every YAML text through one parser
-//! (`yaml`: aliases cannot expand a document past a budget proportional to its text;
-//! the block style rules are written in is read directly, anything else by `yaml_serde`),
-//! and every regex is charged to a total budget for the rule set
-//! ([`REGEX_BUDGET`]). A config file that cannot be loaded is a
+//! (the `scanner-yaml` crate: aliases cannot expand a document past a budget
+//! proportional to its text; the block style rules are written in is read directly,
+//! anything else by `yaml_serde`), and every regex is charged to a total budget for the
+//! rule set ([`REGEX_BUDGET`]). A config file that cannot be loaded is a
 //! [`LoadReport::config_failures`] entry, which a caller must treat as fatal.
 //!
 //! Inside, loading runs in four phases (`load/`): read the config and rule files,
@@ -88,7 +88,6 @@ mod set;
 #[cfg(test)]
 mod test_event;
 mod text_file;
-mod yaml;
 
 pub use crate::{
     condition::{parse as parse_condition, Cond},
@@ -107,5 +106,7 @@ pub use crate::{
     rule::Rule,
     set::RuleSet,
     text_file::{read as read_text_file, TextFile},
-    yaml::documents as yaml_documents,
 };
+/// The bounded YAML reader every rule and config file goes through, for the CLI's
+/// `expand-list`.
+pub use scanner_yaml::documents as yaml_documents;

@@ -147,7 +147,7 @@ impl LogsourceMap {
     /// Parses a table (`category:` and `service:` maps of variant lists).
     pub fn parse(source: &str) -> Result<LogsourceMap, RuleError> {
         let in_file = |e: RuleError| e.within(Context::File("logsource.yaml".into()));
-        let doc: Yaml = crate::yaml::document(source).map_err(in_file)?;
+        let doc: Yaml = scanner_yaml::document(source).map_err(|e| in_file(e.into()))?;
         let mut map = LogsourceMap::default();
         for (section, target, unnamed) in [
             ("category", &mut map.category, "a category name is not text"),

@@ -13,11 +13,6 @@ use crate::report::{Disabled, LoadError};
 use crate::rule::{self, Detection, Rule, Selection};
 use yaml_serde::{Mapping as YamlMap, Value as Yaml};
 
-/// Deepest nesting of YAML flow collections (`[`, `{`) a rule file may have. The YAML
-/// parser's time grows with the square of the nesting, so a hostile file of a few
-/// kilobytes of brackets would take minutes; real rules nest a few levels.
-pub const MAX_YAML_FLOW_DEPTH: usize = 64;
-
 /// What one document turned out to be.
 pub(super) enum Doc {
     /// A rule: one entry per log-source variant.
@@ -32,42 +27,6 @@ pub(super) enum Doc {
     Filter(Box<Filter>),
 }
 
-/// Whether flow brackets may nest deeper than [`MAX_YAML_FLOW_DEPTH`] in `text`: never
-/// when it opens no more brackets than that in all (nearly every rule file: the count is
-/// a vector scan, where [`flow_depth`]'s walk was 5% of a first load), else as
-/// [`flow_depth`] estimates.
-fn nests_too_deep(text: &str) -> bool {
-    let openers = memchr::memchr2_iter(b'[', b'{', text.as_bytes());
-    openers.take(MAX_YAML_FLOW_DEPTH + 1).count() > MAX_YAML_FLOW_DEPTH
-        && flow_depth(text) > MAX_YAML_FLOW_DEPTH
-}
-
-/// The deepest nesting of flow brackets outside quotes and comments (a cheap upper
-/// estimate: quotes are taken to end with their line).
-fn flow_depth(text: &str) -> usize {
-    let (mut depth, mut max) = (0usize, 0usize);
-    for line in text.lines() {
-        let mut quote = None;
-        let mut prev = b' ';
-        for &c in line.as_bytes() {
-            match (quote, c) {
-                (Some(q), _) if c == q => quote = None,
-                (Some(_), _) => {}
-                (None, b'\'' | b'"') => quote = Some(c),
-                (None, b'#') if prev == b' ' || prev == b'\t' => break,
-                (None, b'[' | b'{') => {
-                    depth += 1;
-                    max = max.max(depth);
-                }
-                (None, b']' | b'}') => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-            prev = c;
-        }
-    }
-    max
-}
-
 /// The documents of one rule file, in order; an invalid YAML document is reported on
 /// its own and the documents after it are still loaded.
 pub(super) fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
@@ -80,14 +39,17 @@ pub(super) fn load_file(path: &str, text: &str, ctx: &Ctx<'_>) -> Vec<Doc> {
             reason,
         })
     };
-    if nests_too_deep(text) {
+    if scanner_yaml::nests_too_deep(text) {
         out.push(error(
             0,
-            format!("invalid YAML: brackets nest deeper than {MAX_YAML_FLOW_DEPTH} levels"),
+            format!(
+                "invalid YAML: brackets nest deeper than {} levels",
+                scanner_yaml::MAX_FLOW_DEPTH
+            ),
         ));
         return out;
     }
-    for (i, doc) in crate::yaml::documents(text).enumerate() {
+    for (i, doc) in scanner_yaml::documents(text).enumerate() {
         match doc {
             Ok(v) => out.extend(load_document(path, i + 1, v, ctx)),
             Err(e) => out.push(error(i + 1, format!("invalid YAML: {e}"))),
@@ -309,30 +271,6 @@ mod tests {
 
     const RULE: &str =
         "title: T\ndetection:\n  s:\n    EventID: 1\n    Channel: Security\n  condition: s\n";
-
-    #[test]
-    fn only_texts_with_more_openers_than_the_bound_are_walked() {
-        let deep = |n: usize| format!("a: {}{}", "[".repeat(n), "]".repeat(n));
-        assert!(!nests_too_deep(&deep(MAX_YAML_FLOW_DEPTH)));
-        assert!(nests_too_deep(&deep(MAX_YAML_FLOW_DEPTH + 1)));
-        // Many openers, none nested: walked, and let through.
-        let flat = "a: [1]\n".repeat(MAX_YAML_FLOW_DEPTH * 2);
-        assert!(!nests_too_deep(&flat));
-        // Brackets in quotes do not nest.
-        let quoted = format!("a: '{}'", "[".repeat(MAX_YAML_FLOW_DEPTH * 2));
-        assert!(!nests_too_deep(&quoted));
-    }
-
-    #[test]
-    fn flow_depth_skips_quotes_and_comments() {
-        assert_eq!(flow_depth("a: [1, [2, {b: 3}]]"), 3);
-        assert_eq!(flow_depth("a: '[[[[' # [[[["), 0);
-        assert_eq!(
-            flow_depth("a: x#[["),
-            2,
-            "a # inside a word starts no comment"
-        );
-    }
 
     #[test]
     fn brackets_nested_too_deep_reject_the_whole_file() {

@@ -1,6 +1,4 @@
-//! YAML read with a bound on what it expands to: every YAML text the crate reads (rule
-//! files, `logsource.yaml`, `data_mapping/*.yaml`) goes through [`documents`] or
-//! [`document`].
+//! The budget, and the documents of a text read against it.
 //!
 //! An alias (`*a`) repeats the whole node its anchor names, so a few hundred kilobytes
 //! of aliases to aliases to one long string expand to gigabytes (a 290 KB rule took 22 s
@@ -10,15 +8,14 @@
 //! and stops at the first node over it: neither time nor memory grows with what the
 //! aliases would have expanded to. Real rules stay far below it (they use few aliases).
 //!
-//! Each document is first offered to [`block`], which reads the plain block style rule
+//! Each document is first offered to `block`, which reads the plain block style rule
 //! files are written in (7,832 of the 7,855 documents of the hayabusa and SigmaHQ rule
-//! sets) to the same values `yaml_serde` builds, charged to the same budget, in about a
-//! quarter of the instructions; a document it gives up on is parsed by `yaml_serde` as
-//! before, so errors and their texts are `yaml_serde`'s.
+//! sets) to the same values `yaml_serde` builds, charged to the same budget; a document
+//! it gives up on is parsed by `yaml_serde` as before, so errors and their texts are
+//! `yaml_serde`'s.
 
-mod block;
-
-use crate::error::{ErrorKind, RuleError};
+use crate::block;
+use crate::error::Error;
 use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use std::fmt;
 use yaml_serde::mapping::Entry;
@@ -26,9 +23,9 @@ use yaml_serde::value::{Tag, TaggedValue};
 use yaml_serde::{Mapping, Value};
 
 /// Nodes a text may expand to beyond one per byte of it.
-pub const YAML_NODE_ALLOWANCE: usize = 64 << 10;
+pub const NODE_ALLOWANCE: usize = 64 << 10;
 /// Bytes of scalar text a text may expand to beyond its own length.
-pub const YAML_TEXT_ALLOWANCE: usize = 1 << 20;
+pub const TEXT_ALLOWANCE: usize = 1 << 20;
 
 /// What is left to spend while building the values of one text.
 struct Budget {
@@ -43,8 +40,8 @@ struct Budget {
 
 impl Budget {
     fn for_text(text: &str) -> Budget {
-        let node_limit = text.len().saturating_add(YAML_NODE_ALLOWANCE);
-        let byte_limit = text.len().saturating_add(YAML_TEXT_ALLOWANCE);
+        let node_limit = text.len().saturating_add(NODE_ALLOWANCE);
+        let byte_limit = text.len().saturating_add(TEXT_ALLOWANCE);
         Budget {
             nodes: node_limit,
             bytes: byte_limit,
@@ -78,15 +75,14 @@ impl Budget {
     }
 
     /// The error to report for a failed parse: ours when the budget ran out.
-    fn error(&self, e: yaml_serde::Error) -> RuleError {
+    fn error(&self, e: yaml_serde::Error) -> Error {
         if self.spent {
-            ErrorKind::YamlExpansion {
+            Error::Expansion {
                 nodes: self.node_limit,
                 bytes: self.byte_limit,
             }
-            .into()
         } else {
-            ErrorKind::Yaml(e).into()
+            Error::Yaml(e)
         }
     }
 }
@@ -208,7 +204,7 @@ fn duplicate_key(k: &Value) -> String {
 }
 
 /// The one document of `text` (a text of several is an error, as in `yaml_serde`).
-pub fn document(text: &str) -> Result<Value, RuleError> {
+pub fn document(text: &str) -> Result<Value, Error> {
     let mut budget = Budget::for_text(text);
     if let Some(v) = direct(text, &mut budget) {
         return Ok(v);
@@ -220,7 +216,7 @@ pub fn document(text: &str) -> Result<Value, RuleError> {
 /// The documents of `text`, in order, sharing one budget. Each document is parsed on
 /// its own (the text is cut at its `---` lines), so an error in one is reported for it
 /// alone and the documents after it are still read.
-pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, RuleError>> + '_ {
+pub fn documents(text: &str) -> impl Iterator<Item = Result<Value, Error>> + '_ {
     let mut budget = Budget::for_text(text);
     segments(text).map(move |(line, seg)| {
         if let Some(v) = direct(seg, &mut budget) {
@@ -259,7 +255,7 @@ fn is_start_marker(line: &str) -> bool {
 /// precedes the first marker is a document of its own unless it holds only blank lines,
 /// comments and directives (then it belongs to the next one). A prelude alone (a text
 /// of comments) is one empty document.
-fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
+pub(crate) fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let mut starts = vec![(0usize, 0usize)];
     let mut offset = 0;
     for (n, line) in text.split_inclusive('\n').enumerate() {
@@ -331,10 +327,7 @@ mod tests {
         assert!(e.contains("more than one document"), "{e}");
         let mut docs = documents("a: 1\n---\na: [\n---\nb: 1\n");
         assert!(docs.next().unwrap().is_ok());
-        assert!(matches!(
-            docs.next().unwrap().unwrap_err().kind(),
-            ErrorKind::Yaml(_)
-        ));
+        assert!(matches!(docs.next().unwrap().unwrap_err(), Error::Yaml(_)));
         assert!(
             docs.next().unwrap().is_ok(),
             "the document after an invalid one"
@@ -348,7 +341,7 @@ mod tests {
         let text = bomb(4);
         let e = document(&text).unwrap_err();
         assert!(
-            matches!(e.kind(), ErrorKind::YamlExpansion { bytes, .. } if *bytes == text.len() + YAML_TEXT_ALLOWANCE),
+            matches!(e, Error::Expansion { bytes, .. } if bytes == text.len() + TEXT_ALLOWANCE),
             "{e}"
         );
         assert!(e.to_string().starts_with("expands to more than"), "{e}");
@@ -366,7 +359,7 @@ mod tests {
             ));
         }
         let e = documents(&t).next().unwrap().unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::YamlExpansion { .. }), "{e}");
+        assert!(matches!(e, Error::Expansion { .. }), "{e}");
     }
 
     #[test]

@@ -8,6 +8,13 @@
 //! - the run's temporary files ([`create_temp_file`] and the rest): made exclusively,
 //!   private, remembered so that a run stopped by a signal removes them, and those of
 //!   runs killed outright removed by the next run ([`remove_stale_temp_files`]).
+//! - cache files ([`CacheDir`]): bytes kept between runs in an [`OwnedDir`], read only
+//!   when the user's own, whole (a checksum) and written by this very binary (a header
+//!   naming it), written atomically, the most recent few kept. What they hold is the
+//!   caller's: the rule set cache encodes a `RuleSet` there.
+//! - what a load looked at ([`Seen`], [`Inputs`]): the status of every file and folder
+//!   it read or looked for, kept beside a cache and compared on the next run, so that a
+//!   cache is used only while none of its sources changed, and none is read to tell.
 //!
 //! ```no_run
 //! use scanner_files::OwnedDir;
@@ -20,11 +27,15 @@
 //! # Ok::<(), scanner_files::Error>(())
 //! ```
 
+mod cache;
 mod error;
+mod inputs;
 mod owned_dir;
 mod temp;
 
+pub use cache::{CacheDir, CacheFile, Unread, MAX_CACHE_BYTES};
 pub use error::{Error, Why};
+pub use inputs::{Input, Inputs, Seen};
 #[cfg(unix)]
 pub use owned_dir::trusted;
 pub use owned_dir::{folder_of, kind_name, new_file_mode, Entry, FileMode, Kind, OwnedDir};

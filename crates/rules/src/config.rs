@@ -4,9 +4,9 @@
 
 use crate::error::{ErrorKind::Malformed, RuleError};
 use crate::fields::{FxHashMap, FxHashSet};
-use crate::inputs::Seen;
 use crate::report::LoadError;
 use crate::text_file::{self, read_error, TextFile};
+use scanner_files::Seen;
 use std::path::Path;
 
 /// Configuration read from a config folder (or the built-in one).

@@ -11,7 +11,10 @@
 //! print, and it does no file I/O beyond reading rules and their config folder, and
 //! the rule set cache when [`LoadOptions::cache_dir`] names a folder for it
 //! (`load::cache`): the whole loaded set, taken while none of the files and folders it
-//! came from changed (checked by their status, not read: `inputs`).
+//! came from changed. The generic parts of that cache are `scanner-files`' (the trusted
+//! file store, `CacheDir`, and the statuses of what a load looked at, `Inputs`); what
+//! the cache is keyed by, how a set is encoded and checked (`load::cache::sound`) are
+//! this crate's.
 //! Correlations are loaded and resolved here but evaluated by the engine after a scan.
 //!
 //! Three decisions shape it:
@@ -42,7 +45,7 @@
 //! compile each YAML document in parallel (`load::document`, filters in
 //! `load::filter`), select what runs (`load::select`), and index; unless the rule set
 //! cache serves the whole set. `meta` (what a rule says about itself),
-//! `correlation::count`, `event`, `inputs` and `nesting` are leaves, so the module
+//! `correlation::count`, `event` and `nesting` are leaves, so the module
 //! graph has no cycles.
 //!
 //! ```
@@ -75,7 +78,6 @@ mod error;
 mod event;
 mod fields;
 mod index;
-mod inputs;
 mod load;
 mod logsource;
 mod matcher;

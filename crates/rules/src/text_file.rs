@@ -9,8 +9,8 @@
 //! the open changes nothing), and the read stops one byte past the cap.
 
 use crate::error::{ErrorKind, RuleError};
-use crate::inputs::Seen;
 use crate::report::LoadError;
+use scanner_files::Seen;
 use std::io::Read;
 use std::path::Path;
 

@@ -5,10 +5,10 @@
 
 use super::RuleSource;
 use crate::builtin;
-use crate::inputs::Seen;
 use crate::report::LoadError;
 use crate::text_file::{self, TextFile};
 use rayon::prelude::*;
+use scanner_files::Seen;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 

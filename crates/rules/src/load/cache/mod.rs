@@ -1,260 +1,836 @@
-//! The rule set cache, kept between runs in the user's cache folder so that rules
-//! loaded before load fast (`set`): the whole loaded set, compiled, with the list of
-//! every file and folder the load looked at and their statuses. A load with the same
-//! sources and options that finds each of them as it was reads the set from it and
-//! nothing else: no rule file is read, nothing compiled. The loader sees one type,
+//! The rule set cache: the whole loaded, compiled, indexed [`RuleSet`], kept in the
+//! user's cache folder with the list of every file and folder its load looked at, so
+//! that loading the same rules again is: look at each of those paths, read one file,
+//! decode it. No rule file is read, nothing compiled. The loader sees one type,
 //! [`SetCache`]: `open` it for a load's sources and options, `find` the set there, or
 //! `keep` the set loaded from the files; what it did goes into the load report.
 //!
-//! A cache file is read only when it can be trusted (this module): a regular file (not
-//! followed if a link), the user's, writable by nobody else, at most
-//! [`MAX_CACHE_BYTES`], whose header names this very build and whose checksum holds.
-//! Anything else is ignored, said in a note, and replaced; another build's file is
-//! replaced without a word. Files are written whole to a private temporary file beside
-//! them, then renamed over them, so concurrent runs each see a whole file, old or new,
-//! and a planted link is replaced, never followed. The [`MAX_CACHES`] most recently
-//! written files are kept.
+//! What `load` gives depends on the binary, the rule sources, the load options (all
+//! but the cache folder) and the files it read; the cache is keyed by the first three
+//! and checked against the last.
+//!
+//! - Key: the file's header names this very binary (`scanner_files::CacheDir`), and the
+//!   file holds the sources and options it was made for, encoded exactly (with the
+//!   working folder when a path is relative): a file made for others, even under the
+//!   same name, is not used. The file's name is a hash of that key, so each set of
+//!   sources and options has a file of its own (`set-<hash>.bin`, the [`MAX_CACHES`]
+//!   most recently written kept).
+//! - Format: as no other binary reads a file, the set is encoded as its types derive
+//!   (postcard), and a change to them needs no format number bumped.
+//! - Check: the statuses of every rule file, config file and folder the load read,
+//!   listed or looked for ([`Inputs`]) must all be as they were. None of them is read.
+//!   A set whose inputs changed within [`SETTLE`] of its load is not written at all
+//!   (a later change could leave their times equal: see [`Inputs::settled`]).
+//! - Trust: as for every cache file (`scanner_files::CacheDir`): the user's own regular
+//!   file, checksum, size; then the decoding itself refuses any inconsistency (lengths
+//!   checked against the bytes left, nesting bounded by `nesting`, automata and regexes
+//!   by number in their table) and `sound` checks every index the set holds, so that no
+//!   bytes make a later panic. A file that fails any of this is ignored with a note,
+//!   the set loaded from the rule files, and the file replaced; another build's file is
+//!   replaced without a word.
 
-mod set;
 mod sound;
 
-pub(super) use set::SetCache;
+use crate::load::{LoadOptions, RuleSelect, RuleSource};
+use crate::matcher::{collecting, resolving, SharedTable};
+use crate::report::LoadReport;
+use crate::set::RuleSet;
+use scanner_files::{CacheDir, Inputs, Seen, Unread};
+use sound::sound;
+use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
-use scanner_files::{FileMode, Kind, OwnedDir, Why};
-use std::ffi::{OsStr, OsString};
-use std::fs;
-use std::io::{self, Read, Write};
-use std::path::Path;
-use std::sync::Arc;
-
-/// Largest cache file read (the hayabusa rules' set takes about 6 MiB).
-const MAX_CACHE_BYTES: u64 = 256 << 20;
-
+/// The kind of set this build writes (the header names the binary besides).
+const FORMAT: u32 = 1;
+const MAGIC: &[u8; 8] = b"SCNRSET\0";
+/// How its files' names begin.
+const PREFIX: &str = "set-";
 /// Cache files kept in the folder (one per list of rule sources and options); past
 /// it, the least recently written go.
 const MAX_CACHES: usize = 16;
 
-/// Removes all but the `keep` most recently written cache files of `dir` named
-/// `<prefix>…bin` (regular files only; links and anything else are left alone).
-fn prune(dir: &OwnedDir, prefix: &str, keep: usize) {
-    let Ok(list) = dir.entries() else { return };
-    let mut caches: Vec<(std::time::SystemTime, OsString)> = list
-        .into_iter()
-        .filter(|e| {
-            let name = e.name.to_string_lossy();
-            e.kind == Kind::File && name.starts_with(prefix) && name.ends_with(".bin")
-        })
-        .map(|e| (e.modified, e.name))
-        .collect();
-    if caches.len() <= keep {
-        return;
-    }
-    caches.sort();
-    for (_, name) in &caches[..caches.len() - keep] {
-        let _ = dir.remove(name);
+/// How much older than the load every input's times must be for the set to be
+/// written: past the coarsest time stamps of common file systems (FAT's 2 s), and of
+/// a clock a little off on a network file system.
+pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// The rule set cache of one list of sources and options.
+pub struct SetCache {
+    dir: CacheDir,
+    name: OsString,
+    /// The file's path, for messages.
+    file: PathBuf,
+    /// The sources and options, encoded.
+    key: Vec<u8>,
+    /// When the load began: what the inputs' times must be older than.
+    started: SystemTime,
+    /// Room to write the file in: the size of the one read, else a guess.
+    capacity: std::cell::Cell<usize>,
+}
+
+/// What looking the set up gave.
+enum SetLookup {
+    /// The set, and how many paths were found unchanged.
+    Served(Box<RuleSet>, usize),
+    /// No set: why (for `--debug`), and a note to warn with when a file was there
+    /// that could not be used.
+    Missed {
+        /// Why.
+        why: String,
+        /// The warning, for a damaged or untrusted file.
+        note: Option<String>,
+    },
+}
+
+/// Why a set was not written.
+#[derive(Debug)]
+enum NotWritten {
+    /// An input changed too recently to vouch for the set (or its status cannot be
+    /// told on this system).
+    Unsettled(PathBuf),
+    /// A path was seen twice with different statuses during the load.
+    ChangedWhileLoading,
+    /// The set or its inputs could not be encoded (a path that is not UTF-8).
+    Encode(postcard::Error),
+    /// The file could not be written.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for NotWritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotWritten::Unsettled(p) => write!(
+                f,
+                "{} changed within {} s of the load",
+                p.display(),
+                SETTLE.as_secs()
+            ),
+            NotWritten::ChangedWhileLoading => {
+                f.write_str("a rule or config file changed while loading")
+            }
+            NotWritten::Encode(e) => write!(f, "cannot encode: {e}"),
+            NotWritten::Io(e) => e.fmt(f),
+        }
     }
 }
 
-/// What a cache must have been written by: this format of it, this version of
-/// scanner, this very binary (its size and modification time).
-fn header(format: u32) -> Vec<u8> {
-    // The binary is looked at once per process.
-    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let exe = EXE.get_or_init(|| {
-        std::env::current_exe()
-            .and_then(fs::metadata)
-            .map(|m| {
-                let mtime = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos());
-                format!("{}:{mtime}", m.len())
-            })
+impl From<postcard::Error> for NotWritten {
+    fn from(e: postcard::Error) -> NotWritten {
+        NotWritten::Encode(e)
+    }
+}
+
+/// What could not be used, said once.
+fn note(path: &Path, why: impl std::fmt::Display) -> String {
+    format!(
+        "rule set cache {}: {why}; rules loaded from their files",
+        path.display()
+    )
+}
+
+impl SetCache {
+    /// The set cache of `sources` loaded with `opts`, for a load that began at
+    /// `started`: when `opts` names a cache folder, some source is a path, and the
+    /// folder (made if missing) can be trusted; else `None` (why, in `report`).
+    pub fn open(
+        sources: &[RuleSource],
+        opts: &LoadOptions,
+        started: SystemTime,
+        report: &mut LoadReport,
+    ) -> Option<SetCache> {
+        let dir = opts.cache_dir.as_deref()?;
+        if !sources.iter().any(|s| matches!(s, RuleSource::Path(_))) {
+            return None;
+        }
+        let dir = match CacheDir::open(dir, MAGIC, FORMAT) {
+            Ok(d) => d,
+            Err(e) => {
+                report.cache.note = Some(format!(
+                    "rule cache folder {}: {}; rules parsed",
+                    dir.display(),
+                    e.why()
+                ));
+                return None;
+            }
+        };
+        let key = key(sources, opts);
+        let mut h = std::hash::DefaultHasher::new();
+        key.hash(&mut h);
+        let name = OsString::from(format!("{PREFIX}{:016x}.bin", h.finish()));
+        let file = dir.shown(&name);
+        report.cache.set.file = Some(file.clone());
+        Some(SetCache {
+            file,
+            dir,
+            name,
+            key,
+            started,
+            capacity: std::cell::Cell::new(8 << 20),
+        })
+    }
+
+    /// The set, when the file holds one for these sources and options whose inputs
+    /// are all unchanged, with this load's timings and cache use (its own are not kept
+    /// there); else `None`, with why in `report`. `lap` is called after each step.
+    pub fn find(
+        &self,
+        report: &mut LoadReport,
+        lap: &mut impl FnMut(&mut LoadReport, &'static str),
+    ) -> Option<RuleSet> {
+        match self.lookup(&mut |phase| lap(report, phase)) {
+            SetLookup::Served(set, inputs) => {
+                let mut set = *set;
+                set.report.timings = std::mem::take(&mut report.timings);
+                set.report.cache = std::mem::take(&mut report.cache);
+                set.report.cache.set.served = true;
+                set.report.cache.set.inputs = inputs;
+                Some(set)
+            }
+            SetLookup::Missed { why, note } => {
+                report.cache.set.missed = Some(why);
+                report.cache.set.note = note;
+                lap(report, "rule set cache looked up");
+                None
+            }
+        }
+    }
+
+    /// Writes `set`, loaded from its files having seen `seen`, and notes in its report
+    /// whether it was written.
+    pub fn keep(self, set: &mut RuleSet, seen: Seen) {
+        let saved = self.save(set, seen);
+        let used = &mut set.report.cache.set;
+        match saved {
+            Ok(inputs) => (used.written, used.inputs) = (true, inputs),
+            Err(e) => used.not_written = Some(e.to_string()),
+        }
+    }
+
+    /// The set, when the file holds one for these sources and options whose inputs
+    /// are all unchanged; `lap` is called after each step.
+    fn lookup(&self, lap: &mut impl FnMut(&'static str)) -> SetLookup {
+        let missed = |why: &str| SetLookup::Missed {
+            why: why.to_string(),
+            note: None,
+        };
+        let damaged = |why: String| SetLookup::Missed {
+            note: Some(note(&self.file, &why)),
+            why,
+        };
+        let file = match self.dir.read(&self.name) {
+            Ok(file) => file,
+            Err(Unread::Missing) => return missed("none yet"),
+            Err(Unread::OtherBuild) => return missed("written by another build"),
+            Err(Unread::Unusable(e)) => return damaged(e.to_string()),
+        };
+        self.capacity.set(file.size() + (file.size() >> 4));
+        let Some(rest) = prefixed(file.body())
+            .filter(|k| k.0 == self.key)
+            .map(|k| k.1)
+        else {
+            return missed("made for other sources or options");
+        };
+        let Ok((inputs, rest)) = postcard::take_from_bytes::<Inputs>(rest) else {
+            return damaged("damaged".into());
+        };
+        lap("rule set cache read");
+        // The files and folders are checked (system calls) while the set is decoded
+        // (memory); a set decoded for nothing is dropped.
+        let (changed, set) = std::thread::scope(|s| {
+            let checking = s.spawn(|| inputs.changed());
+            let set = decode(rest).filter(sound);
+            let changed = checking
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (changed, set)
+        });
+        if let Some(changed) = changed {
+            return missed(&format!("{} changed", changed.path().display()));
+        }
+        match set {
+            Some(set) => {
+                lap("its files and folders found unchanged, the rule set decoded from it");
+                SetLookup::Served(Box::new(set), inputs.len())
+            }
+            None => damaged("damaged".into()),
+        }
+    }
+
+    /// Writes `set` with what its load saw (`seen`); how many paths it lists.
+    fn save(&self, set: &RuleSet, seen: Seen) -> Result<usize, NotWritten> {
+        let inputs = seen.into_inputs().ok_or(NotWritten::ChangedWhileLoading)?;
+        inputs
+            .settled(self.started, SETTLE)
+            .map_err(|i| NotWritten::Unsettled(i.path().to_path_buf()))?;
+        // Written in place, in the order read: the key, the inputs, the set (its length
+        // first: the table it refers to comes after it, as it is made while writing it).
+        let mut out = self.dir.start(self.capacity.get());
+        out.extend_from_slice(&(self.key.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.key);
+        let mut out = postcard::to_extend(&inputs, out)?;
+        let set_at = out.len();
+        out.extend_from_slice(&0u64.to_le_bytes());
+        let (out, table) = collecting(|| postcard::to_extend(set, out));
+        let mut out = out?;
+        let set_len = (out.len() - set_at - 8) as u64;
+        out[set_at..set_at + 8].copy_from_slice(&set_len.to_le_bytes());
+        let out = postcard::to_extend(&table, out)?;
+        self.dir.write(&self.name, out).map_err(NotWritten::Io)?;
+        self.dir.prune(PREFIX, MAX_CACHES);
+        // The per-file document caches earlier builds kept beside it (up to 16 files
+        // of about 7 MiB each), which nothing reads any more.
+        self.dir.prune("rules-", 0);
+        Ok(inputs.len())
+    }
+}
+
+/// The section at the start of `bytes` (its length, 8 bytes, then as many bytes: the
+/// key, the set), and the bytes after it.
+fn prefixed(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = bytes.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    (len <= rest.len()).then(|| rest.split_at(len))
+}
+
+/// The set (its length, then its bytes) and the table of automata and regexes after
+/// it, when they decode and nothing follows.
+fn decode(bytes: &[u8]) -> Option<RuleSet> {
+    let (set, table) = prefixed(bytes)?;
+    let table = match postcard::take_from_bytes::<SharedTable>(table).ok()? {
+        (table, []) => table,
+        _ => return None,
+    };
+    let (set, _) = resolving(table, || postcard::take_from_bytes::<RuleSet>(set));
+    match set {
+        Ok((set, [])) => Some(set),
+        _ => None,
+    }
+}
+
+/// The sources and options a set is made from, encoded: everything `load` reads but
+/// the files (the cache folder aside), and the working folder when a path is relative.
+fn key(sources: &[RuleSource], opts: &LoadOptions) -> Vec<u8> {
+    let LoadOptions {
+        config_dir,
+        min_level,
+        enable_deprecated,
+        enable_unsupported,
+        enable_noisy,
+        expand_dir,
+        keep_derived_duplicates,
+        exact_level,
+        proven_only,
+        select,
+        cache_dir: _,
+    } = opts;
+    let RuleSelect {
+        include_tags,
+        exclude_tags,
+        include_categories,
+        exclude_categories,
+        include_status,
+        exclude_status,
+    } = select;
+    let bytes = |p: &Path| p.as_os_str().as_encoded_bytes().to_vec();
+    let source = |s: &RuleSource| match s {
+        RuleSource::Builtin => (0u8, Vec::new(), Vec::new()),
+        RuleSource::Path(p) => (1, bytes(p), Vec::new()),
+        RuleSource::Text { name, text } => (2, name.as_bytes().to_vec(), text.as_bytes().to_vec()),
+    };
+    let relative = sources
+        .iter()
+        .filter_map(|s| match s {
+            RuleSource::Path(p) => Some(p),
+            _ => None,
+        })
+        .chain(config_dir)
+        .chain(expand_dir)
+        .any(|p| p.is_relative());
+    let cwd = relative.then(|| {
+        std::env::current_dir()
+            .map(|d| bytes(&d))
             .unwrap_or_default()
     });
-    let text = format!("{format}|{}|{exe}", env!("CARGO_PKG_VERSION"));
-    let mut out = (text.len() as u32).to_le_bytes().to_vec();
-    out.extend_from_slice(text.as_bytes());
-    out
-}
-
-/// Why a cache file's bytes cannot be used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unusable {
-    /// Another format, version or binary wrote it.
-    OtherBuild,
-    /// Its checksum or layout does not hold.
-    Damaged,
-}
-
-/// The body of a cache file's bytes (between the header and the checksum), when they
-/// start with `magic` and `header` and the checksum over all before it holds.
-fn body<'d>(data: &'d [u8], magic: &[u8], header: &[u8]) -> Result<&'d [u8], Unusable> {
-    let rest = data
-        .strip_prefix(magic)
-        .and_then(|r| r.strip_prefix(header))
-        .ok_or(Unusable::OtherBuild)?;
-    let at = data.len() - rest.len();
-    let end = data.len().checked_sub(4).filter(|&e| e >= at);
-    let end = end.ok_or(Unusable::Damaged)?;
-    let (all, sum) = data.split_at(end);
-    let sum = u32::from_le_bytes(sum.try_into().map_err(|_| Unusable::Damaged)?);
-    if crc32fast::hash(all) != sum {
-        return Err(Unusable::Damaged);
-    }
-    Ok(&data[at..end])
-}
-
-/// The start of a cache file's bytes: `magic` and `header`, with room for `capacity`
-/// bytes in all; the body follows, then [`sealed`] appends the checksum.
-fn unsealed(magic: &[u8], header: &[u8], capacity: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(capacity.max(magic.len() + header.len() + 4));
-    out.extend_from_slice(magic);
-    out.extend_from_slice(header);
-    out
-}
-
-/// A cache file's bytes: `out` and the checksum over them.
-fn sealed(mut out: Vec<u8>) -> Vec<u8> {
-    let sum = crc32fast::hash(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
-}
-
-/// The bytes of the cache file `name` of `dir`; `None` when there is none. An error
-/// when something is there that must not be trusted: a link, not a regular file,
-/// another owner, writable by others, too large.
-fn read_trusted(dir: &OwnedDir, name: &OsStr) -> io::Result<Option<Vec<u8>>> {
-    let Some((f, len)) = dir.open_file(name).map_err(why)? else {
-        return Ok(None);
-    };
-    untrusted_owner(&f.metadata()?)?;
-    if len > MAX_CACHE_BYTES {
-        return Err(io::Error::other(format!(
-            "larger than {} MiB",
-            MAX_CACHE_BYTES >> 20
-        )));
-    }
-    let mut data = Vec::with_capacity(len as usize);
-    f.take(MAX_CACHE_BYTES + 1).read_to_end(&mut data)?;
-    if data.len() as u64 > MAX_CACHE_BYTES {
-        return Err(io::Error::other("grew while read"));
-    }
-    Ok(Some(data))
-}
-
-/// The reason of a folder error, as an I/O error (the caller names the file).
-fn why(e: scanner_files::Error) -> io::Error {
-    match e.why() {
-        Why::Io(io) => io::Error::new(io.kind(), io.to_string()),
-        other => io::Error::other(other.to_string()),
-    }
-}
-
-/// An error unless the file or folder is the user's and writable by nobody else.
-#[cfg(unix)]
-fn untrusted_owner(meta: &fs::Metadata) -> io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    // The check every folder scanner keeps passes; the cache's notes keep their words.
-    scanner_files::trusted(meta.uid(), meta.mode()).map_err(|w| match w {
-        Why::Owner { owner, me } => {
-            io::Error::other(format!("owned by user {owner}, not by this one ({me})"))
-        }
-        _ => io::Error::other("writable by group or others"),
-    })
-}
-
-#[cfg(not(unix))]
-fn untrusted_owner(_: &fs::Metadata) -> io::Result<()> {
-    Ok(())
-}
-
-/// The cache folder, made (private) if missing, opened once; an error when it must not
-/// be trusted (a link, another user's, writable by others). Every later read, write
-/// and removal is relative to the handle, so a folder swapped for a link meanwhile is
-/// never written.
-fn folder(dir: &Path) -> Result<Arc<OwnedDir>, scanner_files::Error> {
-    OwnedDir::create(dir).map(Arc::new)
-}
-
-/// Writes `bytes` as the cache file `name` of `dir`: to a private file made there
-/// exclusively, then renamed over it. A link planted at the name is removed, never
-/// followed.
-fn write_atomic(dir: &OwnedDir, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
-    if let Ok(Some(e)) = dir.entry(name) {
-        if e.kind == Kind::Link {
-            dir.remove(name).map_err(why)?;
-        }
-    }
-    dir.write(name, true, FileMode::Exactly(0o600), |f| f.write_all(bytes))
-        .map(drop)
-        .map_err(why)
+    let options = (
+        config_dir.as_deref().map(bytes),
+        min_level,
+        enable_deprecated,
+        enable_unsupported,
+        enable_noisy,
+        expand_dir.as_deref().map(bytes),
+        keep_derived_duplicates,
+        exact_level,
+        proven_only,
+    );
+    let select = (
+        include_tags,
+        exclude_tags,
+        include_categories,
+        exclude_categories,
+        include_status,
+        exclude_status,
+    );
+    let sources: Vec<_> = sources.iter().map(source).collect();
+    // Plain data: encoding cannot fail.
+    postcard::to_stdvec(&(sources, cwd, options, select)).unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::load_at;
+    use crate::meta::Level;
+    use std::fs;
 
-    /// The cache folder swapped for a link to another folder after it was opened (a
-    /// race a local user with write access to its parent could run): a cache is
-    /// written into, and pruned from, the folder opened, never the other.
-    #[cfg(unix)]
-    #[test]
-    fn a_cache_folder_swapped_for_a_link_is_not_written_or_pruned_through() {
-        let dir = std::env::temp_dir().join(format!("scanner-cache-swap-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        let owned = folder(&dir).unwrap();
-        let other = dir.with_extension("other");
-        let _ = fs::remove_dir_all(&other);
-        fs::create_dir(&other).unwrap();
-        for i in 0..=MAX_CACHES {
-            fs::write(other.join(format!("set-{i:016x}.bin")), b"theirs").unwrap();
+    /// A rule of the bucket (Security, 4688) testing `needle` in CommandLine.
+    fn rule(id: &str, needle: &str) -> String {
+        format!(
+            "title: Rule {id}\nid: {id}\nlevel: high\ndetection:\n  s:\n    Channel: Security\n    EventID: 4688\n    CommandLine|contains: '{needle}'\n  condition: s\n"
+        )
+    }
+
+    /// Rules of every kind a set holds: enough in one bucket for a prefilter, an
+    /// automaton, an affix set, a regex, keywords, a field reference, a placeholder,
+    /// a filter, chained correlations, a duplicate id, an error; and a config folder.
+    fn rules_folder(tag: &str) -> (PathBuf, PathBuf) {
+        let d = std::env::temp_dir().join(format!("scanner-set-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        let rules = d.join("rules");
+        fs::create_dir_all(rules.join("sub")).unwrap();
+        fs::create_dir_all(rules.join("config/expand")).unwrap();
+        for i in 0..10 {
+            fs::write(
+                rules.join(format!("sub/r{i}.yml")),
+                rule(&format!("r{i}"), &format!("needle{i}")),
+            )
+            .unwrap();
         }
-        let moved = dir.with_extension("moved");
-        let _ = fs::remove_dir_all(&moved);
-        fs::rename(&dir, &moved).unwrap();
-        std::os::unix::fs::symlink(&other, &dir).unwrap();
-        write_atomic(&owned, OsStr::new("set-mine.bin"), b"mine").unwrap();
-        prune(&owned, "set-", 0);
-        let theirs = fs::read_dir(&other).unwrap().count();
-        assert_eq!(
-            theirs,
-            MAX_CACHES + 1,
-            "nothing written or pruned in the other folder"
+        let many = "title: Many\nid: many\nlevel: medium\ndetection:\n  s:\n    Channel: Security\n    EventID: 4688\n    Image|endswith: ['\\a.exe', '\\b.exe', '\\c.exe', '\\d.exe', '\\e.exe', '\\f.exe', '\\g.exe', '\\h.exe', '\\i.exe']\n    CommandLine|contains: ['alpha', 'bravo', 'charlie', 'delta', 'echo']\n  re:\n    CommandLine|re: '(?i)mimi[kc]atz\\.exe'\n  net:\n    IpAddress|cidr: 10.0.0.0/8\n  ref:\n    TargetUserName|fieldref: SubjectUserName\n  n:\n    LogonType|gt: 2\n  kw:\n    - 'evil keyword'\n  condition: (s and not ref) or (re and net) or 1 of n* or kw\n";
+        fs::write(rules.join("many.yml"), many).unwrap();
+        let placeholder = "title: Admins\nid: adm\ndetection:\n  s:\n    Channel: Security\n    EventID: 4624\n    TargetUserName|expand: '%admins%'\n  condition: s\n";
+        fs::write(rules.join("placeholder.yml"), placeholder).unwrap();
+        fs::write(rules.join("config/expand/admins.txt"), "root\nadmin\n").unwrap();
+        let filter = "title: F\nfilter:\n  rules: [r1]\n  u:\n    SubjectUserName: backup\n  condition: not u\n";
+        fs::write(rules.join("filter.yml"), filter).unwrap();
+        let corr = "title: Inner\nname: inner\ncorrelation:\n  type: event_count\n  rules: [r2, r3]\n  group-by: [Computer]\n  timespan: 1h\n  condition: {gte: 2}\n---\ntitle: Outer\nname: outer\ncorrelation:\n  type: value_count\n  rules: [inner]\n  group-by: [Computer]\n  timespan: 1d\n  condition: {gte: 1, field: Computer}\n";
+        fs::write(rules.join("corr.yml"), corr).unwrap();
+        fs::write(rules.join("dup.yml"), rule("r4", "other")).unwrap();
+        fs::write(rules.join("broken.yml"), "title: broken\n").unwrap();
+        fs::write(rules.join("config/exclude_rules.txt"), "r9\n").unwrap();
+        fs::write(rules.join("notes.txt"), "not a rule\n").unwrap();
+        (d.clone(), rules)
+    }
+
+    fn opts(cache: &Path) -> LoadOptions {
+        LoadOptions {
+            cache_dir: Some(cache.to_path_buf()),
+            ..LoadOptions::default()
+        }
+    }
+
+    /// A load long enough after the files were written for the set to be written.
+    fn load_later(rules: &Path, opts: &LoadOptions) -> RuleSet {
+        let later = SystemTime::now() + 2 * SETTLE;
+        load_at(&[RuleSource::Path(rules.to_path_buf())], opts, later)
+    }
+
+    /// What a set holds, as text (sorted where it is unordered), to compare sets.
+    fn described(set: &RuleSet) -> String {
+        let mut out = format!(
+            "{:#?}\n{:#?}\n{:?}\n",
+            set.rules, set.correlations, set.emits
         );
-        assert!(!moved.join("set-mine.bin").exists(), "pruned where written");
-        write_atomic(&owned, OsStr::new("set-mine.bin"), b"mine").unwrap();
-        assert_eq!(fs::read(moved.join("set-mine.bin")).unwrap(), b"mine");
-        for d in [&moved, &other] {
-            fs::remove_dir_all(d).unwrap();
+        let mut r = set.report.clone();
+        r.timings.clear();
+        r.cache = Default::default();
+        out += &format!("{r:#?}\n{}\n", set.regexes);
+        let mut buckets: Vec<String> = set.index.buckets().map(|b| format!("{b:?}")).collect();
+        buckets.sort();
+        out += &format!("{} {buckets:#?}\n", set.index.keys());
+        for i in 0..set.fields.len() {
+            out += &format!("{i} {}\n", set.fields.path(i as u32));
         }
-        fs::remove_file(&dir).unwrap();
+        for name in ["CommandLine", "Computer", "SubjectUserName", "NoSuch"] {
+            out += &format!("{name} {:?}\n", set.fields.get(name));
+        }
+        let c = &set.config;
+        let sorted = |s: &crate::fields::FxHashSet<String>| {
+            let mut v: Vec<&String> = s.iter().collect();
+            v.sort();
+            format!("{v:?}")
+        };
+        let mut placeholders: Vec<_> = c.placeholders.iter().collect();
+        placeholders.sort();
+        let mut details: Vec<_> = c.default_details.iter().collect();
+        details.sort();
+        out += &format!(
+            "{:?} {:?} {} {} {} {placeholders:?} {details:?} {:?}\n",
+            c.aliases,
+            c.data_mappings,
+            sorted(&c.exclude),
+            sorted(&c.noisy),
+            sorted(&c.target_eids),
+            c.generic_abbrev
+        );
+        out
+    }
+
+    /// What a load's outcome is, in terms that do not depend on the order its
+    /// threads interned fields in: each rule's id, level and file, and the report.
+    fn outcome(set: &RuleSet) -> String {
+        let mut rules: Vec<String> = set
+            .rules
+            .iter()
+            .map(|r| format!("{} {:?} {}", r.meta.id, r.meta.level, r.meta.path))
+            .collect();
+        rules.sort();
+        let r = &set.report;
+        format!(
+            "{rules:?}\n{:?}\n{:?}\n{:?}\n{:?} {} {} {} {}\n{} correlations\n{:?}",
+            r.errors,
+            r.disabled,
+            r.disabled_rules,
+            r.duplicate_ids,
+            r.files,
+            r.documents,
+            r.loaded,
+            r.enabled,
+            set.correlations.len(),
+            set.config.placeholders
+        )
+    }
+
+    /// Asserts two texts are equal, naming the first line that is not.
+    fn same(a: &str, b: &str, what: &str) {
+        if let Some((i, (x, y))) = a
+            .lines()
+            .zip(b.lines())
+            .enumerate()
+            .find(|(_, (x, y))| x != y)
+        {
+            panic!("{what}: line {i} differs:\n{x}\n{y}");
+        }
+        assert_eq!(a.lines().count(), b.lines().count(), "{what}");
     }
 
     #[test]
-    fn the_most_recently_written_files_of_a_kind_are_kept() {
-        let dir = std::env::temp_dir().join(format!("scanner-cache-prune-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        let owned = folder(&dir).unwrap();
-        for i in 0..=MAX_CACHES {
-            write_atomic(&owned, OsStr::new(&format!("set-{i:02}.bin")), b"s").unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        fs::write(dir.join("rules-old.bin"), b"d").unwrap();
-        fs::write(dir.join("other.bin"), b"o").unwrap();
-        prune(&owned, "set-", MAX_CACHES);
-        prune(&owned, "rules-", 0);
-        let mut left: Vec<String> = fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        assert_eq!(left.len(), MAX_CACHES + 1, "{left:?}");
+    fn a_set_read_back_is_the_set_loaded_and_an_edit_or_another_option_misses() {
+        let (d, rules) = rules_folder("round");
+        let cache = d.join("cache");
+        let fresh = load_later(&rules, &LoadOptions::default());
+        assert_eq!(fresh.report.errors.len(), 1, "{:?}", fresh.report.errors);
+        assert!(fresh.index.prefiltered().0 > 0, "a bucket with a prefilter");
+        assert!(!fresh.correlations.is_empty());
+
+        let first = load_later(&rules, &opts(&cache));
+        let used = &first.report.cache.set;
+        assert!(!used.served && used.written, "{used:?}");
+        assert_eq!(used.missed.as_deref(), Some("none yet"));
+        let second = load_later(&rules, &opts(&cache));
+        let used = &second.report.cache.set;
+        assert!(used.served, "{used:?}");
+        assert_eq!(used.inputs, first.report.cache.set.inputs);
+        let phases: Vec<&str> = second.report.timings.iter().map(|t| t.0).collect();
         assert_eq!(
-            (left[0].as_str(), left[1].as_str()),
-            ("other.bin", "set-01.bin")
+            phases,
+            [
+                "rule set cache read",
+                "its files and folders found unchanged, the rule set decoded from it"
+            ]
         );
-        fs::remove_dir_all(&dir).unwrap();
+        same(&described(&second), &described(&first), "read back");
+        same(
+            &outcome(&first),
+            &outcome(&fresh),
+            "loaded with a cache and without",
+        );
+        assert_ne!(second.fields.version(), first.fields.version());
+
+        // Another option: a cache of its own.
+        let high = LoadOptions {
+            min_level: Level::High,
+            ..opts(&cache)
+        };
+        let h = load_later(&rules, &high);
+        assert_eq!(h.report.cache.set.missed.as_deref(), Some("none yet"));
+        assert_ne!(h.report.cache.set.file, second.report.cache.set.file);
+        assert!(load_later(&rules, &high).report.cache.set.served);
+        assert!(load_later(&rules, &opts(&cache)).report.cache.set.served);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Loads once to write the cache, changes the folder with `change`, loads again:
+    /// the second load must not be served, must name `changed` as why, and must
+    /// equal a load without the cache.
+    fn misses_after(tag: &str, change: impl Fn(&Path), changed: &str) -> RuleSet {
+        let (d, rules) = rules_folder(tag);
+        let cache = d.join("cache");
+        assert!(load_later(&rules, &opts(&cache)).report.cache.set.written);
+        change(&rules);
+        let after = load_later(&rules, &opts(&cache));
+        let used = &after.report.cache.set;
+        assert!(!used.served, "{tag}: {used:?}");
+        let want = format!("{} changed", rules.join(changed).display());
+        assert_eq!(used.missed.as_deref(), Some(want.as_str()), "{tag}");
+        assert!(used.written && used.note.is_none(), "{tag}: {used:?}");
+        let plain = load_later(&rules, &LoadOptions::default());
+        same(&outcome(&after), &outcome(&plain), tag);
+        assert!(
+            load_later(&rules, &opts(&cache)).report.cache.set.served,
+            "{tag}"
+        );
+        fs::remove_dir_all(&d).unwrap();
+        after
+    }
+
+    #[test]
+    fn an_edited_added_or_removed_rule_or_config_file_misses() {
+        let level = |set: &RuleSet, id: &str| {
+            set.rules
+                .iter()
+                .find(|r| r.meta.id == id)
+                .map(|r| r.meta.level)
+        };
+        let set = misses_after(
+            "edit",
+            |r| {
+                fs::write(
+                    r.join("sub/r0.yml"),
+                    rule("r0", "needle0").replace("high", "low"),
+                )
+                .unwrap()
+            },
+            "sub/r0.yml",
+        );
+        assert_eq!(level(&set, "r0"), Some(Level::Low));
+        let set = misses_after(
+            "add",
+            |r| fs::write(r.join("sub/new.yml"), rule("new", "x")).unwrap(),
+            "sub",
+        );
+        assert_eq!(level(&set, "new"), Some(Level::High));
+        let set = misses_after(
+            "remove",
+            |r| fs::remove_file(r.join("sub/r1.yml")).unwrap(),
+            "sub",
+        );
+        assert_eq!(level(&set, "r1"), None);
+        // A config file looked for and not found, then added (its folder, looked at
+        // first, changed with it).
+        let set = misses_after(
+            "noisy",
+            |r| fs::write(r.join("config/noisy_rules.txt"), "r2\n").unwrap(),
+            "config",
+        );
+        assert_eq!(level(&set, "r2"), None, "noisy: disabled");
+        let set = misses_after(
+            "exclude",
+            |r| fs::write(r.join("config/exclude_rules.txt"), "r8\n").unwrap(),
+            "config/exclude_rules.txt",
+        );
+        assert_eq!(
+            (level(&set, "r8"), level(&set, "r9")),
+            (None, Some(Level::High))
+        );
+        let set = misses_after(
+            "expand",
+            |r| fs::write(r.join("config/expand/admins.txt"), "root\n").unwrap(),
+            // The folder is read twice, as `expand` and as `../config/expand`: the
+            // latter comes first in path order.
+            "config/../config/expand/admins.txt",
+        );
+        assert_eq!(set.config.placeholders["admins"], ["root"]);
+        // A rule made a link to another file: its status is the target's.
+        #[cfg(unix)]
+        misses_after(
+            "link",
+            |r| {
+                fs::remove_file(r.join("sub/r3.yml")).unwrap();
+                std::os::unix::fs::symlink(r.join("sub/r4.yml"), r.join("sub/r3.yml")).unwrap();
+            },
+            "sub",
+        );
+    }
+
+    #[test]
+    fn recent_files_are_not_vouched_for() {
+        let (d, rules) = rules_folder("recent");
+        let cache = d.join("cache");
+        let set = load(&[RuleSource::Path(rules.clone())], &opts(&cache));
+        let used = &set.report.cache.set;
+        assert!(!used.written, "{used:?}");
+        assert!(
+            used.not_written
+                .as_deref()
+                .is_some_and(|w| w.ends_with("changed within 2 s of the load")),
+            "{used:?}"
+        );
+        assert!(!set
+            .report
+            .cache
+            .set
+            .file
+            .as_deref()
+            .is_some_and(Path::exists));
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    use crate::load::load;
+
+    #[test]
+    fn a_damaged_untrusted_or_foreign_file_is_ignored_and_replaced() {
+        let (d, rules) = rules_folder("damage");
+        let cache = d.join("cache");
+        let set = load_later(&rules, &opts(&cache));
+        let file = set.report.cache.set.file.clone().unwrap();
+        let good = fs::read(&file).unwrap();
+        let expect_note = |why: &str| {
+            let set = load_later(&rules, &opts(&cache));
+            let used = &set.report.cache.set;
+            let note = format!(
+                "rule set cache {}: {why}; rules loaded from their files",
+                file.display()
+            );
+            assert_eq!(used.note.as_deref(), Some(note.as_str()), "{used:?}");
+            assert!(!used.served && used.written, "{used:?}");
+            assert!(
+                load_later(&rules, &opts(&cache)).report.cache.set.served,
+                "rewritten"
+            );
+        };
+        let mut flipped = good.clone();
+        flipped[good.len() / 2] ^= 0x10;
+        fs::write(&file, &flipped).unwrap();
+        expect_note("damaged");
+        fs::write(&file, &good[..good.len() - 100]).unwrap();
+        expect_note("damaged");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&file, fs::Permissions::from_mode(0o620)).unwrap();
+            expect_note("writable by group or others");
+            let target = d.join("elsewhere.bin");
+            fs::write(&target, &good).unwrap();
+            fs::remove_file(&file).unwrap();
+            std::os::unix::fs::symlink(&target, &file).unwrap();
+            let set = load_later(&rules, &opts(&cache));
+            assert!(set.report.cache.set.note.is_some() && !set.report.cache.set.served);
+            assert_eq!(
+                fs::read(&target).unwrap(),
+                good,
+                "the link's target untouched"
+            );
+            assert!(fs::symlink_metadata(&file).unwrap().is_file(), "replaced");
+        }
+        // Another build's: replaced without a word.
+        let mut other = good.clone();
+        other[MAGIC.len() + 5] ^= 1;
+        fs::write(&file, &other).unwrap();
+        let set = load_later(&rules, &opts(&cache));
+        let used = &set.report.cache.set;
+        assert_eq!(
+            (used.note.as_deref(), used.missed.as_deref()),
+            (None, Some("written by another build"))
+        );
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn any_change_to_the_encoded_set_is_an_error_or_a_sound_set_never_a_panic() {
+        let d = std::env::temp_dir().join(format!("scanner-set-bytes-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        let text = "title: T\nid: t\ndetection:\n  s:\n    Channel: Security\n    CommandLine|contains: ['aa', 'bb', 'cc', 'dd']\n    Image|re: 'x+y'\n  n:\n    - - User: a\n      - User: b\n  condition: s or not n\n---\ntitle: C\ncorrelation:\n  type: event_count\n  rules: [t]\n  group-by: [User]\n  timespan: 1h\n  condition: {gte: 2}\n";
+        fs::write(d.join("t.yml"), text).unwrap();
+        let set = load(&[RuleSource::Path(d.clone())], &LoadOptions::default());
+        assert!(set.report.errors.is_empty(), "{:?}", set.report.errors);
+        let (bytes, table) = collecting(|| postcard::to_stdvec(&set).unwrap());
+        let mut good = (bytes.len() as u64).to_le_bytes().to_vec();
+        good.extend_from_slice(&bytes);
+        good.extend_from_slice(&postcard::to_stdvec(&table).unwrap());
+        let back = decode(&good).expect("decodes");
+        assert!(sound(&back));
+        same(&described(&back), &described(&set), "read back");
+        let (mut decoded, mut refused) = (0, 0);
+        for cut in 0..good.len() {
+            assert!(decode(&good[..cut]).is_none(), "cut at {cut}");
+        }
+        for i in 0..good.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut bad = good.clone();
+                bad[i] ^= flip;
+                match decode(&bad) {
+                    Some(set) => {
+                        decoded += 1;
+                        if !sound(&set) {
+                            refused += 1;
+                        }
+                    }
+                    None => refused += 1,
+                }
+            }
+        }
+        assert!(refused > 0 && decoded > 0, "{refused} {decoded}");
+        // A count past the bytes left asks for no huge allocation.
+        let mut huge = 1u64.to_le_bytes().to_vec();
+        huge.extend_from_slice(&[0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        assert!(decode(&huge).is_none());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn every_option_but_the_cache_folder_and_every_source_change_the_key() {
+        let base = LoadOptions::default();
+        let sources = [RuleSource::Path("/rules".into())];
+        let k = key(&sources, &base);
+        let mut variants: Vec<LoadOptions> = Vec::new();
+        let mut v = |f: &dyn Fn(&mut LoadOptions)| {
+            let mut o = base.clone();
+            f(&mut o);
+            variants.push(o);
+        };
+        v(&|o| o.config_dir = Some("/c".into()));
+        v(&|o| o.min_level = Level::High);
+        v(&|o| o.enable_deprecated = true);
+        v(&|o| o.enable_unsupported = true);
+        v(&|o| o.enable_noisy = true);
+        v(&|o| o.expand_dir = Some("/e".into()));
+        v(&|o| o.keep_derived_duplicates = true);
+        v(&|o| o.exact_level = Some(Level::Low));
+        v(&|o| o.proven_only = true);
+        v(&|o| o.select.include_tags = vec!["attack.t1".into()]);
+        v(&|o| o.select.exclude_tags = vec!["x".into()]);
+        v(&|o| o.select.include_categories = vec!["x".into()]);
+        v(&|o| o.select.exclude_categories = vec!["x".into()]);
+        v(&|o| o.select.include_status = vec!["x".into()]);
+        v(&|o| o.select.exclude_status = vec!["x".into()]);
+        let mut keys: Vec<Vec<u8>> = variants.iter().map(|o| key(&sources, o)).collect();
+        keys.push(k.clone());
+        keys.push(key(&[RuleSource::Path("/other".into())], &base));
+        keys.push(key(
+            &[RuleSource::Path("/rules".into()), RuleSource::Builtin],
+            &base,
+        ));
+        let text = |t: &str| RuleSource::Text {
+            name: "t".into(),
+            text: t.into(),
+        };
+        keys.push(key(&[text("a")], &base));
+        keys.push(key(&[text("b")], &base));
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "all differ");
+        let cached_elsewhere = LoadOptions {
+            cache_dir: Some("/cache".into()),
+            ..base.clone()
+        };
+        assert_eq!(
+            key(&sources, &cached_elsewhere),
+            k,
+            "the cache folder is no part"
+        );
     }
 }

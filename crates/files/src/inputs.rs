@@ -1,22 +1,21 @@
 //! What a load looked at on disk: every file it read, every folder it listed and every
 //! path it looked for (found or not), each with its status as the system gave it then.
 //!
-//! The rule set cache keeps this list beside the loaded set. A later load with the same
-//! sources and options looks at each path again, and takes the set from the cache only
-//! when every one is as it was: a rule or config file edited, added, removed, replaced
-//! or relinked changes the status of the file or of its folder (size, modification
-//! and change times to the nanosecond, inode, device, mode), so no rule text needs
-//! reading to tell.
+//! A cache keeps this list beside what it holds (the rule set cache does, beside the
+//! loaded set). A later load with the same sources looks at each path again, and takes
+//! what the cache holds only when every one is as it was: a file edited, added,
+//! removed, replaced or relinked changes the status of the file or of its folder (size,
+//! modification and change times to the nanosecond, inode, device, mode), so no file
+//! needs reading to tell.
 //!
 //! Statuses are taken before what they describe is read (on the opened file itself
 //! when reading one), so a change made during the load shows as a difference next
 //! time. A change within the file system's time granularity after the read could keep
 //! the times equal: [`Inputs::settled`] tells whether every time recorded is older than
 //! the load by a margin past any granularity, and only then may the list vouch for
-//! the set.
+//! what was loaded.
 //!
-//! A leaf: the readers (`text_file`, `config`, `load`) record into a [`Seen`], the rule
-//! set cache compares.
+//! The readers record into a [`Seen`]; the cache compares the [`Inputs`] it became.
 
 use serde::{Deserialize, Serialize};
 use std::fs::Metadata;
@@ -169,6 +168,11 @@ impl Inputs {
     /// How many paths.
     pub fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// Whether no path was looked at.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// The first path whose status is not as recorded (or that cannot be told), if any.

@@ -12,6 +12,8 @@
 //!   when the user's own, whole (a checksum) and written by this very binary (a header
 //!   naming it), written atomically, the most recent few kept. What they hold is the
 //!   caller's: the rule set cache encodes a `RuleSet` there.
+//! - text files that may be hostile ([`read_text`]): regular files only, opened
+//!   without blocking, read to a cap.
 //! - what a load looked at ([`Seen`], [`Inputs`]): the status of every file and folder
 //!   it read or looked for, kept beside a cache and compared on the next run, so that a
 //!   cache is used only while none of its sources changed, and none is read to tell.
@@ -32,8 +34,11 @@ mod error;
 mod inputs;
 mod owned_dir;
 mod temp;
+mod text;
 
-pub use cache::{CacheDir, CacheFile, Unread, MAX_CACHE_BYTES};
+pub use cache::{
+    split_section, CacheKind, CheckedCache, Miss, NotWritten, MAX_CACHE_BYTES, SETTLE,
+};
 pub use error::{Error, Why};
 pub use inputs::{Input, Inputs, Seen};
 #[cfg(unix)]
@@ -45,3 +50,4 @@ pub use temp::{
     remove as remove_temp_file, remove_all_and_hold as remove_all_temp_files_and_hold,
     remove_dir as remove_temp_dir, remove_stale as remove_stale_temp_files, StaleTemp,
 };
+pub use text::{read_text, TextError};

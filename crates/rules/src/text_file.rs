@@ -1,17 +1,12 @@
 //! The one way the crate reads a file: rule files, config files and placeholder files
-//! all come through [`read`], which opens only regular files (or links to them) and
-//! reads at most a cap per kind of file.
-//!
-//! Rule folders and config folders may hold what an attacker planted: a FIFO would
-//! block the open or the read forever, a link to `/dev/zero` would grow memory without
-//! bound. So the file is opened without blocking (`O_NONBLOCK`, which a regular file
-//! ignores), its type is checked on the opened handle (so a swap between a check and
-//! the open changes nothing), and the read stops one byte past the cap.
+//! all come through [`read`], which reads only regular files (or links to them), at
+//! most a cap per kind of file, without blocking on a FIFO
+//! (`scanner_files::read_text`: rule and config folders may hold what an attacker
+//! planted).
 
 use crate::error::{ErrorKind, RuleError};
 use crate::report::LoadError;
-use scanner_files::Seen;
-use std::io::Read;
+use scanner_files::{Seen, TextError};
 use std::path::Path;
 
 /// What a file holds, which decides its size cap.
@@ -70,51 +65,18 @@ pub fn read_error(path: &Path, e: impl std::fmt::Display) -> LoadError {
 }
 
 fn read_capped(path: &Path, kind: TextFile, cap: u64, seen: &Seen) -> Result<String, RuleError> {
-    let (file, meta) = match open_nonblocking(path).and_then(|f| Ok((f.metadata()?, f))) {
-        Ok((meta, file)) => (file, meta),
-        Err(e) => {
-            seen.unopened(path);
-            return Err(ErrorKind::Io(e).into());
+    scanner_files::read_text(path, cap, seen).map_err(|e| {
+        match e {
+            TextError::Io(e) => ErrorKind::Io(e),
+            TextError::NotRegular(what) => ErrorKind::NotARegularFile(what),
+            TextError::TooLarge => ErrorKind::FileTooLarge {
+                kind: kind.name(),
+                limit: cap,
+            },
+            TextError::NotText => ErrorKind::NotText,
         }
-    };
-    seen.opened(path, &meta);
-    if !meta.is_file() {
-        return Err(ErrorKind::NotARegularFile(scanner_files::kind_name(&meta.file_type())).into());
-    }
-    if meta.len() > cap {
-        return Err(too_large(kind, cap));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // The size may have grown since the stat: read one byte past the cap to see.
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(ErrorKind::Io)?;
-    if bytes.len() as u64 > cap {
-        return Err(too_large(kind, cap));
-    }
-    String::from_utf8(bytes).map_err(|_| ErrorKind::NotText.into())
-}
-
-fn too_large(kind: TextFile, limit: u64) -> RuleError {
-    ErrorKind::FileTooLarge {
-        kind: kind.name(),
-        limit,
-    }
-    .into()
-}
-
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(path)
+        .into()
+    })
 }
 
 #[cfg(test)]

@@ -5,29 +5,22 @@
 //! [`SetCache`]: `open` it for a load's sources and options, `find` the set there, or
 //! `keep` the set loaded from the files; what it did goes into the load report.
 //!
-//! What `load` gives depends on the binary, the rule sources, the load options (all
-//! but the cache folder) and the files it read; the cache is keyed by the first three
-//! and checked against the last.
+//! The file is a `scanner_files::CheckedCache`, which does what any cache of what files
+//! make needs: the key kept whole and hashed into the file's name (`set-<hash>.bin`,
+//! the [`MAX_CACHES`] most recently written kept), the statuses of every rule file,
+//! config file and folder the load read, listed or looked for checked (none is read),
+//! nothing written while they settle, a trusted, sealed file written by this very
+//! binary. What is Sigma's is here: the key (everything `load` reads but the files: the
+//! binary, the rule sources, the load options but the cache folder, and the working
+//! folder when a path is relative), and the set's encoding and its checks.
 //!
-//! - Key: the file's header names this very binary (`scanner_files::CacheDir`), and the
-//!   file holds the sources and options it was made for, encoded exactly (with the
-//!   working folder when a path is relative): a file made for others, even under the
-//!   same name, is not used. The file's name is a hash of that key, so each set of
-//!   sources and options has a file of its own (`set-<hash>.bin`, the [`MAX_CACHES`]
-//!   most recently written kept).
 //! - Format: as no other binary reads a file, the set is encoded as its types derive
 //!   (postcard), and a change to them needs no format number bumped.
-//! - Check: the statuses of every rule file, config file and folder the load read,
-//!   listed or looked for ([`Inputs`]) must all be as they were. None of them is read.
-//!   A set whose inputs changed within [`SETTLE`] of its load is not written at all
-//!   (a later change could leave their times equal: see [`Inputs::settled`]).
-//! - Trust: as for every cache file (`scanner_files::CacheDir`): the user's own regular
-//!   file, checksum, size; then the decoding itself refuses any inconsistency (lengths
-//!   checked against the bytes left, nesting bounded by `nesting`, automata and regexes
-//!   by number in their table) and `sound` checks every index the set holds, so that no
-//!   bytes make a later panic. A file that fails any of this is ignored with a note,
-//!   the set loaded from the rule files, and the file replaced; another build's file is
-//!   replaced without a word.
+//! - Checks: decoding refuses any inconsistency (lengths checked against the bytes
+//!   left, nesting bounded by `nesting`, automata and regexes by number in their table)
+//!   and `sound` checks every index the set holds, so that no bytes make a later panic.
+//!   A file that fails any of this is ignored with a note, the set loaded from the rule
+//!   files, and the file replaced; another build's file is replaced without a word.
 
 mod sound;
 
@@ -35,91 +28,28 @@ use crate::load::{LoadOptions, RuleSelect, RuleSource};
 use crate::matcher::{collecting, resolving, SharedTable};
 use crate::report::LoadReport;
 use crate::set::RuleSet;
-use scanner_files::{CacheDir, Inputs, Seen, Unread};
+use scanner_files::{split_section, CacheKind, CheckedCache, Miss, NotWritten, Seen};
 use sound::sound;
-use std::ffi::OsString;
-use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
+use std::time::SystemTime;
 
-/// The kind of set this build writes (the header names the binary besides).
-const FORMAT: u32 = 1;
-const MAGIC: &[u8; 8] = b"SCNRSET\0";
-/// How its files' names begin.
-const PREFIX: &str = "set-";
 /// Cache files kept in the folder (one per list of rule sources and options); past
 /// it, the least recently written go.
 const MAX_CACHES: usize = 16;
 
-/// How much older than the load every input's times must be for the set to be
-/// written: past the coarsest time stamps of common file systems (FAT's 2 s), and of
-/// a clock a little off on a network file system.
-pub const SETTLE: Duration = Duration::from_secs(2);
+/// The rule set cache's files.
+static SETS: CacheKind = CacheKind {
+    magic: b"SCNRSET\0",
+    format: 1,
+    prefix: "set-",
+    keep: MAX_CACHES,
+};
 
 /// The rule set cache of one list of sources and options.
 pub struct SetCache {
-    dir: CacheDir,
-    name: OsString,
-    /// The file's path, for messages.
-    file: PathBuf,
-    /// The sources and options, encoded.
-    key: Vec<u8>,
+    cache: CheckedCache,
     /// When the load began: what the inputs' times must be older than.
     started: SystemTime,
-    /// Room to write the file in: the size of the one read, else a guess.
-    capacity: std::cell::Cell<usize>,
-}
-
-/// What looking the set up gave.
-enum SetLookup {
-    /// The set, and how many paths were found unchanged.
-    Served(Box<RuleSet>, usize),
-    /// No set: why (for `--debug`), and a note to warn with when a file was there
-    /// that could not be used.
-    Missed {
-        /// Why.
-        why: String,
-        /// The warning, for a damaged or untrusted file.
-        note: Option<String>,
-    },
-}
-
-/// Why a set was not written.
-#[derive(Debug)]
-enum NotWritten {
-    /// An input changed too recently to vouch for the set (or its status cannot be
-    /// told on this system).
-    Unsettled(PathBuf),
-    /// A path was seen twice with different statuses during the load.
-    ChangedWhileLoading,
-    /// The set or its inputs could not be encoded (a path that is not UTF-8).
-    Encode(postcard::Error),
-    /// The file could not be written.
-    Io(std::io::Error),
-}
-
-impl std::fmt::Display for NotWritten {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NotWritten::Unsettled(p) => write!(
-                f,
-                "{} changed within {} s of the load",
-                p.display(),
-                SETTLE.as_secs()
-            ),
-            NotWritten::ChangedWhileLoading => {
-                f.write_str("a rule or config file changed while loading")
-            }
-            NotWritten::Encode(e) => write!(f, "cannot encode: {e}"),
-            NotWritten::Io(e) => e.fmt(f),
-        }
-    }
-}
-
-impl From<postcard::Error> for NotWritten {
-    fn from(e: postcard::Error) -> NotWritten {
-        NotWritten::Encode(e)
-    }
 }
 
 /// What could not be used, said once.
@@ -144,8 +74,8 @@ impl SetCache {
         if !sources.iter().any(|s| matches!(s, RuleSource::Path(_))) {
             return None;
         }
-        let dir = match CacheDir::open(dir, MAGIC, FORMAT) {
-            Ok(d) => d,
+        let cache = match CheckedCache::open(dir, &SETS, key(sources, opts)) {
+            Ok(c) => c,
             Err(e) => {
                 report.cache.note = Some(format!(
                     "rule cache folder {}: {}; rules parsed",
@@ -155,20 +85,8 @@ impl SetCache {
                 return None;
             }
         };
-        let key = key(sources, opts);
-        let mut h = std::hash::DefaultHasher::new();
-        key.hash(&mut h);
-        let name = OsString::from(format!("{PREFIX}{:016x}.bin", h.finish()));
-        let file = dir.shown(&name);
-        report.cache.set.file = Some(file.clone());
-        Some(SetCache {
-            file,
-            dir,
-            name,
-            key,
-            started,
-            capacity: std::cell::Cell::new(8 << 20),
-        })
+        report.cache.set.file = Some(cache.file());
+        Some(SetCache { cache, started })
     }
 
     /// The set, when the file holds one for these sources and options whose inputs
@@ -179,125 +97,68 @@ impl SetCache {
         report: &mut LoadReport,
         lap: &mut impl FnMut(&mut LoadReport, &'static str),
     ) -> Option<RuleSet> {
-        match self.lookup(&mut |phase| lap(report, phase)) {
-            SetLookup::Served(set, inputs) => {
-                let mut set = *set;
+        let found = self.cache.find(
+            || lap(report, "rule set cache read"),
+            |bytes| decode(bytes).filter(sound),
+        );
+        let (why, note) = match found {
+            Ok((mut set, inputs)) => {
+                lap(
+                    report,
+                    "its files and folders found unchanged, the rule set decoded from it",
+                );
                 set.report.timings = std::mem::take(&mut report.timings);
                 set.report.cache = std::mem::take(&mut report.cache);
                 set.report.cache.set.served = true;
                 set.report.cache.set.inputs = inputs;
-                Some(set)
+                return Some(set);
             }
-            SetLookup::Missed { why, note } => {
-                report.cache.set.missed = Some(why);
-                report.cache.set.note = note;
-                lap(report, "rule set cache looked up");
-                None
-            }
-        }
+            Err(Miss::Missing) => ("none yet".to_string(), None),
+            Err(Miss::OtherBuild) => ("written by another build".to_string(), None),
+            Err(Miss::OtherKey) => ("made for other sources or options".to_string(), None),
+            Err(Miss::Changed(p)) => (format!("{} changed", p.display()), None),
+            Err(Miss::Unusable(e)) => (e.to_string(), Some(note(&self.cache.file(), &e))),
+        };
+        report.cache.set.missed = Some(why);
+        report.cache.set.note = note;
+        lap(report, "rule set cache looked up");
+        None
     }
 
     /// Writes `set`, loaded from its files having seen `seen`, and notes in its report
     /// whether it was written.
     pub fn keep(self, set: &mut RuleSet, seen: Seen) {
-        let saved = self.save(set, seen);
+        // The set (its length first: the table it refers to comes after it, as it is
+        // made while writing it), then that table.
+        let saved = self.cache.keep(seen, self.started, |mut out| {
+            let set_at = out.len();
+            out.extend_from_slice(&0u64.to_le_bytes());
+            let (out, table) = collecting(|| postcard::to_extend(&*set, out));
+            let mut out = out?;
+            let set_len = (out.len() - set_at - 8) as u64;
+            out[set_at..set_at + 8].copy_from_slice(&set_len.to_le_bytes());
+            postcard::to_extend(&table, out)
+        });
         let used = &mut set.report.cache.set;
         match saved {
-            Ok(inputs) => (used.written, used.inputs) = (true, inputs),
+            Ok(inputs) => {
+                (used.written, used.inputs) = (true, inputs);
+                // The per-file document caches earlier builds kept beside it (up to 16
+                // files of about 7 MiB each), which nothing reads any more.
+                self.cache.prune("rules-", 0);
+            }
+            Err(NotWritten::ChangedWhileLoading) => {
+                used.not_written = Some("a rule or config file changed while loading".into())
+            }
             Err(e) => used.not_written = Some(e.to_string()),
         }
     }
-
-    /// The set, when the file holds one for these sources and options whose inputs
-    /// are all unchanged; `lap` is called after each step.
-    fn lookup(&self, lap: &mut impl FnMut(&'static str)) -> SetLookup {
-        let missed = |why: &str| SetLookup::Missed {
-            why: why.to_string(),
-            note: None,
-        };
-        let damaged = |why: String| SetLookup::Missed {
-            note: Some(note(&self.file, &why)),
-            why,
-        };
-        let file = match self.dir.read(&self.name) {
-            Ok(file) => file,
-            Err(Unread::Missing) => return missed("none yet"),
-            Err(Unread::OtherBuild) => return missed("written by another build"),
-            Err(Unread::Unusable(e)) => return damaged(e.to_string()),
-        };
-        self.capacity.set(file.size() + (file.size() >> 4));
-        let Some(rest) = prefixed(file.body())
-            .filter(|k| k.0 == self.key)
-            .map(|k| k.1)
-        else {
-            return missed("made for other sources or options");
-        };
-        let Ok((inputs, rest)) = postcard::take_from_bytes::<Inputs>(rest) else {
-            return damaged("damaged".into());
-        };
-        lap("rule set cache read");
-        // The files and folders are checked (system calls) while the set is decoded
-        // (memory); a set decoded for nothing is dropped.
-        let (changed, set) = std::thread::scope(|s| {
-            let checking = s.spawn(|| inputs.changed());
-            let set = decode(rest).filter(sound);
-            let changed = checking
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (changed, set)
-        });
-        if let Some(changed) = changed {
-            return missed(&format!("{} changed", changed.path().display()));
-        }
-        match set {
-            Some(set) => {
-                lap("its files and folders found unchanged, the rule set decoded from it");
-                SetLookup::Served(Box::new(set), inputs.len())
-            }
-            None => damaged("damaged".into()),
-        }
-    }
-
-    /// Writes `set` with what its load saw (`seen`); how many paths it lists.
-    fn save(&self, set: &RuleSet, seen: Seen) -> Result<usize, NotWritten> {
-        let inputs = seen.into_inputs().ok_or(NotWritten::ChangedWhileLoading)?;
-        inputs
-            .settled(self.started, SETTLE)
-            .map_err(|i| NotWritten::Unsettled(i.path().to_path_buf()))?;
-        // Written in place, in the order read: the key, the inputs, the set (its length
-        // first: the table it refers to comes after it, as it is made while writing it).
-        let mut out = self.dir.start(self.capacity.get());
-        out.extend_from_slice(&(self.key.len() as u64).to_le_bytes());
-        out.extend_from_slice(&self.key);
-        let mut out = postcard::to_extend(&inputs, out)?;
-        let set_at = out.len();
-        out.extend_from_slice(&0u64.to_le_bytes());
-        let (out, table) = collecting(|| postcard::to_extend(set, out));
-        let mut out = out?;
-        let set_len = (out.len() - set_at - 8) as u64;
-        out[set_at..set_at + 8].copy_from_slice(&set_len.to_le_bytes());
-        let out = postcard::to_extend(&table, out)?;
-        self.dir.write(&self.name, out).map_err(NotWritten::Io)?;
-        self.dir.prune(PREFIX, MAX_CACHES);
-        // The per-file document caches earlier builds kept beside it (up to 16 files
-        // of about 7 MiB each), which nothing reads any more.
-        self.dir.prune("rules-", 0);
-        Ok(inputs.len())
-    }
-}
-
-/// The section at the start of `bytes` (its length, 8 bytes, then as many bytes: the
-/// key, the set), and the bytes after it.
-fn prefixed(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (len, rest) = bytes.split_first_chunk::<8>()?;
-    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
-    (len <= rest.len()).then(|| rest.split_at(len))
 }
 
 /// The set (its length, then its bytes) and the table of automata and regexes after
 /// it, when they decode and nothing follows.
 fn decode(bytes: &[u8]) -> Option<RuleSet> {
-    let (set, table) = prefixed(bytes)?;
+    let (set, table) = split_section(bytes)?;
     let table = match postcard::take_from_bytes::<SharedTable>(table).ok()? {
         (table, []) => table,
         _ => return None,
@@ -383,6 +244,7 @@ mod tests {
     use crate::load::load_at;
     use crate::meta::Level;
     use std::fs;
+    use std::path::PathBuf;
 
     /// A rule of the bucket (Security, 4688) testing `needle` in CommandLine.
     fn rule(id: &str, needle: &str) -> String {
@@ -432,7 +294,7 @@ mod tests {
 
     /// A load long enough after the files were written for the set to be written.
     fn load_later(rules: &Path, opts: &LoadOptions) -> RuleSet {
-        let later = SystemTime::now() + 2 * SETTLE;
+        let later = SystemTime::now() + 2 * scanner_files::SETTLE;
         load_at(&[RuleSource::Path(rules.to_path_buf())], opts, later)
     }
 
@@ -726,7 +588,7 @@ mod tests {
         }
         // Another build's: replaced without a word.
         let mut other = good.clone();
-        other[MAGIC.len() + 5] ^= 1;
+        other[SETS.magic.len() + 5] ^= 1;
         fs::write(&file, &other).unwrap();
         let set = load_later(&rules, &opts(&cache));
         let used = &set.report.cache.set;

@@ -15,6 +15,33 @@
 
 use std::cmp::Ordering;
 
+/// The reads [`Items`] and [`ItemsBuf`] share, over their `text` and `ends`: the items
+/// in order, how many (closed, in a buffer), whether none, and the text end to end (a
+/// buffer's open item after the closed ones).
+macro_rules! item_reads {
+    () => {
+        /// The items, in order.
+        pub fn iter(&self) -> ItemIter<'_> {
+            ItemIter::new(&self.text, &self.ends)
+        }
+
+        /// How many items there are (closed ones, in a buffer).
+        pub fn len(&self) -> usize {
+            self.ends.len()
+        }
+
+        /// Whether there are none (a cell the outputs show as `-` or leave empty).
+        pub fn is_empty(&self) -> bool {
+            self.ends.is_empty()
+        }
+
+        /// The items' text, end to end (in a buffer, then its open item).
+        pub fn text(&self) -> &str {
+            &self.text
+        }
+    };
+}
+
 /// Where an item ends in its cell's text, and where its label ends (the offset of the
 /// item's first `:`, or the item's end when it has none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,25 +189,7 @@ impl Items {
         })
     }
 
-    /// The items, in order.
-    pub fn iter(&self) -> ItemIter<'_> {
-        ItemIter::new(&self.text, &self.ends)
-    }
-
-    /// How many items there are.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether there are none (a cell the outputs show as `-` or leave empty).
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The items' text, end to end.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
+    item_reads!();
 
     /// Where each item ends.
     pub fn ends(&self) -> &[ItemEnd] {
@@ -326,25 +335,7 @@ impl ItemsBuf {
         }));
     }
 
-    /// The items, in order.
-    pub fn iter(&self) -> ItemIter<'_> {
-        ItemIter::new(&self.text, &self.ends)
-    }
-
-    /// How many items are closed.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether no item is closed.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The whole text: the items end to end, then the open item.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
+    item_reads!();
 
     /// The closed items, owned (copied into buffers of their size).
     pub fn to_items(&self) -> Items {

@@ -386,33 +386,18 @@ impl Chunk {
             Mode::Plain => match v {
                 Value::Null => Ok(()),
                 Value::String(s) => self.inline_string(s),
-                // Fixed-size types: a value token holds them as they are.
-                Value::I8(_)
-                | Value::U8(_)
-                | Value::I16(_)
-                | Value::U16(_)
-                | Value::I32(_)
-                | Value::U32(_)
-                | Value::I64(_)
-                | Value::U64(_)
-                | Value::F32(_)
-                | Value::F64(_)
-                | Value::Bool(_)
-                | Value::Guid(_)
-                | Value::FileTime(_)
-                | Value::SysTime(_)
-                | Value::Sid(_)
-                | Value::Hex32(_)
-                | Value::Hex64(_) => {
-                    self.buf.push(token::VALUE);
-                    self.buf.push(v.type_code());
-                    v.encode(&mut self.buf);
-                    Ok(())
-                }
                 // Sized types need a substitution's size: outside a template they
                 // become their text.
                 Value::AnsiString(_) | Value::Binary(_) | Value::Array(_) => {
                     self.inline_string(&v.render())
+                }
+                // Fixed-size types (numbers, booleans, GUIDs, times, SIDs, hex): a
+                // value token holds them as they are.
+                _ => {
+                    self.buf.push(token::VALUE);
+                    self.buf.push(v.type_code());
+                    v.encode(&mut self.buf);
+                    Ok(())
                 }
             },
         }

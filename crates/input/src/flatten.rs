@@ -89,25 +89,9 @@ impl Nulls<'_> {
     }
 }
 
-struct Key<'a>(&'a mut String);
-
-impl<'de> DeserializeSeed<'de> for Key<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        self.0.push_str(v);
-        Ok(())
-    }
-}
+/// An object's key: borrowed from the JSON text, copied only when it holds escapes.
+#[derive(serde::Deserialize)]
+struct Key<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
 
 impl Node<'_> {
     fn leaf(&mut self, v: &str) {
@@ -196,10 +180,11 @@ impl<'de> Visitor<'de> for Node<'_> {
                 self.path.push('.');
             }
             let dot = self.path.len();
-            if map.next_key_seed(Key(self.path))?.is_none() {
+            let Some(Key(key)) = map.next_key::<Key<'de>>()? else {
                 self.path.truncate(base);
                 return Ok(());
-            }
+            };
+            self.path.push_str(&key);
             fold_key(self.path, base, dot);
             map.next_value_seed(self.reborrow())?;
             self.path.truncate(base);

@@ -148,7 +148,7 @@ impl<'a> Layout<'a> {
             critical: CriticalSystems::default(),
             rule_tags,
             corr_tags,
-            columns: profile.named_columns().to_vec(),
+            columns: profile.named_columns(),
         }
     }
 

@@ -53,6 +53,38 @@ pub enum Column {
 }
 
 impl Column {
+    /// The column a profile's header names: its own name, or one of the three the
+    /// Timesketch profiles rename (`datetime`, `timestamp_desc`, `message`).
+    pub fn of_header(header: &str) -> Option<Column> {
+        use Column as C;
+        Some(match header {
+            "Timestamp" | "datetime" => C::Timestamp,
+            "timestamp_desc" => C::TimestampDesc,
+            "RuleTitle" | "message" => C::RuleTitle,
+            "Level" => C::Level,
+            "Computer" => C::Computer,
+            "Channel" => C::Channel,
+            "EventID" => C::EventID,
+            "RuleAuthor" => C::RuleAuthor,
+            "RuleModifiedDate" => C::RuleModifiedDate,
+            "Status" => C::Status,
+            "MitreTactics" => C::MitreTactics,
+            "MitreTags" => C::MitreTags,
+            "OtherTags" => C::OtherTags,
+            "RecordID" => C::RecordID,
+            "Details" => C::Details,
+            "ExtraFieldInfo" => C::ExtraFieldInfo,
+            "AllFieldInfo" => C::AllFieldInfo,
+            "Provider" => C::Provider,
+            "RuleCreationDate" => C::RuleCreationDate,
+            "RuleFile" => C::RuleFile,
+            "RuleID" => C::RuleID,
+            "EvtxFile" => C::EvtxFile,
+            "RecoveredRecord" => C::RecoveredRecord,
+            _ => return None,
+        })
+    }
+
     /// Whether the CSV timeline separates the cell's items by the style's separator
     /// ([`Style::separator`]: `-M`'s line breaks, `-S`'s tabs); the items of other lists (a
     /// correlation's computers, channels, EventIDs and files) always by [`LIST_SEPARATOR`].
@@ -98,132 +130,31 @@ pub enum Profile {
     TimesketchVerbose,
 }
 
-use Column as C;
-const MINIMAL: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-];
-const STANDARD: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("RuleID", C::RuleID),
-];
-const VERBOSE: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const ALL_FIELD_INFO: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RecordID", C::RecordID),
-    ("AllFieldInfo", C::AllFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const ALL_FIELD_INFO_VERBOSE: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("AllFieldInfo", C::AllFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const SUPER_VERBOSE: &[(&str, Column)] = &[
-    ("Timestamp", C::Timestamp),
-    ("RuleTitle", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("RuleAuthor", C::RuleAuthor),
-    ("RuleModifiedDate", C::RuleModifiedDate),
-    ("Status", C::Status),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("Provider", C::Provider),
-    ("RuleCreationDate", C::RuleCreationDate),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const TIMESKETCH_MINIMAL: &[(&str, Column)] = &[
-    ("datetime", C::Timestamp),
-    ("timestamp_desc", C::TimestampDesc),
-    ("message", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
-const TIMESKETCH_VERBOSE: &[(&str, Column)] = &[
-    ("datetime", C::Timestamp),
-    ("timestamp_desc", C::TimestampDesc),
-    ("message", C::RuleTitle),
-    ("Level", C::Level),
-    ("Computer", C::Computer),
-    ("Channel", C::Channel),
-    ("EventID", C::EventID),
-    ("MitreTactics", C::MitreTactics),
-    ("MitreTags", C::MitreTags),
-    ("OtherTags", C::OtherTags),
-    ("RecordID", C::RecordID),
-    ("Details", C::Details),
-    ("ExtraFieldInfo", C::ExtraFieldInfo),
-    ("RuleFile", C::RuleFile),
-    ("RuleID", C::RuleID),
-    ("EvtxFile", C::EvtxFile),
-];
+/// Each profile's columns by their header names, in order (Hayabusa's profiles, as its
+/// `config/profiles.yaml` names them); [`Column::of_header`] reads each name.
+const MINIMAL: &str = "Timestamp RuleTitle Level Computer Channel EventID RecordID Details";
+const STANDARD: &str = "\
+    Timestamp RuleTitle Level Computer Channel EventID RecordID Details ExtraFieldInfo \
+    RuleID";
+const VERBOSE: &str = "\
+    Timestamp RuleTitle Level Computer Channel EventID MitreTactics MitreTags OtherTags \
+    RecordID Details ExtraFieldInfo RuleFile RuleID EvtxFile";
+const ALL_FIELD_INFO: &str = "\
+    Timestamp RuleTitle Level Computer Channel EventID RecordID AllFieldInfo RuleFile \
+    RuleID EvtxFile";
+const ALL_FIELD_INFO_VERBOSE: &str = "\
+    Timestamp RuleTitle Level Computer Channel EventID MitreTactics MitreTags OtherTags \
+    RecordID AllFieldInfo RuleFile RuleID EvtxFile";
+const SUPER_VERBOSE: &str = "\
+    Timestamp RuleTitle Level Computer Channel EventID RuleAuthor RuleModifiedDate Status \
+    RecordID Details ExtraFieldInfo MitreTactics MitreTags OtherTags Provider \
+    RuleCreationDate RuleFile RuleID EvtxFile";
+const TIMESKETCH_MINIMAL: &str = "\
+    datetime timestamp_desc message Level Computer Channel EventID MitreTactics MitreTags \
+    OtherTags RecordID Details RuleFile RuleID EvtxFile";
+const TIMESKETCH_VERBOSE: &str = "\
+    datetime timestamp_desc message Level Computer Channel EventID MitreTactics MitreTags \
+    OtherTags RecordID Details ExtraFieldInfo RuleFile RuleID EvtxFile";
 
 impl Profile {
     /// Every profile, in the order `list-profiles` shows them.
@@ -258,8 +189,8 @@ impl Profile {
     }
 
     /// The columns, in order, each with its header name.
-    pub fn named_columns(self) -> &'static [(&'static str, Column)] {
-        match self {
+    pub fn named_columns(self) -> Vec<(&'static str, Column)> {
+        let headers = match self {
             Profile::Minimal => MINIMAL,
             Profile::Standard => STANDARD,
             Profile::Verbose => VERBOSE,
@@ -268,12 +199,14 @@ impl Profile {
             Profile::SuperVerbose => SUPER_VERBOSE,
             Profile::TimesketchMinimal => TIMESKETCH_MINIMAL,
             Profile::TimesketchVerbose => TIMESKETCH_VERBOSE,
-        }
+        };
+        let column = |h| Column::of_header(h).expect("a profile names its columns");
+        headers.split_whitespace().map(|h| (h, column(h))).collect()
     }
 
     /// The columns, in order.
     pub fn columns(self) -> impl Iterator<Item = Column> {
-        self.named_columns().iter().map(|(_, c)| *c)
+        self.named_columns().into_iter().map(|(_, c)| c)
     }
 
     /// Whether the profile prints ExtraFieldInfo (so the detector renders it).
@@ -443,7 +376,7 @@ mod tests {
                 continue;
             }
             for (name, c) in p.named_columns() {
-                assert_eq!(*name, format!("{c:?}"), "{}", p.name());
+                assert_eq!(name, format!("{c:?}"), "{}", p.name());
             }
         }
     }

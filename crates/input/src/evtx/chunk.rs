@@ -29,14 +29,13 @@ pub(super) fn chunk_records<E, F>(
     loop {
         let e = match data.parse(Arc::clone(settings)) {
             Ok(mut chunk) => {
-                walk(
-                    (path, number),
-                    &mut chunk,
+                let walk = Walk {
+                    at: (path, number),
                     recover,
-                    typed.as_deref_mut(),
+                    typed: typed.as_deref_mut(),
                     err,
-                    &mut f,
-                );
+                };
+                walk.records(&mut chunk, &mut f);
                 break;
             }
             Err(e) => chain(&e),
@@ -53,49 +52,56 @@ pub(super) fn chunk_records<E, F>(
     recycle(data.data);
 }
 
-/// Hands every record of the parsed `chunk` (number `number` of `path`) to `f`.
-fn walk<E, F>(
-    (path, number): (&Path, u64),
-    chunk: &mut EvtxChunk<'_>,
+/// One parsed chunk's walk: the file and chunk number, whether carved records are
+/// wanted, the thread's typed state, and where errors go.
+struct Walk<'w, E> {
+    at: (&'w Path, u64),
     recover: bool,
-    mut typed: Option<&mut TypedState>,
-    err: &E,
-    mut f: F,
-) where
-    E: Fn(InputError),
-    F: FnMut(RawRecord<'_>),
-{
-    if let Some(t) = typed.as_deref_mut() {
-        t.begin_chunk();
-    }
-    let mut spans = Vec::new();
-    if let Some(t) = typed.as_deref_mut().filter(|_| !recover) {
-        if live_records(chunk, &mut spans) {
-            return typed_records((path, number), chunk, &spans, t, err, f);
+    typed: Option<&'w mut TypedState>,
+    err: &'w E,
+}
+
+impl<E: Fn(InputError)> Walk<'_, E> {
+    /// Hands every record of the parsed `chunk` to `f`.
+    fn records<F: FnMut(RawRecord<'_>)>(self, chunk: &mut EvtxChunk<'_>, mut f: F) {
+        let Walk {
+            at: (path, number),
+            recover,
+            mut typed,
+            err,
+        } = self;
+        if let Some(t) = typed.as_deref_mut() {
+            t.begin_chunk();
         }
-    }
-    for rec in chunk.iter() {
-        match rec {
-            Ok(r) => {
-                let id = r.event_record_id;
-                let recovered = r.recovered;
-                if let Some(t) = typed.as_deref_mut() {
-                    if t.prepare(&r) {
-                        f(RawRecord {
-                            content: Content::Typed(t),
-                            record_id: Some(id),
-                            recovered,
-                        });
-                        continue;
-                    }
-                }
-                hand_json(r, typed.as_deref_mut(), (path, number), err, &mut f);
+        let mut spans = Vec::new();
+        if let Some(t) = typed.as_deref_mut().filter(|_| !recover) {
+            if live_records(chunk, &mut spans) {
+                return typed_records((path, number), chunk, &spans, t, err, f);
             }
-            Err(e) => err(at_chunk(
-                path,
-                number,
-                ErrorKind::UnreadableRecord(chain(&e)),
-            )),
+        }
+        for rec in chunk.iter() {
+            match rec {
+                Ok(r) => {
+                    let id = r.event_record_id;
+                    let recovered = r.recovered;
+                    if let Some(t) = typed.as_deref_mut() {
+                        if t.prepare(&r) {
+                            f(RawRecord {
+                                content: Content::Typed(t),
+                                record_id: Some(id),
+                                recovered,
+                            });
+                            continue;
+                        }
+                    }
+                    hand_json(r, typed.as_deref_mut(), (path, number), err, &mut f);
+                }
+                Err(e) => err(at_chunk(
+                    path,
+                    number,
+                    ErrorKind::UnreadableRecord(chain(&e)),
+                )),
+            }
         }
     }
 }

@@ -20,7 +20,10 @@ FIELD_OBJECTS = ("Details", "ExtraFieldInfo", "AllFieldInfo")
 
 def as_text(value):
     if isinstance(value, dict):
-        return " ¦ ".join(f"{k}: {as_text(v)}" for k, v in value.items())
+        # A value without a label (Details' bare `%Details%`) is under the key "".
+        return " ¦ ".join(f"{k}: {as_text(v)}" if k else as_text(v) for k, v in value.items())
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return " ¦ ".join(as_text(v) for v in value)
     return "" if value is None else str(value)

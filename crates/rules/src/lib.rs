@@ -88,7 +88,7 @@ mod report;
 mod rule;
 mod set;
 #[cfg(test)]
-mod test_event;
+mod tests;
 mod text_file;
 
 pub use crate::{

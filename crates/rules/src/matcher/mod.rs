@@ -331,7 +331,7 @@ impl FieldTest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_event::Ev;
+    use crate::tests::Ev;
 
     fn str_test(kind: StrKind, cased: bool) -> ValueTest {
         ValueTest::Str { kind, cased }

@@ -104,7 +104,7 @@ impl Admission {
 mod tests {
     use super::*;
     use crate::load::{load, LoadOptions, RuleSource};
-    use crate::test_event::Ev;
+    use crate::tests::Ev;
 
     /// `n` rules on Sysmon 1 (one bucket, with a prefilter), titled `{prefix}{i}`, rule
     /// `i` with the selection lines `detection(i)` besides Channel and EventID.

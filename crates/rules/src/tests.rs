@@ -1,5 +1,5 @@
-//! A small [`Event`] for unit tests: fields by id with values as given, each value
-//! lowercased once as the engine's record view does.
+//! What the crate's unit tests share: a small [`Event`], fields by id with values as
+//! given, each value lowercased once as the engine's record view does.
 
 use crate::event::{Event, Value};
 use crate::fields::FieldId;

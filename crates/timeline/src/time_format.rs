@@ -10,12 +10,15 @@ pub enum TimeStyle {
     /// `2016-09-21 03:40:37.088 +00:00` (the default).
     #[default]
     Standard,
-    /// `-O`: `2016-09-21T03:40:37.088867Z`, always UTC, with 0, 3, 6 or 9 fractional
-    /// digits (as few as show the value exactly).
+    /// `-O`: `2016-09-21T03:40:37.088867Z`, always UTC, to the microsecond (as
+    /// Hayabusa, whose event parser keeps microseconds), with 0, 3 or 6 fractional
+    /// digits: as few as show that value exactly (chrono's `%.f`, which Hayabusa uses).
     Iso8601,
     /// `--RFC-3339`: `2016-09-21 03:40:37.088867+00:00`.
     Rfc3339,
-    /// `--RFC-2822`: `Wed, 21 Sep 2016 03:40:37 +00:00`.
+    /// `--RFC-2822`: `Wed, 21 Sep 2016 03:40:37 +00:00`; the day without padding
+    /// (`Sat, 7 Aug 2021`), the single space RFC 2822 recommends, where Hayabusa's
+    /// chrono `%e` writes two.
     Rfc2822,
     /// `--US-time`: `09-21-2016 03:40:37.088 AM +00:00`.
     UsTime,
@@ -114,14 +117,13 @@ impl TimeFormat {
                 format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{ms:03} {zone}")
             }
             TimeStyle::Iso8601 => {
-                let frac = if ns == 0 {
+                let us = ns / 1000;
+                let frac = if us == 0 {
                     String::new()
-                } else if ns % 1_000_000 == 0 {
-                    format!(".{:03}", ns / 1_000_000)
-                } else if ns % 1000 == 0 {
-                    format!(".{:06}", ns / 1000)
+                } else if us % 1000 == 0 {
+                    format!(".{:03}", us / 1000)
                 } else {
-                    format!(".{ns:09}")
+                    format!(".{us:06}")
                 };
                 format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}Z")
             }
@@ -132,7 +134,7 @@ impl TimeFormat {
             TimeStyle::Rfc2822 => {
                 let wd = DAYS[z.weekday().to_monday_zero_offset() as usize];
                 let mon = MONTHS[(mo - 1) as usize];
-                format!("{wd}, {d:>2} {mon} {y:04} {h:02}:{mi:02}:{s:02} {zone}")
+                format!("{wd}, {d} {mon} {y:04} {h:02}:{mi:02}:{s:02} {zone}")
             }
             TimeStyle::UsTime => {
                 let (h12, ampm) = match h {
@@ -227,7 +229,7 @@ mod tests {
         let t = parse("2016-09-21T03:40:37.0888679Z").unwrap();
         let f = |s| TimeFormat::utc().with_style(s).format(t);
         assert_eq!(f(TimeStyle::Standard), "2016-09-21 03:40:37.088 +00:00");
-        assert_eq!(f(TimeStyle::Iso8601), "2016-09-21T03:40:37.088867900Z");
+        assert_eq!(f(TimeStyle::Iso8601), "2016-09-21T03:40:37.088867Z");
         assert_eq!(f(TimeStyle::Rfc3339), "2016-09-21 03:40:37.088867+00:00");
         assert_eq!(f(TimeStyle::Rfc2822), "Wed, 21 Sep 2016 03:40:37 +00:00");
         assert_eq!(f(TimeStyle::UsTime), "09-21-2016 03:40:37.088 AM +00:00");
@@ -243,12 +245,28 @@ mod tests {
             "2016-09-01T15:04:05.088867Z"
         );
         let rfc = TimeFormat::utc().with_style(TimeStyle::Rfc2822);
-        assert_eq!(rfc.format(pm), "Thu,  1 Sep 2016 15:04:05 +00:00");
+        assert_eq!(rfc.format(pm), "Thu, 1 Sep 2016 15:04:05 +00:00");
         let tokyo = TimeFormat::in_zone(jiff::tz::TimeZone::fixed(jiff::tz::offset(9)));
         assert_eq!(tokyo.format(t), "2016-09-21 12:40:37.088 +09:00");
         assert_eq!(
             tokyo.with_style(TimeStyle::Iso8601).format(t),
-            "2016-09-21T03:40:37.088867900Z"
+            "2016-09-21T03:40:37.088867Z"
         );
+        // Microseconds, never more: a whole millisecond in 3 digits, none for a whole
+        // second, 6 otherwise (the 100 ns of the event's FILETIME dropped).
+        for (time, want) in [
+            ("2016-09-01T15:04:05.0000009Z", "2016-09-01T15:04:05Z"),
+            ("2016-09-01T15:04:05.1200009Z", "2016-09-01T15:04:05.120Z"),
+            (
+                "2016-09-01T15:04:05.0000019Z",
+                "2016-09-01T15:04:05.000001Z",
+            ),
+            (
+                "2016-09-01T15:04:05.8709999Z",
+                "2016-09-01T15:04:05.870999Z",
+            ),
+        ] {
+            assert_eq!(iso.format(parse(time).unwrap()), want, "{time}");
+        }
     }
 }

@@ -4,8 +4,8 @@
 usage: logon_summary_compare.py REFERENCE_DIR OUR_DIR   (both hold
 logon-summary-successful.csv and logon-summary-failed.csv)
 
-Only 3.9.0's ten columns are compared; scanner appends Hayabusa 4.0's First/Last Logon
-(Attempt) columns. Rows are compared as multisets: both tools sort by the count, most
+Only 3.9.0's ten columns are compared, taken by name: scanner writes Hayabusa 4.0's
+First/Last Logon (Attempt) columns where 4.0 does, right after the count. Rows are compared as multisets: both tools sort by the count, most
 first, but 3.9.0 leaves equal counts in its hash map's order. Rows of the events 4.0 adds
 (Security 4778/4779, RemoteConnectionManager 1149, LocalSessionManager 25) are additions,
 counted and listed apart. Every other difference is either listed below with its reason
@@ -41,9 +41,12 @@ def read(path):
 
 def compare(name, ref, ours):
     (h1, r), (h2, o) = read(ref), read(ours)
-    assert h2[:10] == h1, f"{name} header {h2[:10]} != {h1}"
+    missing = [c for c in h1 if c not in h2]
+    assert not missing, f"{name}: no column {missing} in {h2}"
+    # 3.9.0's columns, in its order, from scanner's rows.
+    o = [[x[h2.index(c)] for c in h1] for x in o]
     added = [x for x in o if x[1] in ADDED_EVENTS]
-    o = [tuple(x[:10]) for x in o if x[1] not in ADDED_EVENTS]
+    o = [tuple(x) for x in o if x[1] not in ADDED_EVENTS]
     rc, oc = Counter(tuple(x) for x in r), Counter(o)
     equal = sum((rc & oc).values())
     bad = []

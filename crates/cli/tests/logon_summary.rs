@@ -190,21 +190,22 @@ fn counts_each_logon_per_account_computer_type_and_source_with_first_and_last() 
     assert_eq!(
         ok,
         [
-            "Successful,Event,Target Account,Target Domain,Target Computer,Logon Type,Source Account,Source Domain,Source Computer,Source IP Address,First Logon,Last Logon".to_string(),
-            format!("2,Sec 4624,alice,CORP,HOST1,10 - RemoteInteractive,HOST1$,CORP,WS1,10.0.0.5,{T}05.000 +00:00,{T}09.000 +00:00"),
+            // 4.0's order: the first and last time right after the count.
+            "Successful,First Logon,Last Logon,Event,Target Account,Target Domain,Target Computer,Logon Type,Source Account,Source Domain,Source Computer,Source IP Address".to_string(),
+            format!("2,{T}05.000 +00:00,{T}09.000 +00:00,Sec 4624,alice,CORP,HOST1,10 - RemoteInteractive,HOST1$,CORP,WS1,10.0.0.5"),
             // Equal counts: in column order (event first).
-            format!("1,RDS-LSM 21,carol,CORP,HOST1,-,-,-,-,10.0.0.9,{T}03.000 +00:00,{T}03.000 +00:00"),
-            format!("1,RDS-RCM 1149,dave,CORP,HOST1,-,-,-,-,10.0.0.7,{T}04.000 +00:00,{T}04.000 +00:00"),
-            format!("1,Sec 4624,bob,CORP,HOST1,3 - Network,-,CORP,-,::1,{T}01.000 +00:00,{T}01.000 +00:00"),
-            format!("1,Sec 4778,erin,CORP,HOST1,-,-,-,LAPTOP,10.0.0.8,{T}06.000 +00:00,{T}06.000 +00:00"),
+            format!("1,{T}03.000 +00:00,{T}03.000 +00:00,RDS-LSM 21,carol,CORP,HOST1,-,-,-,-,10.0.0.9"),
+            format!("1,{T}04.000 +00:00,{T}04.000 +00:00,RDS-RCM 1149,dave,CORP,HOST1,-,-,-,-,10.0.0.7"),
+            format!("1,{T}01.000 +00:00,{T}01.000 +00:00,Sec 4624,bob,CORP,HOST1,3 - Network,-,CORP,-,::1"),
+            format!("1,{T}06.000 +00:00,{T}06.000 +00:00,Sec 4778,erin,CORP,HOST1,-,-,-,LAPTOP,10.0.0.8"),
         ]
     );
     let failed = lines(&d.join("out-failed.csv"));
     assert_eq!(
         failed,
         [
-            "Failed,Event,Target Account,Target Domain,Target Computer,Logon Type,Source Account,Source Domain,Source Computer,Source IP Address,First Attempt,Last Attempt".to_string(),
-            format!("2,Sec 4625,alice,CORP,HOST1,3 - Network,-,CORP,WS9,10.0.0.66,{T}02.000 +00:00,{T}07.000 +00:00"),
+            "Failed,First Attempt,Last Attempt,Event,Target Account,Target Domain,Target Computer,Logon Type,Source Account,Source Domain,Source Computer,Source IP Address".to_string(),
+            format!("2,{T}02.000 +00:00,{T}07.000 +00:00,Sec 4625,alice,CORP,HOST1,3 - Network,-,CORP,WS9,10.0.0.66"),
         ]
     );
     // Without -C an existing output is refused, and nothing is overwritten.

@@ -6,8 +6,8 @@
 //! (successful). As Hayabusa 4.0 does, scanner also counts Security 4778/4779 (an RDP
 //! session reconnected / disconnected), TerminalServices-RemoteConnectionManager 1149
 //! (RDP authentication succeeded) and LocalSessionManager 25 (session reconnected), all
-//! as successful, and appends `First Logon`/`Last Logon` (`First Attempt`/`Last Attempt`
-//! for failures) after 3.9.0's columns. A field an event lacks is `-`; `"` and `'` are
+//! as successful, and writes 4.0's `First Logon`/`Last Logon` (`First Attempt`/`Last
+//! Attempt` for failures) where 4.0 does: right after the count. A field an event lacks is `-`; `"` and `'` are
 //! removed from values, as 3.9.0 does.
 
 use super::table::{Cell, Quote, Table};
@@ -20,25 +20,12 @@ use scanner_rules::{FieldId, FieldTable, FxHashMap, CHANNEL, EVENT_ID};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-/// The successful table's columns: 3.9.0's, then 4.0's.
+/// The successful table's columns, in 4.0's order: the count, 4.0's first and last
+/// time, then 3.9.0's other columns.
 const SUCCESSFUL: &[&str] = &[
     "Successful",
-    "Event",
-    "Target Account",
-    "Target Domain",
-    "Target Computer",
-    "Logon Type",
-    "Source Account",
-    "Source Domain",
-    "Source Computer",
-    "Source IP Address",
     "First Logon",
     "Last Logon",
-];
-
-/// The failed table's columns: 3.9.0's, then 4.0's.
-const FAILED: &[&str] = &[
-    "Failed",
     "Event",
     "Target Account",
     "Target Domain",
@@ -48,13 +35,27 @@ const FAILED: &[&str] = &[
     "Source Domain",
     "Source Computer",
     "Source IP Address",
+];
+
+/// The failed table's columns, in 4.0's order.
+const FAILED: &[&str] = &[
+    "Failed",
     "First Attempt",
     "Last Attempt",
+    "Event",
+    "Target Account",
+    "Target Domain",
+    "Target Computer",
+    "Logon Type",
+    "Source Account",
+    "Source Domain",
+    "Source Computer",
+    "Source IP Address",
 ];
 
 /// The columns 3.9.0 shows on a terminal (count, event, target account and computer,
 /// source computer and IP address), as indexes into the full row.
-const ON_TERMINAL: [usize; 6] = [0, 1, 2, 4, 8, 9];
+const ON_TERMINAL: [usize; 6] = [0, 3, 4, 6, 10, 11];
 
 /// A counted event: its label, and where its fields are.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -409,10 +410,10 @@ fn table(run: &Run<'_>, all: &LogonTally, failed: bool) -> Table {
     for ((label, cols), c) in rows {
         let mut row = Vec::with_capacity(12);
         row.push(Cell::Number(c.n[i]));
-        row.push(Cell::Text((*label).to_string()));
-        row.extend(cols.iter().map(|s| Cell::Text(s.clone())));
         row.push(time(c.first[i]));
         row.push(time(c.last[i]));
+        row.push(Cell::Text((*label).to_string()));
+        row.extend(cols.iter().map(|s| Cell::Text(s.clone())));
         t.push(row);
     }
     t

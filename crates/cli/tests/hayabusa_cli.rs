@@ -220,7 +220,7 @@ fn write(path: &Path, text: &str) {
 }
 
 #[test]
-fn expand_list_lists_the_placeholders_hayabusa_lists() {
+fn expand_list_lists_every_placeholder_the_rules_use() {
     let d = scratch("expand-list");
     let rules = d.join("rules");
     let rule =
@@ -234,12 +234,13 @@ fn expand_list_lists_the_placeholders_hayabusa_lists() {
         &rules.join("sub/b.yml"),
         &rule("  s:\n    x:\n      CommandLine|contains|expand: '%userdomain%'\n    y|expand: '%dc_names%'\n"),
     );
-    // A list value, and keys inside a list, are not read (as Hayabusa).
+    // A list value, and keys inside a list, are read (Hayabusa skips them).
     write(
         &rules.join("c.yml"),
         &rule("  s:\n    A|expand:\n      - '%in_list%'\n  t:\n    - B|expand: '%list_of_maps%'\n"),
     );
-    // Only the first document; not a .yml file; an invalid file is reported.
+    // Every document, and .yaml files, as the rule loader reads them (Hayabusa: the
+    // first document of .yml files); an invalid file is reported.
     write(
         &rules.join("d.yml"),
         &format!(
@@ -285,13 +286,88 @@ fn expand_list_lists_the_placeholders_hayabusa_lists() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "\n2 unique expand placeholders found:\ndc_names\nuserdomain\n"
+        "\n6 unique expand placeholders found:\ndc_names\nin_list\nlist_of_maps\nnot_yml\nsecond_doc\nuserdomain\n"
     );
     let err = text(&out.stderr);
     assert!(
         err.contains("f.yml") && err.contains("invalid YAML"),
         "{err}"
     );
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// With a file for each placeholder expand-list names, `rules check --expand-dir`
+/// disables no rule for a missing placeholder (issue 37: hayabusa-rules has
+/// `- SubjectAccountName|expand: '%Administrators%'` and `ComputerName|expand:` with a
+/// list of `%ServerSystems%` and `%DomainControllers%`, which Hayabusa's expand-list
+/// does not name).
+#[test]
+fn expand_list_names_every_placeholder_rules_check_asks_for() {
+    let d = scratch("expand-list-agrees");
+    let rules = d.join("rules");
+    let rule = |id: u32, sel: &str| {
+        format!("title: r{id}\nid: 6a7d0b4e-0000-4000-8000-{id:012}\nlevel: low\nlogsource:\n  product: windows\n  service: security\ndetection:\n{sel}  condition: s\n")
+    };
+    write(
+        &rules.join("a.yml"),
+        &rule(
+            1,
+            "  s:\n    - EventID: 4624\n    - SubjectAccountName|expand: '%Administrators%'\n",
+        ),
+    );
+    write(
+        &rules.join("b.yml"),
+        &rule(2, "  s:\n    ComputerName|expand:\n      - '%ServerSystems%'\n      - '%DomainControllers%'\n"),
+    );
+    write(
+        &rules.join("c.yml"),
+        &format!(
+            "{}---\n{}",
+            rule(3, "  s:\n    Workstation|expand: '%Workstations%'\n"),
+            rule(
+                4,
+                "  s:\n    TargetUserName|contains|expand: 'x\\%y%Admins_Workstations%'\n"
+            )
+        ),
+    );
+    let config = empty_config();
+    let listed = ok_in(&config, &["expand-list", "-r", rules.to_str().unwrap()]);
+    let names: Vec<&str> = listed.lines().skip(2).collect();
+    assert_eq!(
+        names,
+        [
+            "Administrators",
+            "Admins_Workstations",
+            "DomainControllers",
+            "ServerSystems",
+            "Workstations"
+        ],
+        "{listed}"
+    );
+    let check = |expand: &Path| {
+        let out = run_with(
+            &config,
+            &[
+                "rules",
+                "check",
+                "-r",
+                rules.to_str().unwrap(),
+                "--expand-dir",
+                expand.to_str().unwrap(),
+                "--no-rule-cache",
+            ],
+        );
+        text(&out.stderr)
+    };
+    let expand = d.join("expand");
+    std::fs::create_dir_all(&expand).unwrap();
+    let err = check(&expand);
+    assert_eq!(err.matches("has no values").count(), 4, "{err}");
+    for n in &names {
+        write(&expand.join(format!("{n}.txt")), "value\n");
+    }
+    let err = check(&expand);
+    assert!(!err.contains("placeholder"), "{err}");
     std::fs::remove_dir_all(d).unwrap();
 }
 

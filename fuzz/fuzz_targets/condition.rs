@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scanner_rules::parse_condition;
+use scanner_rules::Cond;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    if let Ok(c) = parse_condition(text, &names) {
+    if let Ok(c) = Cond::parse(text, &names) {
         let mut i = 0u32;
         let _ = c.eval(&mut |s| {
             i = i.wrapping_add(s + 1);

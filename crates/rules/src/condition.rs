@@ -277,12 +277,6 @@ impl Parser<'_> {
     }
 }
 
-/// Parses one condition string over the rule's selection names, the error as text
-/// (see [`Cond::parse`]).
-pub fn parse(text: &str, names: &[String]) -> Result<Cond, String> {
-    Cond::parse(text, names).map_err(|e| e.to_string())
-}
-
 impl Cond {
     /// Parses one condition string over the rule's selection names.
     ///
@@ -310,6 +304,11 @@ impl Cond {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`Cond::parse`], the error as text.
+    fn parse(text: &str, names: &[String]) -> Result<Cond, String> {
+        Cond::parse(text, names).map_err(|e| e.to_string())
+    }
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

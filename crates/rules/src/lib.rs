@@ -58,9 +58,9 @@
 //! A condition on its own, over a rule's selection names:
 //!
 //! ```
-//! use scanner_rules::{parse_condition, Cond};
+//! use scanner_rules::Cond;
 //! let names = vec!["selection".to_string(), "filter".to_string()];
-//! let c = parse_condition("selection and not filter", &names).unwrap();
+//! let c = Cond::parse("selection and not filter", &names).unwrap();
 //! assert!(c.eval(&mut |i| i == 0));
 //! assert_eq!(
 //!     Cond::parse("selection and nope", &names).unwrap_err().to_string(),
@@ -92,7 +92,7 @@ mod tests;
 mod text_file;
 
 pub use crate::{
-    condition::{parse as parse_condition, Cond},
+    condition::Cond,
     config::{Config, DataMapping},
     correlation::{
         Correlation, CorrelationInput, CorrelationKind, CorrelationSource, CountOp, InputKey,

@@ -4,9 +4,7 @@
 //! code as their fuzz targets (mirrored here, so that it type-checks and runs on
 //! stable). Each must finish, without a panic, in bounded time.
 
-use scanner_rules::{
-    load, parse_condition, Config, DataMapping, ErrorKind, LoadOptions, RuleSource,
-};
+use scanner_rules::{load, Cond, Config, DataMapping, ErrorKind, LoadOptions, RuleSource};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -53,7 +51,7 @@ fn condition_regressions() {
         .collect();
     for (name, bytes) in inputs("condition") {
         let start = Instant::now();
-        if let Ok(c) = parse_condition(&String::from_utf8_lossy(&bytes), &names) {
+        if let Ok(c) = Cond::parse(&String::from_utf8_lossy(&bytes), &names) {
             let _ = c.eval(&mut |i| i % 2 == 0);
         }
         assert!(start.elapsed() < Duration::from_secs(10), "{name}");

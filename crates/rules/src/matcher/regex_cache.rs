@@ -93,11 +93,6 @@ impl LazyRegex {
             .is_some_and(|re| re.is_match(hay))
     }
 
-    /// Whether it has been built (for tests).
-    pub fn is_built(&self) -> bool {
-        self.built.get().is_some()
-    }
-
     /// The pattern built.
     fn pattern(&self) -> &str {
         self.shorter.as_deref().unwrap_or(&self.source)
@@ -394,12 +389,6 @@ fn nfa_size(hir: &Hir, limit: usize) -> Measure {
 }
 
 impl RegexCache {
-    /// The compiled regex for `source`, compiling it on first use; the error as text
-    /// (see [`RegexCache::compile`]).
-    pub fn get(&self, source: &str) -> Result<Arc<CompiledRegex>, String> {
-        self.compile(source).map_err(|e| e.to_string())
-    }
-
     /// A cache whose patterns may take `budget` bytes compiled, together.
     pub(crate) fn with_budget(budget: usize) -> RegexCache {
         RegexCache {
@@ -523,6 +512,20 @@ impl RegexCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl LazyRegex {
+        /// Whether it has been built.
+        pub(crate) fn is_built(&self) -> bool {
+            self.built.get().is_some()
+        }
+    }
+
+    impl RegexCache {
+        /// [`RegexCache::compile`], the error as text.
+        pub(crate) fn get(&self, source: &str) -> Result<Arc<CompiledRegex>, String> {
+            self.compile(source).map_err(|e| e.to_string())
+        }
+    }
 
     #[test]
     fn a_shorter_pattern_matches_the_same_values() {

@@ -23,15 +23,17 @@ pub struct Names {
 }
 
 impl Names {
-    /// Reads the folder `-c` names, else `./rules/config` when it is one (as Hayabusa
-    /// does), else the config of the set `update-rules` installed, else the built-in
-    /// config; its gaps are filled from the built-in one. The error is a `-c` that is
-    /// not a folder.
-    pub fn load(dir: Option<&Path>) -> Result<Names, NotAFolder> {
+    /// Reads the folder `-c` names, else `./rules/config` when `./rules` is a folder
+    /// that may be trusted (as the timelines choose `./rules`; an untrusted one is not
+    /// read, with a warning unless `quiet`), else the config of the set `update-rules`
+    /// installed, else the built-in config; its gaps are filled from the built-in one.
+    /// The error is a `-c` that is not a folder.
+    pub fn load(dir: Option<&Path>, quiet: bool) -> Result<Names, NotAFolder> {
         let dir: Option<PathBuf> = match dir {
             Some(d) if !d.is_dir() => return Err(NotAFolder(d.to_path_buf())),
             Some(d) => Some(d.to_path_buf()),
-            None => Some(PathBuf::from("rules/config"))
+            None => crate::rule_choice::current_folder_rules(quiet)
+                .map(|r| r.join("config"))
                 .filter(|d| d.is_dir())
                 .or_else(|| {
                     let set = crate::update_rules::installed()?;

@@ -3,6 +3,7 @@
 use crate::args::{EvtxGenerateArgs, EvtxWriteArgs};
 use crate::exit;
 use crate::output::{check_target, refuse_inputs, write_atomically};
+use crate::summary::noun;
 use crate::terminal::safe;
 use scanner_evtx_writer::{events_from_xml, generate, Event, EvtxWriter, WriterOptions};
 use std::io::{BufRead, BufReader, BufWriter};
@@ -89,10 +90,12 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
     match result {
         Ok(stats) => {
             eprintln!(
-                "wrote {}: {} records in {} chunks, {} bytes in {:.2} s",
+                "wrote {}: {} {} in {} {}, {} bytes in {:.2} s",
                 safe(&a.target.output.display().to_string()),
                 stats.records,
+                noun(stats.records as u64, "record", "records"),
                 stats.chunks,
+                noun(stats.chunks as u64, "chunk", "chunks"),
                 stats.bytes,
                 started.elapsed().as_secs_f64()
             );

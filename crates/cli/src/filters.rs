@@ -45,16 +45,22 @@ pub fn parse_time(s: &str, tz: &TimeZone) -> Result<Timestamp, String> {
     ))
 }
 
-/// Parses an offset such as `1y 3M 30d 24h 30m 10s` into seconds (a year is 365 days,
-/// a month 30).
+/// Parses an offset such as `1y 3M 30d 24h 30m 10s`, or Hayabusa's `1y3M30d` (units
+/// written together), into seconds (a year is 365 days, a month 30).
 pub fn parse_offset(s: &str) -> Result<i64, String> {
     let mut total: i64 = 0;
     let mut seen = false;
-    for tok in s.split_whitespace() {
-        let unit = tok.chars().last().ok_or("empty")?;
-        let n: i64 = tok[..tok.len() - unit.len_utf8()]
-            .parse()
-            .map_err(|_| format!("--time-offset: cannot read '{tok}'"))?;
+    let mut rest = s.trim_start();
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let unit = rest[digits..].chars().next();
+        let tok = &rest[..digits + unit.map_or(0, char::len_utf8)];
+        let (Some(unit), Ok(n)) = (unit, rest[..digits].parse::<i64>()) else {
+            return Err(format!(
+                "--time-offset: cannot read '{tok}' (e.g. 30d, 1y 3M, 24h30m)"
+            ));
+        };
+        rest = rest[tok.len()..].trim_start();
         let secs = match unit {
             'y' => 365 * 86400,
             'M' => 30 * 86400,
@@ -81,6 +87,14 @@ fn lower_set(v: &[String]) -> std::collections::HashSet<String> {
     v.iter().map(|s| s.trim().to_lowercase()).collect()
 }
 
+/// The start of `--time-offset OFFSET`: that long before now.
+pub fn offset_start(offset: &str) -> Result<Timestamp, String> {
+    let secs = parse_offset(offset)?;
+    Timestamp::now()
+        .checked_sub(jiff::SignedDuration::from_secs(secs))
+        .map_err(|e| format!("--time-offset: {e}"))
+}
+
 /// The record filter the flags ask for (empty when none is given).
 pub fn record_filter(
     a: &RecordFilterArgs,
@@ -95,12 +109,7 @@ pub fn record_filter(
         f.end = Some(parse_time(s, tz).map_err(|e| format!("--timeline-end: {e}"))?);
     }
     if let Some(o) = &a.time_offset {
-        let secs = parse_offset(o)?;
-        f.start = Some(
-            Timestamp::now()
-                .checked_sub(jiff::SignedDuration::from_secs(secs))
-                .map_err(|e| format!("--time-offset: {e}"))?,
-        );
+        f.start = Some(offset_start(o)?);
     }
     if let (Some(s), Some(e)) = (f.start, f.end) {
         if s > e {
@@ -172,5 +181,14 @@ mod tests {
             ((365 + 90 + 30 + 1) * 86400) + 1800
         );
         assert!(parse_offset("3w").is_err());
+        // Hayabusa's spelling, units written together.
+        assert_eq!(
+            parse_offset("1y3M30d24h30m").unwrap(),
+            parse_offset("1y 3M 30d 24h 30m").unwrap()
+        );
+        assert_eq!(parse_offset("10s").unwrap(), 10);
+        for bad in ["", "d", "12", "1y x", "1.5d"] {
+            assert!(parse_offset(bad).is_err(), "{bad}");
+        }
     }
 }

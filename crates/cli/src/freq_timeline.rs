@@ -66,10 +66,10 @@ pub fn render(histogram: Option<&Histogram>, detections: usize, time: &TimeForma
     let totals: Vec<usize> = counts.iter().map(|c| c.iter().sum()).collect();
     let max = totals.iter().copied().max().unwrap_or(0);
     let mut o = format!(
-        "Detection frequency timeline ({} slices of {} each; tallest = {} detections):\n",
+        "Detection frequency timeline ({} slices of {} each; tallest = {max} {}):\n",
         counts.len(),
         duration(w),
-        max
+        crate::summary::noun(max as u64, "detection", "detections")
     );
     for line in chart(&totals, 6) {
         o.push('|');

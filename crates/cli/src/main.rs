@@ -23,6 +23,7 @@ mod phases;
 mod pivot;
 mod progress_bar;
 mod report_html;
+mod rule_choice;
 mod rules_cmd;
 mod scan_setup;
 mod search;
@@ -41,6 +42,10 @@ fn main() {
     interrupt::install();
     quiet_when_stdout_closes();
     let mut cli = args::Cli::parse();
+    if let Some(e) = cli.command.refused_flag() {
+        eprintln!("error: {e}");
+        std::process::exit(exit::FATAL);
+    }
     if let Err(e) = live_analysis(&mut cli.command) {
         eprintln!("error: {}", terminal::safe(&e));
         std::process::exit(exit::FATAL);
@@ -68,7 +73,7 @@ fn main() {
         args::Command::Search(a) => search::run(a),
         args::Command::LogonSummary(a) => metrics::logon_summary(a),
         args::Command::ExtractBase64(a) => metrics::extract_base64(a),
-        args::Command::ListProfiles => timeline_cmd::list_profiles(),
+        args::Command::ListProfiles(_) => timeline_cmd::list_profiles(),
         args::Command::Rules(args::RulesCommand::Check(a)) => rules_cmd::check(a, cli.debug),
         args::Command::UpdateRules(a) => update_rules::run(a),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),

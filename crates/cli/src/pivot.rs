@@ -10,9 +10,11 @@
 //! reading a few fields of the matched records again is cheaper than rendering every
 //! field of every detection.
 
-use crate::args::{PivotArgs, RuleArgs};
+use crate::args::PivotArgs;
 use crate::exit;
+use crate::rule_choice::RuleChoice;
 use crate::scan_setup::ScanSetup;
+use crate::summary::noun;
 use crate::terminal::safe;
 use scanner_engine::{DetectInfo, Origin, Progress};
 use scanner_input::{InputFile, RecordView, Tally, WalkSettings};
@@ -121,17 +123,17 @@ pub fn parse_config(text: &str) -> Vec<Category> {
     out
 }
 
-/// The config file: `-c DIR`'s, else the first rules folder's `config/` (`-r`, else the
-/// set `update-rules` downloaded), else the built-in one. Returns the text and where it came from (None: built in).
-fn config_text(rules: &RuleArgs) -> Result<(String, Option<PathBuf>), PivotError> {
-    let mut folders = rules.rules.clone();
-    if folders.is_empty() && !rules.builtin_rules {
-        // The set update-rules downloaded, which the scan runs without -r.
-        folders.extend(crate::update_rules::installed().map(|s| s.dir));
-    }
-    let candidates: Vec<PathBuf> = match &rules.config {
+/// The config file: `-c DIR`'s, else the first rules folder's `config/` (the rule set
+/// the scan runs: `-r`, else `./rules`, else the set `update-rules` installed), else
+/// the built-in one. Returns the text and where it came from (None: built in).
+fn config_text(
+    config: Option<&Path>,
+    choice: &RuleChoice,
+) -> Result<(String, Option<PathBuf>), PivotError> {
+    let candidates: Vec<PathBuf> = match config {
         Some(dir) => vec![dir.join("pivot_keywords.txt")],
-        None => folders
+        None => choice
+            .paths()
             .iter()
             .filter(|r| r.is_dir())
             .map(|r| r.join("config").join("pivot_keywords.txt"))
@@ -146,17 +148,6 @@ fn config_text(rules: &RuleArgs) -> Result<(String, Option<PathBuf>), PivotError
         },
         None => Ok((BUILTIN.to_string(), None)),
     }
-}
-
-/// The rules to run: those `-r` names, else `./rules` when it is a folder (Hayabusa
-/// 3.9.0's pivot-keywords-list has no `-r` and always reads `./rules`), else the
-/// built-in ones.
-fn rule_args(given: &RuleArgs) -> RuleArgs {
-    let mut a = given.clone();
-    if a.rules.is_empty() && Path::new("rules").is_dir() {
-        a.rules.push(PathBuf::from("rules"));
-    }
-    a
 }
 
 /// Runs the command; returns the exit code.
@@ -183,8 +174,10 @@ pub fn file_name(prefix: &Path, category: &str) -> PathBuf {
 fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let t = &a.timeline;
     let setup = ScanSetup::new(t).map_err(PivotError::Scan)?;
-    let rule_args = rule_args(&t.rules);
-    let (text, from) = config_text(&rule_args)?;
+    // The timeline's choice of rule set: -r, else ./rules (Hayabusa 3.9.0's
+    // pivot-keywords-list has no -r and always reads ./rules), else the installed set.
+    let choice = setup.rule_choice();
+    let (text, from) = config_text(t.rules.config.as_deref(), &choice)?;
     let mut categories = parse_config(&text);
     if categories.is_empty() {
         return Err(PivotError::EmptyConfig(
@@ -199,9 +192,9 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
         }
     }
     setup.start_threads().map_err(PivotError::Scan)?;
-    let set = setup.load_rules(&rule_args).map_err(PivotError::Scan)?;
+    let set = setup.load_rules(&choice).map_err(PivotError::Scan)?;
     if !t.quiet {
-        crate::rules_cmd::print_report(&set, rule_args.show_errors);
+        crate::rules_cmd::print_report(&set, t.rules.show_errors);
     }
     let inputs = setup.inputs(&set).map_err(PivotError::Scan)?;
     // The rows are only read for the records they name: the smallest profile.
@@ -267,12 +260,17 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     }
     if !t.quiet {
         let total: usize = categories.iter().map(|c| c.values.len()).sum();
+        let n = |v: usize| v as u64;
         eprintln!(
-            "{} detections in {} files; {} pivot keywords in {} categories",
+            "{} {} in {} {}; {} pivot {} in {} {}",
             rows.len(),
+            noun(n(rows.len()), "detection", "detections"),
             to_read.len(),
+            noun(n(to_read.len()), "file", "files"),
             total,
-            categories.len()
+            noun(n(total), "keyword", "keywords"),
+            categories.len(),
+            noun(n(categories.len()), "category", "categories")
         );
     }
     Ok(if errors.is_empty() {

@@ -2,35 +2,16 @@
 
 use crate::args::RuleArgs;
 use crate::exit;
+use crate::rule_choice::RuleChoice;
+use crate::summary::noun;
 use crate::terminal::safe;
 use scanner_rules::{load, LoadOptions, RuleSelect, RuleSet, RuleSource};
 
-/// Loads the rules the arguments name. A config file that could not be loaded is an
-/// error (after each is printed): the rules would run with another config than the
-/// one given.
+/// Loads the rules the arguments name (saying which set on standard error). A config
+/// file that could not be loaded is an error (after each is printed): the rules would
+/// run with another config than the one given.
 pub fn load_rules(a: &RuleArgs) -> Result<RuleSet, String> {
-    load_rules_with(a, false)
-}
-
-/// The rule sources: those `-r` names; else, unless `--builtin-rules`, the set
-/// `update-rules` downloaded (said on standard error unless `quiet`); else none (the
-/// built-in set).
-fn sources(a: &RuleArgs, quiet: bool) -> Vec<RuleSource> {
-    if !a.rules.is_empty() {
-        return a.rules.iter().cloned().map(RuleSource::Path).collect();
-    }
-    if a.builtin_rules {
-        return Vec::new();
-    }
-    match crate::update_rules::installed() {
-        Some(set) => {
-            if !quiet {
-                eprintln!("{}", safe(&set.describe()));
-            }
-            vec![RuleSource::Path(set.dir)]
-        }
-        None => Vec::new(),
-    }
+    load_rules_with(a, &RuleChoice::of(a, false), false)
 }
 
 /// The rule cache's folder: `$XDG_CACHE_HOME/scanner`, else `~/.cache/scanner`
@@ -46,10 +27,14 @@ pub fn rule_cache_dir() -> Option<std::path::PathBuf> {
         .map(|d| d.join("scanner"))
 }
 
-/// [`load_rules`], saying nothing of which set is used when `quiet`.
-pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
+/// Loads the rules of `choice` with the options of `a`; says which set runs unless
+/// `quiet`.
+pub fn load_rules_with(a: &RuleArgs, choice: &RuleChoice, quiet: bool) -> Result<RuleSet, String> {
     let min_level = a.min_level()?;
-    let sources = sources(a, quiet);
+    if !quiet {
+        eprintln!("{}", safe(&choice.describe()));
+    }
+    let sources: Vec<RuleSource> = choice.paths().into_iter().map(RuleSource::Path).collect();
     let opts = LoadOptions {
         config_dir: a.config.clone(),
         min_level,
@@ -99,6 +84,45 @@ pub fn load_rules_with(a: &RuleArgs, quiet: bool) -> Result<RuleSet, String> {
     Ok(set)
 }
 
+/// The rules of a load in all: every rule and correlation document read, and each file
+/// that gave none because it could not be read or parsed (counted once, as one rejected
+/// rule). Enabled, disabled and rejected add up to it.
+fn rules_in_all(r: &scanner_rules::LoadReport) -> usize {
+    r.documents + r.errors.iter().filter(|e| e.document == 0).count()
+}
+
+/// The load report's totals line: the rules (documents: a file may hold several, a rule
+/// and its correlation) in how many files, and how those rules split into enabled,
+/// disabled (with each reason) and rejected, which add up to the first figure.
+pub fn report_line(set: &RuleSet) -> String {
+    let r = set.report();
+    let n = |v: usize| v as u64;
+    let total = rules_in_all(r);
+    let disabled: usize = r.disabled.iter().map(|(_, n)| n).sum();
+    let reasons: Vec<String> = r
+        .disabled
+        .iter()
+        .map(|(d, n)| format!("{n} {}", d.label()))
+        .collect();
+    format!(
+        "rules: {total} {} in {} {}: {} enabled, {disabled} disabled{}, {} rejected; {} distinct {}, {} (channel, EventID) index {}",
+        noun(n(total), "rule", "rules"),
+        r.files,
+        noun(n(r.files), "file", "files"),
+        r.enabled,
+        if reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", reasons.join(", "))
+        },
+        r.errors.len(),
+        set.regexes(),
+        noun(n(set.regexes()), "regex", "regexes"),
+        set.index_keys(),
+        noun(n(set.index_keys()), "key", "keys")
+    )
+}
+
 /// Prints the load report: each rejected rule, then the totals.
 pub fn print_report(set: &RuleSet, list_errors: bool) {
     let r = set.report();
@@ -116,25 +140,7 @@ pub fn print_report(set: &RuleSet, list_errors: bool) {
             eprintln!("rule disabled: {}", safe(&e.to_string()));
         }
     }
-    let disabled: Vec<String> = r
-        .disabled
-        .iter()
-        .map(|(d, n)| format!("{n} {}", d.label()))
-        .collect();
-    eprintln!(
-        "rules: {} files, {} enabled{}, {} rejected, {} distinct regexes, {} (channel, EventID) index keys",
-        r.files,
-        r.enabled,
-        if disabled.is_empty() {
-            String::new()
-        } else {
-            let n: usize = r.disabled.iter().map(|(_, n)| n).sum();
-            format!(" ({n} disabled: {})", disabled.join(", "))
-        },
-        r.errors.len(),
-        set.regexes(),
-        set.index_keys()
-    );
+    eprintln!("{}", report_line(set));
 }
 
 /// Prints the loading phases' wall times (`--debug`).
@@ -183,10 +189,11 @@ pub fn check(a: &RuleArgs, debug: bool) -> i32 {
         print_timings(&set);
     }
     let r = set.report();
+    let total = rules_in_all(r);
     println!(
-        "loaded {} of {} rules",
+        "loaded {} of {total} {}",
         r.loaded,
-        r.documents + r.errors.iter().filter(|e| e.document == 0).count()
+        noun(total as u64, "rule", "rules")
     );
     let code = if r.errors.is_empty() && r.config_errors.is_empty() {
         exit::OK

@@ -6,12 +6,14 @@
 //!
 //! A command asks for each piece when it needs it rather than getting them all built at
 //! once, because the commands differ in the order of their checks and in what they skip
-//! (pivot-keywords-list reads no profile, writes no timeline and loads its rules from
-//! `./rules` when no `-r` is given), and a check's place decides which error a user sees.
+//! (pivot-keywords-list reads no profile, writes no timeline and reads its categories
+//! from the chosen rule set's config), and a check's place decides which error a user
+//! sees.
 
-use crate::args::{RuleArgs, TimelineArgs};
+use crate::args::TimelineArgs;
 use crate::config;
 use crate::progress_bar::ProgressBar;
+use crate::rule_choice::RuleChoice;
 use scanner_engine::{Progress, ScanResult, Scanner, SortedRows};
 use scanner_input::{InputError, InputFile, InputKind};
 use scanner_rules::RuleSet;
@@ -50,6 +52,7 @@ impl<'a> ScanSetup<'a> {
         if args.input.paths.is_empty() {
             return Err("nothing to scan: give -d DIR or -f FILE".into());
         }
+        crate::rule_choice::check_rule_paths(&args.rules)?;
         Ok(ScanSetup {
             args,
             time: config::time_format(&args.time),
@@ -83,16 +86,21 @@ impl<'a> ScanSetup<'a> {
         config::start_threads(self.args.pool.threads).map_err(|e| e.to_string())
     }
 
-    /// Loads the rules `rules` names (the command's `-r` and rule flags, or what the
-    /// command makes of them), saying which downloaded set is used unless `-q`.
-    pub fn load_rules(&self, rules: &RuleArgs) -> Result<RuleSet, String> {
-        crate::rules_cmd::load_rules_with(rules, self.args.quiet)
+    /// The rule set the flags choose (`-r`, else `./rules`, …; see [`RuleChoice`]).
+    pub fn rule_choice(&self) -> RuleChoice {
+        RuleChoice::of(&self.args.rules, self.args.quiet)
+    }
+
+    /// Loads the rules of `choice` with the rule flags, saying which set is used unless
+    /// `-q`.
+    pub fn load_rules(&self, choice: &RuleChoice) -> Result<RuleSet, String> {
+        crate::rules_cmd::load_rules_with(&self.args.rules, choice, self.args.quiet)
     }
 
     /// Finds the input files, refusing any that is also an output.
     pub fn find_inputs(&self) -> Result<Found, String> {
         let a = self.args;
-        let extra = &a.hayabusa.target_file_ext;
+        let extra = &a.hayabusa.extensions.target_file_ext;
         let paths = &a.input.paths;
         let (files, errors) = scanner_input::discover_with_extensions(
             &paths.dirs,

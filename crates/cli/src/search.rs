@@ -18,6 +18,7 @@ use crate::args::SearchArgs;
 use crate::exit;
 use crate::metrics::SystemFields;
 use crate::progress_bar::ProgressBar;
+use crate::summary::noun;
 use crate::terminal::safe;
 use aho_corasick::AhoCorasick;
 use filter::FieldFilter;
@@ -284,11 +285,12 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
             .transpose()
             .map_err(|e| SearchError::Time(format!("{flag}: {e}")))
     };
-    let range = (
-        parse(&a.range.timeline_start, "--timeline-start")?,
-        parse(&a.range.timeline_end, "--timeline-end")?,
-    );
-    let names = Names::load(a.config.as_deref())?;
+    let start = match &a.time_offset {
+        Some(o) => Some(crate::filters::offset_start(o).map_err(SearchError::Time)?),
+        None => parse(&a.range.timeline_start, "--timeline-start")?,
+    };
+    let range = (start, parse(&a.range.timeline_end, "--timeline-end")?);
+    let names = Names::load(a.config.as_deref(), a.console.quiet)?;
     if !a.console.quiet {
         for e in names.errors() {
             eprintln!("config error: {}", safe(e));
@@ -300,8 +302,12 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         .iter()
         .map(|f| FieldFilter::parse(f, names.aliases(), &mut fields.table))
         .collect::<Result<Vec<_>, _>>()?;
-    let (files, mut errors) =
-        scanner_input::discover(&a.paths.dirs, &a.paths.files, a.input_kind());
+    let (files, mut errors) = scanner_input::discover_with_extensions(
+        &a.paths.dirs,
+        &a.paths.files,
+        a.input_kind(),
+        &a.extensions.target_file_ext,
+    );
     crate::output::refuse_inputs(
         &output_path(a).into_iter().collect::<Vec<_>>(),
         files.iter().map(|f| f.path.as_path()),
@@ -352,11 +358,13 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         eprintln!("input error: {}", safe(&line));
     }
     if !a.console.quiet {
+        let (n, bad) = (files.len() as u64, errors.len() as u64);
         eprintln!(
-            "searched {} files, {} records: {found} events found; {} input errors",
-            files.len(),
-            records,
-            errors.len()
+            "searched {n} {}, {records} {}: {found} {} found; {bad} input {}",
+            noun(n, "file", "files"),
+            noun(records, "record", "records"),
+            noun(found as u64, "event", "events"),
+            noun(bad, "error", "errors")
         );
     }
     Ok(if errors.is_empty() {

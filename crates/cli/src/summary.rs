@@ -322,10 +322,11 @@ impl Summary {
         let reduced = st.records.saturating_sub(self.events_with_hits);
         let _ = writeln!(
             o,
-            "\nEvents with hits / Total events: {} / {} (data reduction: {} events ({:.2}%))",
+            "\nEvents with hits / Total events: {} / {} (data reduction: {} {} ({:.2}%))",
             group(self.events_with_hits),
             group(st.records),
             group(reduced),
+            noun(reduced, "event", "events"),
             if st.records == 0 {
                 0.0
             } else {
@@ -420,10 +421,15 @@ impl Summary {
         if !self.errors.is_empty() {
             let lines: usize = self.errors.iter().map(|(_, v)| v.len()).sum();
             let n = group(self.error_count.max(lines) as u64);
+            let files = self.errors.len() as u64;
             let _ = writeln!(
                 o,
                 "\n{}",
-                bold(&format!("Input errors: {n} in {} files", self.errors.len()))
+                bold(&format!(
+                    "Input errors: {n} in {} {}",
+                    group(files),
+                    noun(files, "file", "files")
+                ))
             );
             for (f, msgs) in &self.errors {
                 let f = safe(f);
@@ -431,15 +437,21 @@ impl Summary {
                     let _ = writeln!(o, "  {f}: {}", safe(m));
                 }
                 if msgs.len() > 3 {
-                    let _ = writeln!(o, "  {f}: … and {} more lines of errors", msgs.len() - 3);
+                    let more = (msgs.len() - 3) as u64;
+                    let _ = writeln!(
+                        o,
+                        "  {f}: … and {more} more {} of errors",
+                        noun(more, "line", "lines")
+                    );
                 }
             }
         }
         let secs = st.elapsed.as_secs_f64();
         let _ = writeln!(
             o,
-            "\nScan: {} records in {:.2} s ({:.0} records/s); total time {:.2} s",
+            "\nScan: {} {} in {:.2} s ({:.0} records/s); total time {:.2} s",
             group(st.records),
+            noun(st.records, "record", "records"),
             secs,
             if secs > 0.0 {
                 st.records as f64 / secs
@@ -449,6 +461,15 @@ impl Summary {
             self.elapsed.as_secs_f64()
         );
         o
+    }
+}
+
+/// The noun for `n` things: `one` for 1, else `many` (`1 file`, `2 files`, `0 files`).
+pub fn noun<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
     }
 }
 

@@ -9,7 +9,7 @@ use crate::output::{check_target, write_atomically};
 use crate::phases::{timed, PhaseTimes};
 use crate::rules_cmd::print_report;
 use crate::scan_setup::{Inputs, ScanSetup};
-use crate::summary::{group_errors, Tally};
+use crate::summary::{group_errors, noun, Tally};
 use crate::terminal::{safe, SafeWriter};
 use crate::write_behind::WriteBehind;
 use scanner_engine::{DetectInfo, ScanResult, SortedRows};
@@ -99,9 +99,10 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
             );
         }
         if !a.quiet {
+            let n = inputs.skipped as u64;
             eprintln!(
-                "note: no file scanned: the {} input files hold only channels no rule reads (-a scans them)",
-                inputs.skipped
+                "note: no file scanned: the {n} input {} only channels no rule reads (-a scans them)",
+                noun(n, "file holds", "files hold")
             );
         }
     }
@@ -168,7 +169,7 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
 /// Loads the rules and the critical systems and prints the load report.
 fn load(setup: &ScanSetup<'_>, a: &TimelineArgs) -> Result<(RuleSet, CriticalSystems), String> {
     let load_start = Instant::now();
-    let set = setup.load_rules(&a.rules)?;
+    let set = setup.load_rules(&setup.rule_choice())?;
     let critical = read_critical_systems(a.quiet)?;
     let load_time = load_start.elapsed();
     if !a.quiet {
@@ -193,8 +194,9 @@ fn read_critical_systems(quiet: bool) -> Result<CriticalSystems, String> {
     };
     if !critical.is_empty() && !quiet {
         eprintln!(
-            "critical systems: {} computers from {} (their detections are raised a level)",
+            "critical systems: {} {} from {} (their detections are raised a level)",
             critical.len(),
+            noun(critical.len() as u64, "computer", "computers"),
             crate::terminal::safe(&path.display().to_string())
         );
     }
@@ -315,12 +317,14 @@ fn report(
     }
     if !a.quiet {
         if a.no_summary {
+            let (files, records) = (result.stats.files as u64, result.stats.records);
+            let (found, bad) = (detections as u64, errors.len() as u64);
             eprintln!(
-                "scanned {} files, {} records; {} detections; {} input errors",
-                result.stats.files,
-                result.stats.records,
-                detections,
-                errors.len()
+                "scanned {files} {}, {records} {}; {found} {}; {bad} input {}",
+                noun(files, "file", "files"),
+                noun(records, "record", "records"),
+                noun(found, "detection", "detections"),
+                noun(bad, "error", "errors")
             );
         } else {
             eprint!("{}", summary.render(colour));

@@ -247,7 +247,7 @@ fn the_summary_counts_the_emergency_level_only_when_there_is_one() {
     ok(&after);
     let summary = text(&after.stderr);
     assert!(
-        summary.contains("critical systems: 1 computers from ./config/critical_systems.txt"),
+        summary.contains("critical systems: 1 computer from ./config/critical_systems.txt"),
         "{summary}"
     );
     // The critical rule: once at emergency (DC01), once at critical (WS02); the high

@@ -83,8 +83,8 @@ fn repeated_chunk_errors_of_a_damaged_truncated_log_are_one_line_with_a_count() 
     // The summary counts every error, and lists three of the four lines.
     let out = scanner_utc(&["csv-timeline", "-f", path, "-o", discard(), "-C"]);
     let err = text(&out.stderr);
-    assert!(err.contains("Input errors: 56 in 1 files"), "{err}");
-    assert!(err.contains(": … and 1 more lines of errors"), "{err}");
+    assert!(err.contains("Input errors: 56 in 1 file"), "{err}");
+    assert!(err.contains(": … and 1 more line of errors"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -173,7 +173,7 @@ fn a_run_with_no_input_file_or_no_rule_fails_without_writing() {
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     assert!(
         text(&run.stderr).contains(
-            "note: no file scanned: the 1 input files hold only channels no rule reads (-a scans them)"
+            "note: no file scanned: the 1 input file holds only channels no rule reads (-a scans them)"
         ),
         "{}",
         text(&run.stderr)
@@ -415,7 +415,7 @@ fn a_symlink_loop_under_d_is_reported_and_each_log_scanned_once() {
         )]
     );
     assert!(
-        text(&run.stderr).contains("scanned 1 files, 50 records;"),
+        text(&run.stderr).contains("scanned 1 file, 50 records;"),
         "{}",
         text(&run.stderr)
     );

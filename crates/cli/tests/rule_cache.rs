@@ -111,7 +111,7 @@ fn check(rules: &Path, cache: &Path, extra: &[&str]) -> (String, String, String)
     let err = text(&out.stderr);
     let end = err
         .lines()
-        .position(|l| l.starts_with("rules: "))
+        .position(|l| l.starts_with("rules: ") && !l.starts_with("rules: using"))
         .unwrap_or_else(|| panic!("no summary in:\n{err}"));
     let report: Vec<&str> = err.lines().take(end + 1).collect();
     let debug: Vec<&str> = err
@@ -180,7 +180,7 @@ fn an_edited_added_or_removed_rule_a_config_file_or_other_options_miss_the_set_c
     );
     let summary = |c: &(String, String, String)| {
         c.1.lines()
-            .find(|l| l.starts_with("rules: "))
+            .find(|l| l.starts_with("rules: ") && !l.starts_with("rules: using"))
             .unwrap_or_default()
             .to_string()
     };
@@ -305,7 +305,12 @@ fn a_damaged_or_untrusted_rule_set_cache_is_ignored_with_a_warning_and_rebuilt()
             "warning: rule set cache {}: {why}; rules loaded from their files",
             file.display()
         );
-        assert!(run.1.starts_with(&warning), "{warning} in\n{}", run.1);
+        // After the line saying which rule set runs, before the load report.
+        assert!(
+            run.1.starts_with("rules: using ") && run.1.contains(&format!("\n{warning}\n")),
+            "{warning} in\n{}",
+            run.1
+        );
         assert_eq!(run.1.replacen(&format!("{warning}\n"), "", 1), good.1);
         assert_eq!(run.0, good.0);
         assert!(set_line(&run.2).contains(", written anew"), "{}", run.2);

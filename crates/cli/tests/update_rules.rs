@@ -20,7 +20,15 @@ struct Fixture {
 impl Fixture {
     fn new(name: &str) -> Fixture {
         let dir = scratch(&format!("update-rules-{name}"));
+        std::fs::create_dir_all(dir.join("work")).unwrap();
         std::fs::create_dir_all(dir.join("home")).unwrap();
+        // The commands run in `work`, where the test log is at the path it has in the
+        // project and no `./rules` comes before the downloaded set.
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root().join("testdata"), dir.join("work/testdata")).unwrap();
+        #[cfg(windows)]
+        std::os::windows::fs::symlink_dir(root().join("testdata"), dir.join("work/testdata"))
+            .unwrap();
         Fixture { dir }
     }
 
@@ -91,7 +99,8 @@ impl Fixture {
     fn command(&self, args: &[&str], env: &[(&str, String)]) -> Command {
         let mut c = support::command();
         // What the tests of git's configuration set must not come from the machine.
-        c.env_remove("GIT_ALLOW_PROTOCOL")
+        c.current_dir(self.dir.join("work"))
+            .env_remove("GIT_ALLOW_PROTOCOL")
             .args(args)
             .env("XDG_DATA_HOME", self.data())
             .env("HOME", self.dir.join("home"))
@@ -214,13 +223,17 @@ fn first_clone_installs_the_set_and_the_timeline_uses_it() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let (csv, err) = (text(&out.stdout), text(&out.stderr));
-    assert!(err.contains("rules: using the set updated on "), "{err}");
-    assert!(err.contains(&format!("from {url} at ")), "{err}");
+    assert!(
+        err.contains("rules: using the rules installed by update-rules at "),
+        "{err}"
+    );
+    assert!(err.contains(" (updated on "), "{err}");
+    assert!(err.contains(&format!("from {url};")), "{err}");
     assert!(csv.contains("Downloaded Rule A"), "{csv}");
     assert!(!csv.contains("Successful RDP Logon"), "{csv}");
     // -q says nothing of it.
     let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-q"]);
-    assert!(!text(&out.stderr).contains("using the set"));
+    assert!(!text(&out.stderr).contains("using the rules installed by update-rules"));
     // --builtin-rules runs the built-in set.
     let out = fx.scanner(&[
         "csv-timeline",
@@ -232,7 +245,7 @@ fn first_clone_installs_the_set_and_the_timeline_uses_it() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("Successful RDP Logon"));
     assert!(!text(&out.stdout).contains("Downloaded Rule A"));
-    assert!(!text(&out.stderr).contains("using the set"));
+    assert!(!text(&out.stderr).contains("using the rules installed by update-rules"));
     // rules check loads it too.
     let out = fx.scanner(&["rules", "check"]);
     assert!(
@@ -394,7 +407,7 @@ fn a_planted_symlink_is_not_followed() {
         .is_symlink());
     // Nor used by the timeline: the built-in rules run.
     let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-N"]);
-    assert!(!text(&out.stderr).contains("using the set"));
+    assert!(!text(&out.stderr).contains("using the rules installed by update-rules"));
     assert!(text(&out.stdout).contains("Successful RDP Logon"));
 }
 
@@ -539,7 +552,7 @@ fn a_set_others_may_write_to_is_neither_updated_nor_used() {
         text(&out.stderr)
     );
     let out = fx.scanner(&["csv-timeline", "-f", "testdata/evtx/security.evtx", "-N"]);
-    assert!(!text(&out.stderr).contains("using the set"));
+    assert!(!text(&out.stderr).contains("using the rules installed by update-rules"));
     assert!(text(&out.stdout).contains("Successful RDP Logon"));
 }
 

@@ -6,6 +6,7 @@
 //! declared with the subcommand. Field names are the flags' ids, which conflicts and
 //! clap's messages refer to, so they are the same in every subcommand.
 
+use super::{DISPLAY, FILTERING, GENERAL, INPUT, OUTPUT, TIME};
 use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 use scanner_input::InputKind;
@@ -13,6 +14,7 @@ use std::path::PathBuf;
 
 /// `-d` and `-f`: the logs to read (the timelines, the metrics commands, search).
 #[derive(Args, Debug)]
+#[command(next_help_heading = INPUT)]
 pub struct LogPaths {
     /// Folder of logs, searched recursively; repeatable.
     #[arg(short = 'd', long = "directory", value_name = "DIR")]
@@ -38,7 +40,7 @@ pub struct InputArgs {
     /// Accepted for Hayabusa's command lines: every file is read by its content (EVTX,
     /// JSON/JSONL in the evtx_dump, NXLog, Winlogbeat, Velociraptor, Azure or Splunk
     /// shape, or event XML), and folders give .evtx, .json, .jsonl and .xml files alike.
-    #[arg(short = 'J', long = "JSON-input", alias = "json-input")]
+    #[arg(short = 'J', long = "JSON-input", alias = "json-input", help_heading = INPUT)]
     pub json: bool,
 }
 
@@ -55,6 +57,7 @@ impl InputArgs {
 
 /// `-t` as the timelines and the metrics commands describe it.
 #[derive(Args, Debug)]
+#[command(next_help_heading = GENERAL)]
 pub struct ThreadArgs {
     /// Worker threads (default, or 0: one per core; at most 4 per core).
     #[arg(short = 't', long = "threads", value_name = "N")]
@@ -63,11 +66,12 @@ pub struct ThreadArgs {
 
 /// The timestamp format flags, Hayabusa's (and their lowercase 4.0 spellings): one at most.
 #[derive(Args, Debug, Default)]
+#[command(next_help_heading = TIME)]
 pub struct TimeArgs {
     /// Timestamps in UTC (default: local time).
     #[arg(short = 'U', long = "UTC", alias = "utc", group = "time_style")]
     pub utc: bool,
-    /// Timestamps as ISO-8601 in UTC (2016-09-21T03:40:37.088867Z).
+    /// Timestamps as ISO-8601 in UTC, to the microsecond (2016-09-21T03:40:37.088867Z).
     #[arg(
         short = 'O',
         long = "ISO-8601",
@@ -78,7 +82,7 @@ pub struct TimeArgs {
     /// Timestamps as RFC 3339 (2016-09-21 03:40:37.088867+00:00).
     #[arg(long = "RFC-3339", alias = "rfc-3339", group = "time_style")]
     pub rfc3339: bool,
-    /// Timestamps as RFC 2822 (Wed, 21 Sep 2016 03:40:37 +00:00).
+    /// Timestamps as RFC 2822 (Wed, 21 Sep 2016 03:40:37 +00:00; Sat, 7 Aug 2021 …).
     #[arg(long = "RFC-2822", alias = "rfc-2822", group = "time_style")]
     pub rfc2822: bool,
     /// Timestamps in US style (09-21-2016 03:40:37.088 AM +00:00).
@@ -99,6 +103,7 @@ pub struct TimeArgs {
 /// `--timeline-start` and `--timeline-end` as the timelines and search describe them
 /// (logon-summary's speak of events and keep their own).
 #[derive(Args, Debug)]
+#[command(next_help_heading = FILTERING)]
 pub struct TimeRangeArgs {
     /// Only records at or after this time ("2020-02-22 00:00:00 +09:00"; no offset: UTC).
     #[arg(long = "timeline-start", value_name = "TIME")]
@@ -110,6 +115,7 @@ pub struct TimeRangeArgs {
 
 /// `--include-computer` and `--exclude-computer` (the timelines, the metrics commands).
 #[derive(Args, Debug)]
+#[command(next_help_heading = FILTERING)]
 pub struct ComputerArgs {
     /// Only records of these computers (case-insensitive); comma-separated.
     #[arg(long = "include-computer", value_name = "NAME", value_delimiter = ',')]
@@ -117,6 +123,40 @@ pub struct ComputerArgs {
     /// No records of these computers; comma-separated.
     #[arg(long = "exclude-computer", value_name = "NAME", value_delimiter = ',')]
     pub exclude_computers: Vec<String>,
+}
+
+/// Hayabusa's `--target-file-ext` (the timelines, the metrics commands, search).
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = INPUT)]
+pub struct TargetFileExt {
+    /// Also take files with these extensions (e.g. evtx_data) from the -d folders, read
+    /// as EVTX; space- or comma-separated.
+    #[arg(
+        long = "target-file-ext",
+        value_name = "EXT",
+        num_args = 1..,
+        value_delimiter = ','
+    )]
+    pub target_file_ext: Vec<String>,
+}
+
+/// Hayabusa's `-V`/`--validate-checksums`, refused with a message of its own rather than
+/// clap's suggestion of a flag with another meaning.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = GENERAL)]
+pub struct ValidateChecksums {
+    /// Refused: checksum validation of EVTX files (Hayabusa's -V) is not supported yet.
+    #[arg(short = 'V', long = "validate-checksums")]
+    pub validate_checksums: bool,
+}
+
+impl ValidateChecksums {
+    /// The error for `-V`, when given.
+    pub fn refused(&self) -> Option<String> {
+        self.validate_checksums.then(|| {
+            "-V/--validate-checksums: checksum validation of EVTX chunks and records is not supported yet; run without -V".to_string()
+        })
+    }
 }
 
 /// `-C` of a command that writes one file (the metrics commands, search, `evtx write`).
@@ -139,6 +179,7 @@ pub struct OverwriteFiles {
 /// `--excel-safe` as the metrics commands and search describe it (the timelines' help
 /// says more: their TSV too, and which cells are kept).
 #[derive(Args, Debug)]
+#[command(next_help_heading = OUTPUT)]
 pub struct ExcelSafe {
     /// CSV cells a spreadsheet would run as a formula written with a leading `'`.
     #[arg(long = "excel-safe")]
@@ -148,6 +189,7 @@ pub struct ExcelSafe {
 /// What the metrics commands and search print on standard error: `-q`, and Hayabusa's
 /// `-Q`, `-K` and `-v`, accepted.
 #[derive(Args, Debug)]
+#[command(next_help_heading = DISPLAY)]
 pub struct ConsoleArgs {
     /// Quiet: no totals or progress bar on standard error.
     #[arg(short = 'q', long = "quiet")]

@@ -3,8 +3,10 @@
 //! config-critical-systems, which all flatten [`MetricsArgs`] in.
 
 use super::groups::{
-    ComputerArgs, ConsoleArgs, ExcelSafe, InputArgs, OverwriteFile, ThreadArgs, TimeArgs,
+    ComputerArgs, ConsoleArgs, ExcelSafe, InputArgs, OverwriteFile, TargetFileExt, ThreadArgs,
+    TimeArgs, ValidateChecksums,
 };
+use super::{FILTERING, GENERAL, INPUT, OUTPUT};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -14,29 +16,50 @@ pub struct MetricsArgs {
     /// `-d`, `-f`, `-J`.
     #[command(flatten)]
     pub input: InputArgs,
+    /// Read the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis", help_heading = INPUT)]
+    pub live_analysis: bool,
     /// Also count records carved from slack space and damaged chunks.
-    #[arg(short = 'x', long = "recover-records")]
+    #[arg(short = 'x', long = "recover-records", help_heading = INPUT)]
     pub recover_records: bool,
+    /// `--target-file-ext`.
+    #[command(flatten)]
+    pub extensions: TargetFileExt,
     /// Config folder (abbreviations, channel_eid_info.txt, windows_versions.csv).
-    /// Default: ./rules/config when it exists (as Hayabusa), else the built-in one.
-    #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
+    /// Default: ./rules/config when ./rules is a folder of your own that no one else can
+    /// write (as Hayabusa), else the set update-rules downloaded, else the built-in one.
+    #[arg(
+        short = 'c',
+        long = "rules-config",
+        value_name = "DIR",
+        help_heading = GENERAL
+    )]
     pub config: Option<PathBuf>,
     /// Write CSV to FILE (default: a table on a terminal, CSV when piped).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        help_heading = OUTPUT
+    )]
     pub output: Option<PathBuf>,
     /// `-C`.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = GENERAL)]
     pub overwrite: OverwriteFile,
     /// `-t`.
     #[command(flatten)]
     pub pool: ThreadArgs,
+    /// `-V`, refused.
+    #[command(flatten)]
+    pub checksums: ValidateChecksums,
     /// `-q`, `-Q`, `-K`, `-v`.
     #[command(flatten)]
     pub console: ConsoleArgs,
-    /// Read the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
-    /// Windows only.
-    #[arg(short = 'l', long = "live-analysis")]
-    pub live_analysis: bool,
+    /// Only records from this long ago until now (e.g. 1y, 3M, 30d, 24h, 30m, or
+    /// "1y 3M"); records without a time are kept.
+    #[arg(long = "time-offset", value_name = "OFFSET", help_heading = FILTERING)]
+    pub time_offset: Option<String>,
     /// `--include-computer`, `--exclude-computer`.
     #[command(flatten)]
     pub computers: ComputerArgs,
@@ -57,7 +80,12 @@ pub struct EidMetricsArgs {
     pub common: MetricsArgs,
     /// Count a record found twice (same EventRecordID and time, e.g. in a backup copy)
     /// once.
-    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    #[arg(
+        short = 'X',
+        long = "remove-duplicate-records",
+        alias = "remove-duplicate-detections",
+        help_heading = OUTPUT
+    )]
     pub remove_duplicates: bool,
 }
 
@@ -68,48 +96,74 @@ pub struct LogMetricsArgs {
     #[command(flatten)]
     pub common: MetricsArgs,
     /// One item per line in the Computers, Channels and Providers cells.
-    #[arg(short = 'M', long = "multiline")]
+    #[arg(
+        short = 'M',
+        long = "multiline",
+        conflicts_with = "tab_separator",
+        help_heading = OUTPUT
+    )]
     pub multiline: bool,
+    /// A tab between the items of the Computers, Channels and Providers cells.
+    #[arg(short = 'S', long = "tab-separator", help_heading = OUTPUT)]
+    pub tab_separator: bool,
     /// Full channel and provider names.
-    #[arg(short = 'b', long = "disable-abbreviations")]
+    #[arg(short = 'b', long = "disable-abbreviations", help_heading = OUTPUT)]
     pub no_abbreviations: bool,
     /// Only files holding one of these channels (full names, case-insensitive); comma-separated.
     #[arg(
         long = "include-channel",
         value_name = "CHANNEL",
-        value_delimiter = ','
+        value_delimiter = ',',
+        help_heading = FILTERING
     )]
     pub include_channels: Vec<String>,
     /// No files holding one of these channels; comma-separated.
     #[arg(
         long = "exclude-channel",
         value_name = "CHANNEL",
-        value_delimiter = ','
+        value_delimiter = ',',
+        help_heading = FILTERING
     )]
     pub exclude_channels: Vec<String>,
     /// Only files of these names (case-insensitive); comma-separated.
-    #[arg(long = "include-filename", value_name = "NAME", value_delimiter = ',')]
+    #[arg(
+        long = "include-filename",
+        value_name = "NAME",
+        value_delimiter = ',',
+        help_heading = FILTERING
+    )]
     pub include_filenames: Vec<String>,
     /// No files of these names; comma-separated.
-    #[arg(long = "exclude-filename", value_name = "NAME", value_delimiter = ',')]
+    #[arg(
+        long = "exclude-filename",
+        value_name = "NAME",
+        value_delimiter = ',',
+        help_heading = FILTERING
+    )]
     pub exclude_filenames: Vec<String>,
 }
 
 /// `logon-summary` options (`-o` is a prefix: PREFIX-successful.csv, PREFIX-failed.csv).
 #[derive(Args, Debug)]
+#[command(mut_arg("time_offset", |a| a.conflicts_with("timeline_start")))]
 pub struct LogonSummaryArgs {
     /// The common options.
     #[command(flatten)]
     pub common: MetricsArgs,
     /// Count an event found twice (same EventRecordID and time, e.g. in a backup copy)
     /// once.
-    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    #[arg(
+        short = 'X',
+        long = "remove-duplicate-records",
+        alias = "remove-duplicate-detections",
+        help_heading = OUTPUT
+    )]
     pub remove_duplicates: bool,
     /// Only events at or after this time ("2024-01-31 13:00:00 +09:00").
-    #[arg(long = "timeline-start", value_name = "TIME")]
+    #[arg(long = "timeline-start", value_name = "TIME", help_heading = FILTERING)]
     pub timeline_start: Option<String>,
     /// Only events at or before this time.
-    #[arg(long = "timeline-end", value_name = "TIME")]
+    #[arg(long = "timeline-end", value_name = "TIME", help_heading = FILTERING)]
     pub timeline_end: Option<String>,
 }
 
@@ -123,10 +177,11 @@ pub struct CriticalSystemsArgs {
     #[arg(
         long = "critical-systems",
         value_name = "FILE",
-        default_value = crate::critical_systems::DEFAULT
+        default_value = crate::critical_systems::DEFAULT,
+        help_heading = OUTPUT
     )]
     pub target: PathBuf,
     /// Print what was found without writing the file.
-    #[arg(long = "dry-run")]
+    #[arg(long = "dry-run", help_heading = OUTPUT)]
     pub dry_run: bool,
 }

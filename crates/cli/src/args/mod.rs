@@ -30,6 +30,7 @@ pub use metrics::{
 pub use rule_tools::{ExpandListArgs, LevelTuningArgs, UpdateRulesArgs};
 pub use rules::RuleArgs;
 pub use search::SearchArgs;
+pub use timeline::ListProfilesArgs;
 pub use timeline::{
     DfirTimelineArgs, JsonTimelineArgs, PivotArgs, RecordFilterArgs, SetDefaultProfileArgs,
     TimelineArgs,
@@ -38,16 +39,37 @@ pub use timeline::{
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+// The headings `--help` groups the options under, Hayabusa's.
+/// Where the logs come from.
+const INPUT: &str = "Input";
+/// How the run goes: rules, threads, files written over.
+const GENERAL: &str = "General Options";
+/// Which rules and records.
+const FILTERING: &str = "Filtering";
+/// What is written and how.
+const OUTPUT: &str = "Output";
+/// What is said on the terminal.
+const DISPLAY: &str = "Display Settings";
+/// The timestamp format.
+const TIME: &str = "Time Format";
+/// Measuring a run.
+const PROFILING: &str = "Debugging and Profiling";
+
 /// Fast Sigma-rule scanner for Windows event logs.
 #[derive(Parser, Debug)]
 #[command(name = "scanner", version, about)]
 pub struct Cli {
     /// Print allocator statistics (mimalloc's peak and reserved memory) and peak RSS at exit.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = PROFILING)]
     pub debug: bool,
     /// Write a pprof heap profile (gzip protobuf) of the run's peak memory to FILE and its
     /// flamegraph to FILE.svg (needs a build with the `jemalloc-prof` feature).
-    #[arg(long = "heap-profile", value_name = "FILE", global = true)]
+    #[arg(
+        long = "heap-profile",
+        value_name = "FILE",
+        global = true,
+        help_heading = PROFILING
+    )]
     pub heap_profile: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
@@ -65,7 +87,7 @@ pub enum Command {
     JsonTimeline(JsonTimelineArgs),
     /// List the output profiles and their columns.
     #[command(name = "list-profiles")]
-    ListProfiles,
+    ListProfiles(ListProfilesArgs),
     /// Count events per channel and EventID, with their share and title.
     #[command(name = "eid-metrics")]
     EidMetrics(EidMetricsArgs),
@@ -118,10 +140,10 @@ pub enum Command {
 }
 
 impl Command {
-    /// `-l` (live analysis) and the folders it adds the local event logs to, for the
-    /// commands that act on it: the timelines, eid-, computer- and log-metrics and
-    /// config-critical-systems (logon-summary and extract-base64 accept `-l` but read only
-    /// the logs given).
+    /// `-l` (live analysis) and the folders it adds the local event logs to, for every
+    /// command that reads logs: the timelines, pivot-keywords-list, search, the metrics
+    /// commands, logon-summary, extract-base64 and config-critical-systems. Off Windows
+    /// each of them stops with the same error (see `config::live_analysis_dirs`).
     pub fn live_analysis(&mut self) -> Option<(bool, &mut Vec<PathBuf>)> {
         fn timeline(t: &mut TimelineArgs) -> (bool, &mut Vec<PathBuf>) {
             (t.hayabusa.live_analysis, &mut t.input.paths.dirs)
@@ -137,8 +159,32 @@ impl Command {
             Command::ComputerMetrics(a) => metrics(a),
             Command::LogMetrics(a) => metrics(&mut a.common),
             Command::ConfigCriticalSystems(a) => metrics(&mut a.common),
+            Command::LogonSummary(a) => metrics(&mut a.common),
+            Command::ExtractBase64(a) => metrics(a),
+            Command::PivotKeywordsList(a) => timeline(&mut a.timeline),
+            Command::Search(a) => (a.live_analysis, &mut a.paths.dirs),
             _ => return None,
         })
+    }
+}
+
+impl Command {
+    /// The error for a flag scanner takes so that a Hayabusa command line is understood
+    /// but refuses to act on (`-V`), when given.
+    pub fn refused_flag(&self) -> Option<String> {
+        match self {
+            Command::CsvTimeline(a) => a.hayabusa.checksums.refused(),
+            Command::JsonTimeline(a) => a.timeline.hayabusa.checksums.refused(),
+            Command::DfirTimeline(a) => a.timeline.hayabusa.checksums.refused(),
+            Command::PivotKeywordsList(a) => a.timeline.hayabusa.checksums.refused(),
+            Command::EidMetrics(a) => a.common.checksums.refused(),
+            Command::ComputerMetrics(a) | Command::ExtractBase64(a) => a.checksums.refused(),
+            Command::LogMetrics(a) => a.common.checksums.refused(),
+            Command::LogonSummary(a) => a.common.checksums.refused(),
+            Command::ConfigCriticalSystems(a) => a.common.checksums.refused(),
+            Command::Search(a) => a.checksums.refused(),
+            _ => None,
+        }
     }
 }
 

@@ -3,8 +3,10 @@
 //! groups.
 
 use super::groups::{
-    ConsoleArgs, ExcelSafe, LogPaths, OutputFormat, OverwriteFile, TimeArgs, TimeRangeArgs,
+    ConsoleArgs, ExcelSafe, LogPaths, OutputFormat, OverwriteFile, TargetFileExt, TimeArgs,
+    TimeRangeArgs, ValidateChecksums,
 };
+use super::{FILTERING, GENERAL, INPUT, OUTPUT};
 use clap::Args;
 use scanner_input::InputKind;
 use std::path::PathBuf;
@@ -18,65 +20,134 @@ pub struct SearchArgs {
     /// Accepted for Hayabusa's command lines: every file is read by its content, and
     /// folders give .evtx, .json, .jsonl and .xml files alike (long form only: in
     /// `search`, `-J` is Hayabusa's JSON output).
-    #[arg(long = "JSON-input")]
+    #[arg(long = "JSON-input", help_heading = INPUT)]
     pub json_input: bool,
+    /// Search the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis", help_heading = INPUT)]
+    pub live_analysis: bool,
     /// Also search records carved from slack space and damaged chunks.
-    #[arg(short = 'x', long = "recover-records")]
+    #[arg(short = 'x', long = "recover-records", help_heading = INPUT)]
     pub recover_records: bool,
+    /// `--target-file-ext`.
+    #[command(flatten)]
+    pub extensions: TargetFileExt,
     /// A keyword an event must hold (any of them; all with -a); repeatable.
     #[arg(
         short = 'k',
         long = "keyword",
         value_name = "KEYWORD",
         required_unless_present = "regex",
-        conflicts_with = "regex"
+        conflicts_with = "regex",
+        help_heading = FILTERING
     )]
     pub keywords: Vec<String>,
     /// A regular expression an event must match (Rust regex syntax; case-sensitive
     /// unless it starts with `(?i)`).
-    #[arg(short = 'r', long = "regex", value_name = "REGEX")]
+    #[arg(
+        short = 'r',
+        long = "regex",
+        value_name = "REGEX",
+        help_heading = FILTERING
+    )]
     pub regex: Option<String>,
     /// Keywords ignore case.
-    #[arg(short = 'i', long = "ignore-case", conflicts_with = "regex")]
+    #[arg(
+        short = 'i',
+        long = "ignore-case",
+        conflicts_with = "regex",
+        help_heading = FILTERING
+    )]
     pub ignore_case: bool,
     /// An event must hold every keyword (default: any).
-    #[arg(short = 'a', long = "and-logic", requires = "keywords")]
+    #[arg(
+        short = 'a',
+        long = "and-logic",
+        requires = "keywords",
+        help_heading = FILTERING
+    )]
     pub and_logic: bool,
     /// Only events whose field matches (`Field:value`, `*` and `?` wildcards); repeatable,
     /// all must match.
-    #[arg(short = 'F', long = "filter", value_name = "FIELD:VALUE")]
+    #[arg(
+        short = 'F',
+        long = "filter",
+        value_name = "FIELD:VALUE",
+        help_heading = FILTERING
+    )]
     pub filters: Vec<String>,
     /// `--timeline-start`, `--timeline-end`.
     #[command(flatten)]
     pub range: TimeRangeArgs,
+    /// Only events from this long ago until now (e.g. 1y, 3M, 30d, 24h, 30m, or
+    /// "1y 3M"); events without a time are kept.
+    #[arg(
+        long = "time-offset",
+        value_name = "OFFSET",
+        conflicts_with = "timeline_start",
+        help_heading = FILTERING
+    )]
+    pub time_offset: Option<String>,
     /// Sort the results by time (default: file by file, in record order).
-    #[arg(short = 's', long = "sort")]
+    #[arg(short = 's', long = "sort", help_heading = OUTPUT)]
     pub sort: bool,
     /// Write to FILE (default: standard output).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        help_heading = OUTPUT
+    )]
     pub output: Option<PathBuf>,
     /// JSON: one object per event, in an array.
-    #[arg(short = 'J', long = "JSON-output", conflicts_with = "jsonl_output")]
+    #[arg(
+        short = 'J',
+        long = "JSON-output",
+        conflicts_with = "jsonl_output",
+        help_heading = OUTPUT
+    )]
     pub json_output: bool,
     /// JSON Lines: one object per line.
-    #[arg(short = 'L', long = "JSONL-output")]
+    #[arg(short = 'L', long = "JSONL-output", help_heading = OUTPUT)]
     pub jsonl_output: bool,
     /// One item per line in the AllFieldInfo cell (CSV).
-    #[arg(short = 'M', long = "multiline", conflicts_with_all = ["json_output", "jsonl_output"])]
+    #[arg(
+        short = 'M',
+        long = "multiline",
+        conflicts_with_all = ["json_output", "jsonl_output", "tab_separator"],
+        help_heading = OUTPUT
+    )]
     pub multiline: bool,
+    /// A tab between the fields of the AllFieldInfo cell (CSV).
+    #[arg(short = 'S', long = "tab-separator", help_heading = OUTPUT)]
+    pub tab_separator: bool,
     /// Full channel names.
-    #[arg(short = 'b', long = "disable-abbreviations")]
+    #[arg(short = 'b', long = "disable-abbreviations", help_heading = OUTPUT)]
     pub no_abbreviations: bool,
     /// Config folder (abbreviations, channel_eid_info.txt, default_details.txt).
-    /// Default: ./rules/config when it exists (as Hayabusa), else the built-in one.
-    #[arg(short = 'c', long = "rules-config", value_name = "DIR")]
+    /// Default: ./rules/config when ./rules is a folder of your own that no one else can
+    /// write (as Hayabusa), else the set update-rules downloaded, else the built-in one.
+    #[arg(
+        short = 'c',
+        long = "rules-config",
+        value_name = "DIR",
+        help_heading = GENERAL
+    )]
     pub config: Option<PathBuf>,
     /// `-C`.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = GENERAL)]
     pub overwrite: OverwriteFile,
     /// Worker threads (default: one per core).
-    #[arg(short = 't', long = "threads", value_name = "N")]
+    #[arg(
+        short = 't',
+        long = "threads",
+        value_name = "N",
+        help_heading = GENERAL
+    )]
     pub threads: Option<usize>,
+    /// `-V`, refused.
+    #[command(flatten)]
+    pub checksums: ValidateChecksums,
     /// `-q`, `-Q`, `-K`, `-v`.
     #[command(flatten)]
     pub console: ConsoleArgs,

@@ -6,10 +6,11 @@
 //! checks (`config::profile`), and pivot-keywords-list accepts any `-p` and ignores it.
 
 use super::groups::{
-    ComputerArgs, InputArgs, OutputFormat, OverwriteFiles, QuietArgs, ThreadArgs, TimeArgs,
-    TimeRangeArgs,
+    ComputerArgs, InputArgs, NoColorFlag, OutputFormat, OverwriteFiles, QuietArgs, TargetFileExt,
+    ThreadArgs, TimeArgs, TimeRangeArgs, ValidateChecksums,
 };
 use super::rules::RuleArgs;
+use super::{DISPLAY, FILTERING, GENERAL, INPUT, OUTPUT, PROFILING};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -24,56 +25,70 @@ pub struct TimelineArgs {
     pub rules: RuleArgs,
     /// Output profile (see `scanner list-profiles`); default: the one set with
     /// set-default-profile, else standard.
-    #[arg(short = 'p', long = "profile")]
+    #[arg(short = 'p', long = "profile", help_heading = OUTPUT)]
     pub profile: Option<String>,
     /// Write the timeline to FILE (default: standard output).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        help_heading = OUTPUT
+    )]
     pub output: Option<PathBuf>,
     /// `-C`.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = GENERAL)]
     pub overwrite: OverwriteFiles,
     /// `-t`.
     #[command(flatten)]
     pub pool: ThreadArgs,
     /// Quiet: no load report, progress bar or summary on standard error.
-    #[arg(short = 'q', long = "quiet")]
+    #[arg(short = 'q', long = "quiet", help_heading = DISPLAY)]
     pub quiet: bool,
     /// Also scan records carved from slack space and damaged chunks; their rows are
     /// marked Y in an appended RecoveredRecord column. Carved records can be stale
     /// copies of live ones, or garbage (dropped).
-    #[arg(short = 'x', long = "recover-records")]
+    #[arg(short = 'x', long = "recover-records", help_heading = INPUT)]
     pub recover_records: bool,
     /// Memory for sorting detections, in MiB: past it, sorted runs are spilled to
     /// temporary files (in TMPDIR) and merged as the timeline is written, so memory stays
     /// bounded however many records match. Fractions allowed; 0 spills every batch.
     /// Default: a 128th of the machine's memory (or of a lower container limit), at
     /// least 64 and at most 512 (64 where the memory cannot be read).
-    #[arg(long = "sort-memory", value_name = "MiB")]
+    #[arg(long = "sort-memory", value_name = "MiB", help_heading = GENERAL)]
     pub sort_memory: Option<f64>,
     /// Evaluate every candidate rule, without the shared-needle prefilter (to measure it,
     /// or to rule it out when debugging).
-    #[arg(long = "no-prefilter", hide = true)]
+    #[arg(long = "no-prefilter", hide = true, help_heading = PROFILING)]
     pub no_prefilter: bool,
 
-    /// Output: one item per line inside multi-item cells (Details, tags, …).
-    #[arg(short = 'M', long = "multiline", conflicts_with = "tab_separator")]
+    /// One item per line inside multi-item cells (Details, tags, …).
+    #[arg(
+        short = 'M',
+        long = "multiline",
+        conflicts_with = "tab_separator",
+        help_heading = OUTPUT
+    )]
     pub multiline: bool,
-    /// Output: a tab between the items of multi-item cells.
-    #[arg(short = 'S', long = "tab-separator")]
+    /// A tab between the items of multi-item cells.
+    #[arg(short = 'S', long = "tab-separator", help_heading = OUTPUT)]
     pub tab_separator: bool,
-    /// Output: full level, channel and provider names, and no default Details templates.
-    #[arg(short = 'b', long = "disable-abbreviations")]
+    /// Full level, channel and provider names, and no default Details templates.
+    #[arg(short = 'b', long = "disable-abbreviations", help_heading = OUTPUT)]
     pub no_abbreviations: bool,
-    /// Output: recorded values, without the field data mappings (e.g. `%%1842`, `0x1fc`).
-    #[arg(short = 'F', long = "no-field-data-mapping")]
+    /// Recorded values, without the field data mappings (e.g. `%%1842`, `0x1fc`).
+    #[arg(short = 'F', long = "no-field-data-mapping", help_heading = OUTPUT)]
     pub no_field_data_mapping: bool,
-    /// Output: drop detections identical to an earlier one at the same time (EvtxFile aside).
-    #[arg(short = 'X', long = "remove-duplicate-detections")]
+    /// Drop detections identical to an earlier one at the same time (EvtxFile aside).
+    #[arg(
+        short = 'X',
+        long = "remove-duplicate-detections",
+        help_heading = OUTPUT
+    )]
     pub remove_duplicates: bool,
-    /// Output: CSV and TSV cells a spreadsheet would run as a formula (beginning with `=`,
+    /// CSV and TSV cells a spreadsheet would run as a formula (beginning with `=`,
     /// `+`, `-`, `@`, tab or CR, after any spaces) written with a leading `'`, shown as text;
     /// a lone `-` and plain numbers (`-12`) are kept as they are.
-    #[arg(long = "excel-safe")]
+    #[arg(long = "excel-safe", help_heading = OUTPUT)]
     pub excel_safe: bool,
 
     /// The timestamp format.
@@ -85,35 +100,36 @@ pub struct TimelineArgs {
     pub filter: RecordFilterArgs,
     /// Keep every rule enabled whatever channels the input holds (scanner's index never
     /// evaluates a rule on a channel it cannot match, so this changes no result).
-    #[arg(short = 'A', long = "enable-all-rules")]
+    #[arg(short = 'A', long = "enable-all-rules", help_heading = FILTERING)]
     pub enable_all_rules: bool,
     /// Scan every EVTX file, even those whose channel (from the first record) no rule uses.
-    #[arg(short = 'a', long = "scan-all-evtx-files")]
+    #[arg(short = 'a', long = "scan-all-evtx-files", help_heading = FILTERING)]
     pub scan_all_files: bool,
 
     /// No results summary at the end.
-    #[arg(short = 'N', long = "no-summary")]
+    #[arg(short = 'N', long = "no-summary", help_heading = DISPLAY)]
     pub no_summary: bool,
     /// No colours in the summary.
-    #[arg(short = 'K', long = "no-color")]
+    #[arg(short = 'K', long = "no-color", help_heading = DISPLAY)]
     pub no_color: bool,
     /// Write an HTML report of the summary, with a detection-frequency chart, to FILE.
     #[arg(
         short = 'H',
         long = "HTML-report",
         alias = "html-report",
-        value_name = "FILE"
+        value_name = "FILE",
+        help_heading = OUTPUT
     )]
     pub html_report: Option<PathBuf>,
     /// Show a detection-frequency timeline in the terminal.
-    #[arg(short = 'T', long = "visualize-timeline")]
+    #[arg(short = 'T', long = "visualize-timeline", help_heading = DISPLAY)]
     pub visualize_timeline: bool,
 
     /// Write per-rule evaluation statistics (TSV) to FILE.
-    #[arg(long = "rule-stats", value_name = "FILE")]
+    #[arg(long = "rule-stats", value_name = "FILE", help_heading = PROFILING)]
     pub rule_stats: Option<PathBuf>,
     /// Write a CPU flamegraph (SVG) of the scan to FILE (needs a build with the `pprof` feature).
-    #[arg(long = "cpu-profile", value_name = "FILE")]
+    #[arg(long = "cpu-profile", value_name = "FILE", help_heading = PROFILING)]
     pub cpu_profile: Option<PathBuf>,
 
     /// Hayabusa's command-line flags whose feature scanner does not need.
@@ -127,39 +143,54 @@ pub struct TimelineArgs {
 pub struct HayabusaFlags {
     /// Scan the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
     /// Windows only.
-    #[arg(short = 'l', long = "live-analysis")]
+    #[arg(short = 'l', long = "live-analysis", help_heading = INPUT)]
     pub live_analysis: bool,
+    /// `--target-file-ext`.
+    #[command(flatten)]
+    pub extensions: TargetFileExt,
     /// Accepted for Hayabusa's command lines: scanner has no scan wizard.
-    #[arg(short = 'w', long = "no-wizard")]
+    #[arg(short = 'w', long = "no-wizard", help_heading = GENERAL)]
     pub no_wizard: bool,
     /// Accepted for Hayabusa's command lines: scanner keeps no error log file.
-    #[arg(short = 'Q', long = "quiet-errors")]
+    #[arg(short = 'Q', long = "quiet-errors", help_heading = GENERAL)]
     pub quiet_errors: bool,
-    /// Accepted for Hayabusa's command lines (its verbose messages).
-    #[arg(short = 'v', long = "verbose")]
-    pub verbose: bool,
     /// Accepted for Hayabusa's command lines: scanner's timeline is always sorted.
-    #[arg(short = 's', long = "sort", alias = "sort-events")]
+    #[arg(
+        short = 's',
+        long = "sort",
+        alias = "sort-events",
+        help_heading = GENERAL
+    )]
     pub sort: bool,
-    /// Also scan files with these extensions (e.g. evtx_data), as EVTX.
-    #[arg(long = "target-file-ext", value_name = "EXT", num_args = 1..)]
-    pub target_file_ext: Vec<String>,
+    /// `-V`, refused.
+    #[command(flatten)]
+    pub checksums: ValidateChecksums,
+    /// Accepted for Hayabusa's command lines (its verbose messages).
+    #[arg(short = 'v', long = "verbose", help_heading = DISPLAY)]
+    pub verbose: bool,
     /// Write DUP in Details, ExtraFieldInfo and AllFieldInfo when the value equals the
     /// previous row's in that column.
-    #[arg(short = 'R', long = "remove-duplicate-data")]
+    #[arg(short = 'R', long = "remove-duplicate-data", help_heading = OUTPUT)]
     pub remove_duplicate_data: bool,
     /// Do not split classic PowerShell events' (400, 403, 600, 800) `key=value` Data
     /// element into fields (`HostApplication`, `HostName`, …).
-    #[arg(long = "no-pwsh-field-extraction")]
+    #[arg(long = "no-pwsh-field-extraction", help_heading = OUTPUT)]
     pub no_pwsh_field_extraction: bool,
     /// Refused with a clear error: GeoIP lookup (MaxMind databases) is not built in.
-    #[arg(short = 'G', long = "GeoIP", alias = "geo-ip", value_name = "DIR")]
+    #[arg(
+        short = 'G',
+        long = "GeoIP",
+        alias = "geo-ip",
+        value_name = "DIR",
+        help_heading = OUTPUT
+    )]
     pub geo_ip: Option<PathBuf>,
 }
 
 /// The timeline's record filters: a time range, EventIDs and computers (read by
 /// `filters::record_filter`).
 #[derive(Args, Debug)]
+#[command(next_help_heading = FILTERING)]
 pub struct RecordFilterArgs {
     /// `--timeline-start`, `--timeline-end`.
     #[command(flatten)]
@@ -192,7 +223,12 @@ pub struct JsonTimelineArgs {
     #[command(flatten)]
     pub timeline: TimelineArgs,
     /// JSON Lines (one object per line) instead of one JSON array.
-    #[arg(short = 'L', long = "JSONL-output", alias = "jsonl-output")]
+    #[arg(
+        short = 'L',
+        long = "JSONL-output",
+        alias = "jsonl-output",
+        help_heading = OUTPUT
+    )]
     pub jsonl: bool,
 }
 
@@ -220,7 +256,8 @@ pub struct DfirTimelineArgs {
         long = "output-type",
         value_name = "TYPE",
         default_value = "csv",
-        ignore_case = true
+        ignore_case = true,
+        help_heading = OUTPUT
     )]
     pub output_type: OutputFormat,
 }
@@ -233,6 +270,17 @@ pub struct PivotArgs {
     /// (default: the lists on standard output).
     #[command(flatten)]
     pub timeline: TimelineArgs,
+}
+
+/// `list-profiles` options: Hayabusa's `-q` and `-K`, accepted.
+#[derive(Args, Debug)]
+pub struct ListProfilesArgs {
+    /// Accepted for Hayabusa's command lines (its launch banner; scanner prints none).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// `-K`.
+    #[command(flatten)]
+    pub color: NoColorFlag,
 }
 
 /// `set-default-profile` options.

@@ -20,6 +20,8 @@ pub enum MetricsError {
     Stdout(std::io::Error),
     /// `--timeline-start` or `--timeline-end` (the flag) is not a time (the reason).
     Time(String, String),
+    /// `--time-offset` is not an offset (the message names the flag).
+    Offset(String),
 }
 
 impl fmt::Display for MetricsError {
@@ -31,6 +33,7 @@ impl fmt::Display for MetricsError {
             MetricsError::Output(m) => f.write_str(m),
             MetricsError::Stdout(e) => write!(f, "cannot write to standard output: {e}"),
             MetricsError::Time(flag, why) => write!(f, "{flag}: {why}"),
+            MetricsError::Offset(why) => f.write_str(why),
         }
     }
 }

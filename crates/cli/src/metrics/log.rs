@@ -68,7 +68,13 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
             .collect();
         // Most events first; a stable sort keeps the files' path order among equals.
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.span.records));
-        let sep = if a.multiline { "\n" } else { " ¦" };
+        let sep = if a.multiline {
+            "\n"
+        } else if a.tab_separator {
+            "\t"
+        } else {
+            " ¦"
+        };
         let mut table = Table::new(HEADER, Quote::Necessary);
         for (i, t) in rows {
             let file = &run.files[i];

@@ -48,12 +48,15 @@ pub(crate) struct SystemFields {
     pub(crate) record_id: FieldId,
 }
 
+/// The record's time, as every record-reading command interns it.
+const SYSTEM_TIME: &str = "Event.System.TimeCreated_attributes.SystemTime";
+
 impl SystemFields {
     pub(crate) fn intern(table: &mut FieldTable) -> SystemFields {
         SystemFields {
             computer: table.intern_path("Event.System.Computer"),
             provider: table.intern_path("Event.System.Provider_attributes.Name"),
-            time: table.intern_path("Event.System.TimeCreated_attributes.SystemTime"),
+            time: table.intern_path(SYSTEM_TIME),
             record_id: table.intern_path("Event.System.EventRecordID"),
         }
     }
@@ -186,6 +189,42 @@ impl<T: Tally> scanner_input::Tally for Adapt<T> {
     }
 }
 
+/// A tally that takes only the records at or after a time (`--time-offset`), and the
+/// records without a readable time, as Hayabusa does.
+struct Since<'c, T>(T, std::marker::PhantomData<&'c ()>);
+
+impl<T: Default> Default for Since<'_, T> {
+    fn default() -> Self {
+        Since(T::default(), std::marker::PhantomData)
+    }
+}
+
+/// The context of a [`Since`] walk: the tally's own, where the record's time is, and the
+/// start.
+struct SinceCx<'c, C> {
+    inner: &'c C,
+    time: FieldId,
+    start: jiff::Timestamp,
+}
+
+impl<'c, T: scanner_input::Tally> scanner_input::Tally for Since<'c, T>
+where
+    T::Context: 'c,
+{
+    type Context = SinceCx<'c, T::Context>;
+
+    fn add(&mut self, view: &RecordView, cx: &Self::Context) {
+        let time = view.first(cx.time).and_then(scanner_input::parse_timestamp);
+        if time.is_none_or(|t| t >= cx.start) {
+            self.0.add(view, cx.inner);
+        }
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.0.merge(other.0);
+    }
+}
+
 /// A metrics run's inputs, settings and results, shared by the three commands.
 struct Run<'a> {
     args: &'a MetricsArgs,
@@ -193,6 +232,8 @@ struct Run<'a> {
     errors: Vec<InputError>,
     config: crate::config_names::Names,
     time: TimeFormat,
+    /// `--time-offset`: the records counted begin here.
+    since: Option<jiff::Timestamp>,
 }
 
 impl<'a> Run<'a> {
@@ -215,8 +256,14 @@ impl<'a> Run<'a> {
             crate::output::check_target(path, args.overwrite.clobber)
                 .map_err(MetricsError::Output)?;
         }
+        let since = args
+            .time_offset
+            .as_deref()
+            .map(crate::filters::offset_start)
+            .transpose()
+            .map_err(MetricsError::Offset)?;
         crate::config::start_threads(args.pool.threads).map_err(MetricsError::Threads)?;
-        let config = crate::config_names::Names::load(args.config.as_deref())
+        let config = crate::config_names::Names::load(args.config.as_deref(), args.console.quiet)
             .map_err(|e| MetricsError::ConfigNotFolder(e.0))?;
         if !args.console.quiet {
             for e in config.errors() {
@@ -224,7 +271,12 @@ impl<'a> Run<'a> {
             }
         }
         let paths = &args.input.paths;
-        let (files, errors) = scanner_input::discover(&paths.dirs, &paths.files, args.input.kind());
+        let (files, errors) = scanner_input::discover_with_extensions(
+            &paths.dirs,
+            &paths.files,
+            args.input.kind(),
+            &args.extensions.target_file_ext,
+        );
         let outs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
         crate::output::refuse_inputs(&outs, files.iter().map(|f| f.path.as_path()))
             .map_err(MetricsError::Output)?;
@@ -234,6 +286,7 @@ impl<'a> Run<'a> {
             errors,
             config,
             time: crate::config::time_format(&args.time),
+            since,
         })
     }
 
@@ -248,8 +301,31 @@ impl<'a> Run<'a> {
         (per_file.into_iter().map(|a| a.0).collect(), records)
     }
 
-    /// [`Run::walk`] for a command with its own fields and [`scanner_input::Tally`].
+    /// [`Run::walk`] for a command with its own fields and [`scanner_input::Tally`]
+    /// (`fields` must hold the record's `SystemTime`, as [`SystemFields`] interns it);
+    /// with `--time-offset`, only the records from its start are counted.
     fn walk_with<T: scanner_input::Tally>(
+        &mut self,
+        fields: &FieldTable,
+        cx: &T::Context,
+    ) -> (Vec<T>, u64) {
+        let Some(start) = self.since else {
+            return self.walk_all::<T>(fields, cx);
+        };
+        let time = fields
+            .get(SYSTEM_TIME)
+            .expect("the metrics' field tables hold SystemTime");
+        let cx = SinceCx {
+            inner: cx,
+            time,
+            start,
+        };
+        let (per_file, records) = self.walk_all::<Since<T>>(fields, &cx);
+        (per_file.into_iter().map(|s| s.0).collect(), records)
+    }
+
+    /// Walks every record of the files.
+    fn walk_all<T: scanner_input::Tally>(
         &mut self,
         fields: &FieldTable,
         cx: &T::Context,

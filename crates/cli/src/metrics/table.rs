@@ -4,6 +4,7 @@
 use crate::terminal::safe;
 use std::borrow::Cow;
 use std::io::{self, Write};
+use unicode_width::UnicodeWidthStr;
 
 /// One cell: text, or a number (never quoted when numbers go bare).
 #[derive(Clone)]
@@ -111,7 +112,9 @@ impl Table {
         out.write_all(b"\n")
     }
 
-    /// Aligned columns, two spaces apart, each cell through [`safe`].
+    /// Aligned columns, two spaces apart, each cell through [`safe`]. Widths are what a
+    /// terminal shows (a CJK character takes two columns, a combining mark none), so
+    /// columns stay aligned on wide file and computer names.
     pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
         let cells: Vec<Vec<String>> = std::iter::once(
             self.header
@@ -128,7 +131,7 @@ impl Table {
         let mut widths = vec![0; self.header.len()];
         for row in &cells {
             for (w, c) in widths.iter_mut().zip(row) {
-                *w = (*w).max(c.chars().count());
+                *w = (*w).max(c.width());
             }
         }
         for row in &cells {
@@ -139,7 +142,7 @@ impl Table {
                 }
                 line.push_str(c);
                 if i + 1 < row.len() {
-                    line.extend(std::iter::repeat_n(' ', w - c.chars().count()));
+                    line.extend(std::iter::repeat_n(' ', w - c.width()));
                 }
             }
             writeln!(out, "{line}")?;
@@ -185,5 +188,31 @@ mod tests {
         assert_eq!(lines.len(), 2);
         // The second column starts at the same place on both lines.
         assert_eq!(lines[0].rfind('N'), lines[1].find("12"), "{text}");
+    }
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        let mut t = Table::new(&["Filename", "Events"], Quote::Necessary);
+        t.push(vec![
+            Cell::Text("セキュリティ.evtx".into()),
+            Cell::Number(7),
+        ]);
+        t.push(vec![
+            Cell::Text("e\u{301}te\u{301}.evtx".into()),
+            Cell::Number(8),
+        ]);
+        t.push(vec![Cell::Text("Security.evtx".into()), Cell::Number(9)]);
+        let mut out = Vec::new();
+        t.write_text(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // The count starts at the same terminal column on every line.
+        let columns: Vec<usize> = text
+            .lines()
+            .map(|l| {
+                let cut = l.rfind("  ").unwrap() + 2;
+                l[..cut].width()
+            })
+            .collect();
+        assert_eq!(columns, [19, 19, 19, 19], "{text}");
     }
 }

@@ -18,9 +18,9 @@ pub struct Names {
 impl Names {
     /// Reads the config folder as the metrics commands do
     /// ([`crate::config_names::Names::load`]).
-    pub fn load(dir: Option<&Path>) -> Result<Names, SearchError> {
-        let shared =
-            crate::config_names::Names::load(dir).map_err(|e| SearchError::ConfigNotFolder(e.0))?;
+    pub fn load(dir: Option<&Path>, quiet: bool) -> Result<Names, SearchError> {
+        let shared = crate::config_names::Names::load(dir, quiet)
+            .map_err(|e| SearchError::ConfigNotFolder(e.0))?;
         let field_names = short_names(shared.config());
         Ok(Names {
             shared,

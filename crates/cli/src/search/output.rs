@@ -78,9 +78,10 @@ fn cells(
     } else {
         names.channel(&h.channel)
     };
-    // The timeline's separator, or with -M a line break.
+    // The timeline's separator, or with -M a line break, with -S a tab.
     let sep = Style {
         multiline: a.multiline,
+        tab_separator: a.tab_separator,
         ..Style::default()
     }
     .separator();

@@ -266,13 +266,13 @@ impl InstalledSet {
     pub fn describe(&self) -> String {
         match &self.source {
             Some(s) => format!(
-                "rules: using the set updated on {} from {} at {} (--builtin-rules for the built-in set)",
+                "rules: using the rules installed by update-rules at {} (updated on {} from {}; --builtin-rules for the built-in set)",
+                self.dir.display(),
                 s.updated,
-                shown(&s.url),
-                self.dir.display()
+                shown(&s.url)
             ),
             None => format!(
-                "rules: using the set at {} (--builtin-rules for the built-in set)",
+                "rules: using the rules installed by update-rules at {} (--builtin-rules for the built-in set)",
                 self.dir.display()
             ),
         }

@@ -8,15 +8,18 @@
 //! - the run's temporary files ([`create_temp_file`] and the rest): made exclusively,
 //!   private, remembered so that a run stopped by a signal removes them, and those of
 //!   runs killed outright removed by the next run ([`remove_stale_temp_files`]).
-//! - cache files ([`CacheDir`]): bytes kept between runs in an [`OwnedDir`], read only
-//!   when the user's own, whole (a checksum) and written by this very binary (a header
-//!   naming it), written atomically, the most recent few kept. What they hold is the
-//!   caller's: the rule set cache encodes a `RuleSet` there.
-//! - text files that may be hostile ([`read_text`]): regular files only, opened
-//!   without blocking, read to a cap.
-//! - what a load looked at ([`Seen`], [`Inputs`]): the status of every file and folder
-//!   it read or looked for, kept beside a cache and compared on the next run, so that a
-//!   cache is used only while none of its sources changed, and none is read to tell.
+//! - cache files ([`CheckedCache`]): what a load made from files, kept between runs in
+//!   an [`OwnedDir`] for one key, with the status of every file and folder the load
+//!   looked at ([`Seen`], [`Inputs`]); served only while all are as they were (none is
+//!   read to tell), and only when the file is the user's own, whole (a checksum) and
+//!   written by this very binary (a header naming it, so that what it holds may follow
+//!   the caller's types without a format number); written atomically, the most recent
+//!   few kept. What they hold is the caller's bytes: the rule set cache encodes a
+//!   `RuleSet` there, its recursive types decoded through [`nested`], which bounds how
+//!   deep forged bytes can make the decoder recurse.
+//! - text files scanner is given, which may be hostile (rule, config and placeholder
+//!   files: [`read_text`]): regular files only, opened without blocking, read to the
+//!   cap of their kind ([`TextFile`]).
 //!
 //! ```no_run
 //! use scanner_files::OwnedDir;
@@ -32,6 +35,7 @@
 mod cache;
 mod error;
 mod inputs;
+mod nesting;
 mod owned_dir;
 mod temp;
 mod text;
@@ -41,6 +45,7 @@ pub use cache::{
 };
 pub use error::{Error, Why};
 pub use inputs::{Input, Inputs, Seen};
+pub use nesting::{nested, MAX_NESTING};
 #[cfg(unix)]
 pub use owned_dir::trusted;
 pub use owned_dir::{folder_of, kind_name, new_file_mode, Entry, FileMode, Kind, OwnedDir};
@@ -50,4 +55,4 @@ pub use temp::{
     remove as remove_temp_file, remove_all_and_hold as remove_all_temp_files_and_hold,
     remove_dir as remove_temp_dir, remove_stale as remove_stale_temp_files, StaleTemp,
 };
-pub use text::{read_text, TextError};
+pub use text::{read_text, TextError, TextFile};

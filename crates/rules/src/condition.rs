@@ -12,15 +12,15 @@ pub enum Cond {
     /// Selection `i` matches.
     Sel(u32),
     /// Negation.
-    Not(#[serde(deserialize_with = "crate::nesting::nested")] Box<Cond>),
+    Not(#[serde(deserialize_with = "scanner_files::nested")] Box<Cond>),
     /// All of.
-    And(#[serde(deserialize_with = "crate::nesting::nested")] Vec<Cond>),
+    And(#[serde(deserialize_with = "scanner_files::nested")] Vec<Cond>),
     /// Any of.
-    Or(#[serde(deserialize_with = "crate::nesting::nested")] Vec<Cond>),
+    Or(#[serde(deserialize_with = "scanner_files::nested")] Vec<Cond>),
     /// At least `n` of.
     AtLeast(
         u32,
-        #[serde(deserialize_with = "crate::nesting::nested")] Vec<Cond>,
+        #[serde(deserialize_with = "scanner_files::nested")] Vec<Cond>,
     ),
 }
 

@@ -5,8 +5,8 @@
 use crate::error::{ErrorKind::Malformed, RuleError};
 use crate::fields::{FxHashMap, FxHashSet};
 use crate::report::LoadError;
-use crate::text_file::{self, read_error, TextFile};
-use scanner_files::Seen;
+use crate::text_file::{self, read_error};
+use scanner_files::{Seen, TextFile};
 use std::path::Path;
 
 /// Configuration read from a config folder (or the built-in one).

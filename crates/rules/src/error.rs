@@ -36,28 +36,12 @@ pub enum ErrorKind {
         /// The key.
         key: String,
     },
-    /// Invalid YAML.
-    Yaml(yaml_serde::Error),
-    /// A file or folder could not be read.
-    Io(std::io::Error),
-    /// YAML whose aliases expand past the budget for its text (`scanner_yaml`).
-    YamlExpansion {
-        /// The most nodes the text could build.
-        nodes: usize,
-        /// The most bytes of scalar text it could build.
-        bytes: usize,
-    },
-    /// A path that is not a regular file (or a link to one): the text says what it is.
-    NotARegularFile(&'static str),
-    /// A file larger than the cap for its kind.
-    FileTooLarge {
-        /// What the file holds (`rule`, `config`, `placeholder`).
-        kind: &'static str,
-        /// The cap, in bytes.
-        limit: u64,
-    },
-    /// A file that is not UTF-8 text.
-    NotText,
+    /// Invalid YAML, or YAML whose aliases expand past the budget for its text
+    /// (`scanner_yaml`, which says which).
+    Yaml(scanner_yaml::Error),
+    /// A rule, config or placeholder file could not be read (`scanner_files`, which
+    /// says why: the system's error, not a regular file, too large, not text).
+    File(scanner_files::TextError),
     /// A regex that compiles to more than the limit for one regex.
     RegexTooLarge {
         /// The pattern.
@@ -189,13 +173,7 @@ impl From<ErrorKind> for RuleError {
 
 impl From<scanner_yaml::Error> for RuleError {
     fn from(e: scanner_yaml::Error) -> RuleError {
-        match e {
-            scanner_yaml::Error::Yaml(e) => ErrorKind::Yaml(e),
-            scanner_yaml::Error::Expansion { nodes, bytes } => {
-                ErrorKind::YamlExpansion { nodes, bytes }
-            }
-        }
-        .into()
+        ErrorKind::Yaml(e).into()
     }
 }
 
@@ -217,19 +195,7 @@ impl fmt::Display for ErrorKind {
             Malformed(text) | Modifiers(text) => f.write_str(text),
             KeyNotText { what, key } => write!(f, "{what} key {key} is not text"),
             Yaml(e) => write!(f, "{e}"),
-            Io(e) => write!(f, "{e}"),
-            YamlExpansion { nodes, bytes } => scanner_yaml::Error::Expansion {
-                nodes: *nodes,
-                bytes: *bytes,
-            }
-            .fmt(f),
-            NotARegularFile(what) => write!(f, "not a regular file ({what})"),
-            FileTooLarge { kind, limit } => write!(
-                f,
-                "larger than the {} MiB allowed for a {kind} file",
-                limit >> 20
-            ),
-            NotText => f.write_str("not UTF-8 text"),
+            File(e) => write!(f, "{e}"),
             RegexTooLarge { pattern, limit } => write!(
                 f,
                 "regex '{pattern}' compiles to more than {} KiB, the limit for one regex",
@@ -316,7 +282,7 @@ impl std::error::Error for RuleError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.0.kind {
             ErrorKind::Yaml(e) => Some(e),
-            ErrorKind::Io(e) => Some(e),
+            ErrorKind::File(e) => Some(e),
             ErrorKind::Regex { error, .. } => Some(error),
             _ => None,
         }

@@ -45,7 +45,7 @@
 //! compile each YAML document in parallel (`load::document`, filters in
 //! `load::filter`), select what runs (`load::select`), and index; unless the rule set
 //! cache serves the whole set. `meta` (what a rule says about itself),
-//! `correlation::count`, `event` and `nesting` are leaves, so the module
+//! `correlation::count` and `event` are leaves, so the module
 //! graph has no cycles.
 //!
 //! ```
@@ -82,7 +82,6 @@ mod load;
 mod logsource;
 mod matcher;
 mod meta;
-mod nesting;
 mod prefilter;
 mod report;
 mod rule;
@@ -107,8 +106,11 @@ pub use crate::{
     report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport, SetCacheUse},
     rule::Rule,
     set::RuleSet,
-    text_file::{read as read_text_file, TextFile},
+    text_file::read as read_text_file,
 };
+/// The kinds of text file scanner reads, with their caps (`scanner-files`), for the
+/// CLI's own reads of rule and config files.
+pub use scanner_files::TextFile;
 /// The bounded YAML reader every rule and config file goes through, for the CLI's
 /// `expand-list`.
 pub use scanner_yaml::documents as yaml_documents;

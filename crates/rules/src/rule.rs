@@ -14,7 +14,7 @@ pub enum Selection {
     /// Every entry matches.
     All(Vec<FieldTest>),
     /// Some item matches.
-    Any(#[serde(deserialize_with = "crate::nesting::nested")] Vec<Selection>),
+    Any(#[serde(deserialize_with = "scanner_files::nested")] Vec<Selection>),
 }
 
 impl Selection {

@@ -6,52 +6,20 @@
 
 use crate::error::{ErrorKind, RuleError};
 use crate::report::LoadError;
-use scanner_files::{Seen, TextError};
+use scanner_files::{Seen, TextFile};
 use std::path::Path;
-
-/// What a file holds, which decides its size cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TextFile {
-    /// A rule file (`.yml`): the largest real rule (SigmaHQ, Hayabusa) is 50 KB; 4 MiB
-    /// leaves room for files of many documents and bounds what parsing one costs.
-    Rule,
-    /// A config file (`*.txt` tables, `data_mapping/*.yaml`, `logsource.yaml`): the
-    /// largest real one is 47 KB; 16 MiB leaves room for long site-made lists.
-    Config,
-    /// An `expand` placeholder file (one value per line): lists of hosts or accounts
-    /// a site keeps may be long; 16 MiB.
-    Placeholder,
-}
-
-impl TextFile {
-    /// The most bytes a file of this kind may hold.
-    pub fn cap(self) -> u64 {
-        match self {
-            TextFile::Rule => 4 << 20,
-            TextFile::Config | TextFile::Placeholder => 16 << 20,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            TextFile::Rule => "rule",
-            TextFile::Config => "config",
-            TextFile::Placeholder => "placeholder",
-        }
-    }
-}
 
 /// The text of the regular file `path` (a link to one is followed), at most
 /// `kind.cap()` bytes of UTF-8. The error says why, not which file: the caller's
 /// report names it.
 pub fn read(path: &Path, kind: TextFile) -> Result<String, RuleError> {
-    read_capped(path, kind, kind.cap(), &Seen::off())
+    read_noting(path, kind, &Seen::off())
 }
 
 /// [`read`], noting in `seen` the status of the file opened (or of the path, when it
 /// could not be opened), taken before its text is read.
 pub fn read_noting(path: &Path, kind: TextFile, seen: &Seen) -> Result<String, RuleError> {
-    read_capped(path, kind, kind.cap(), seen)
+    scanner_files::read_text(path, kind, seen).map_err(|e| ErrorKind::File(e).into())
 }
 
 /// The load report's entry for a file that could not be read or parsed.
@@ -62,21 +30,6 @@ pub fn read_error(path: &Path, e: impl std::fmt::Display) -> LoadError {
         title: None,
         reason: e.to_string(),
     }
-}
-
-fn read_capped(path: &Path, kind: TextFile, cap: u64, seen: &Seen) -> Result<String, RuleError> {
-    scanner_files::read_text(path, cap, seen).map_err(|e| {
-        match e {
-            TextError::Io(e) => ErrorKind::Io(e),
-            TextError::NotRegular(what) => ErrorKind::NotARegularFile(what),
-            TextError::TooLarge => ErrorKind::FileTooLarge {
-                kind: kind.name(),
-                limit: cap,
-            },
-            TextError::NotText => ErrorKind::NotText,
-        }
-        .into()
-    })
 }
 
 #[cfg(test)]
@@ -118,17 +71,14 @@ mod tests {
     fn a_file_over_the_cap_is_refused() {
         let d = scratch("cap");
         let p = d.join("big.yml");
-        std::fs::write(&p, "x".repeat(11)).unwrap();
-        assert!(read_capped(&p, TextFile::Rule, 11, &Seen::off()).is_ok());
-        let e = read_capped(&p, TextFile::Rule, 10, &Seen::off()).unwrap_err();
+        std::fs::write(&p, "x".repeat(4 << 20)).unwrap();
+        assert!(read(&p, TextFile::Rule).is_ok());
+        std::fs::write(&p, "x".repeat((4 << 20) + 1)).unwrap();
+        let e = read(&p, TextFile::Rule).unwrap_err();
         assert!(matches!(
             e.kind(),
-            ErrorKind::FileTooLarge {
-                kind: "rule",
-                limit: 10
-            }
+            ErrorKind::File(scanner_files::TextError::TooLarge(TextFile::Rule))
         ));
-        std::fs::write(&p, "x".repeat((4 << 20) + 1)).unwrap();
         assert_eq!(
             error(&p, TextFile::Rule),
             format!(

@@ -151,7 +151,13 @@ fn config_file_regressions() {
     for (name, bytes) in inputs("config_file") {
         if name == "data-mapping-alias-bomb" {
             let e = DataMapping::parse(std::str::from_utf8(&bytes[1..]).unwrap()).unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::YamlExpansion { .. }), "{e}");
+            assert!(
+                matches!(
+                    e.kind(),
+                    ErrorKind::Yaml(scanner_yaml::Error::Expansion { .. })
+                ),
+                "{e}"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -6,9 +6,9 @@
 use super::RuleSource;
 use crate::builtin;
 use crate::report::LoadError;
-use crate::text_file::{self, TextFile};
+use crate::text_file;
 use rayon::prelude::*;
-use scanner_files::Seen;
+use scanner_files::{Seen, TextFile};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 

@@ -17,8 +17,9 @@
 //! - Format: as no other binary reads a file, the set is encoded as its types derive
 //!   (postcard), and a change to them needs no format number bumped.
 //! - Checks: decoding refuses any inconsistency (lengths checked against the bytes
-//!   left, nesting bounded by `nesting`, automata and regexes by number in their table)
-//!   and `sound` checks every index the set holds, so that no bytes make a later panic.
+//!   left, nesting bounded by `scanner_files::nested`, automata and regexes by number
+//!   in their table) and `sound` checks every index the set holds, so that no bytes
+//!   make a later panic.
 //!   A file that fails any of this is ignored with a note, the set loaded from the rule
 //!   files, and the file replaced; another build's file is replaced without a word.
 

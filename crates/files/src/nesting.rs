@@ -1,19 +1,19 @@
-//! A bound on how deep recursive values (conditions, selection lists) nest when read
-//! back from a rule set cache.
+//! A bound on how deep recursive values nest when decoded from a cache file (the rule
+//! set cache's conditions and selection lists).
 //!
 //! Decoding a recursive type recurses once per level, and a few bytes make a level: a
 //! damaged or forged cache file could nest deep enough to overflow the stack, which
 //! aborts the process. Each recursive field is read through [`nested`], which counts
-//! the levels entered on this thread and refuses to go past [`MAX_DEPTH`] (an error:
-//! the cache is then ignored). Loading bounds what rules can nest far below that
-//! (conditions to 64 levels of parentheses and `not`, YAML to 256 levels).
+//! the levels entered on this thread and refuses to go past [`MAX_NESTING`] (an error:
+//! the cache is then ignored). What a cache holds is expected to nest far below that
+//! (rules' conditions to 64 levels of parentheses and `not`, YAML to 256 levels).
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use std::cell::Cell;
 
 /// Deepest nesting read.
-pub const MAX_DEPTH: u32 = 300;
+pub const MAX_NESTING: u32 = 300;
 
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
@@ -28,8 +28,8 @@ impl Drop for Level {
     }
 }
 
-/// `#[serde(deserialize_with = "crate::nesting::nested")]`: reads a value one level
-/// deeper, refusing past [`MAX_DEPTH`].
+/// `#[serde(deserialize_with = "scanner_files::nested")]` on a recursive field: reads
+/// a value one level deeper, refusing past [`MAX_NESTING`].
 pub fn nested<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
     let depth = DEPTH.with(|c| {
         let n = c.get() + 1;
@@ -37,8 +37,10 @@ pub fn nested<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T,
         n
     });
     let _level = Level;
-    if depth > MAX_DEPTH {
-        return Err(D::Error::custom(format!("nested deeper than {MAX_DEPTH}")));
+    if depth > MAX_NESTING {
+        return Err(D::Error::custom(format!(
+            "nested deeper than {MAX_NESTING}"
+        )));
     }
     T::deserialize(d)
 }
@@ -62,9 +64,9 @@ mod tests {
 
     #[test]
     fn values_nested_past_the_bound_are_an_error_and_the_count_recovers() {
-        let ok: Tree = postcard::from_bytes(&deep(MAX_DEPTH as usize)).unwrap();
+        let ok: Tree = postcard::from_bytes(&deep(MAX_NESTING as usize)).unwrap();
         assert!(matches!(ok, Tree::Node(_)));
-        assert!(postcard::from_bytes::<Tree>(&deep(MAX_DEPTH as usize + 1)).is_err());
+        assert!(postcard::from_bytes::<Tree>(&deep(MAX_NESTING as usize + 1)).is_err());
         // Far past it, on a thread's default stack: an error, not an overflow.
         let bytes = deep(1 << 20);
         let r = std::thread::Builder::new()

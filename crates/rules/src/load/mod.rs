@@ -38,13 +38,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
-/// Where rules come from.
-#[derive(Debug, Clone)]
+/// Where rules come from. (Serialized as the rule set cache's key: `load::cache`.)
+#[derive(Debug, Clone, serde::Serialize)]
 pub enum RuleSource {
     /// The set embedded in the binary.
     Builtin,
     /// A `.yml` file or a folder searched recursively.
-    Path(PathBuf),
+    Path(#[serde(serialize_with = "path_bytes")] PathBuf),
     /// Rule YAML given as text, under a name for the load report (tests, fuzzing).
     Text {
         /// The name errors give as the file.
@@ -54,10 +54,12 @@ pub enum RuleSource {
     },
 }
 
-/// Which rules are enabled.
-#[derive(Debug, Clone, Default)]
+/// Which rules are enabled. (Serialized, all but the cache folder, as the rule set
+/// cache's key: `load::cache`.)
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct LoadOptions {
     /// A config folder; default: `<rules folder>/config` when it exists.
+    #[serde(serialize_with = "opt_path_bytes")]
     pub config_dir: Option<PathBuf>,
     /// Rules below this level are disabled.
     pub min_level: Level,
@@ -68,6 +70,7 @@ pub struct LoadOptions {
     /// Enable rules listed in `noisy_rules.txt`.
     pub enable_noisy: bool,
     /// A folder of `<placeholder>.txt` files with `expand` values (one per line).
+    #[serde(serialize_with = "opt_path_bytes")]
     pub expand_dir: Option<PathBuf>,
     /// Keep both a rule and a rule derived from it with the same title (by default the
     /// original is disabled when its derived copy, e.g. a Hayabusa conversion, is loaded).
@@ -82,7 +85,21 @@ pub struct LoadOptions {
     /// A folder for the rule set cache (the whole loaded set, reused while no file it
     /// came from changes); `None` reads and compiles every file. Used when a source is
     /// a path. The one option that is no part of what is loaded.
+    #[serde(skip)]
     pub cache_dir: Option<PathBuf>,
+}
+
+/// A path as its bytes: any path, where serde's own form takes UTF-8 only.
+fn path_bytes<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bytes(p.as_os_str().as_encoded_bytes())
+}
+
+/// [`path_bytes`], or none.
+fn opt_path_bytes<S: serde::Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.serialize_some(p.as_os_str().as_encoded_bytes()),
+        None => s.serialize_none(),
+    }
 }
 
 /// Loads rules from `sources` (the built-in set when empty): from the rule set cache

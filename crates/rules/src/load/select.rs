@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// Which rules to keep, by tag, log-source category and status. An include list keeps
 /// only the rules with a listed value (so a rule without one is dropped); an exclude
 /// list drops the rules with a listed value. Comparisons ignore case.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct RuleSelect {
     /// Keep rules with any of these tags.
     pub include_tags: Vec<String>,

@@ -25,7 +25,7 @@
 
 mod sound;
 
-use crate::load::{LoadOptions, RuleSelect, RuleSource};
+use crate::load::{LoadOptions, RuleSource};
 use crate::matcher::{collecting, resolving, SharedTable};
 use crate::report::LoadReport;
 use crate::set::RuleSet;
@@ -174,69 +174,21 @@ fn decode(bytes: &[u8]) -> Option<RuleSet> {
 /// The sources and options a set is made from, encoded: everything `load` reads but
 /// the files (the cache folder aside), and the working folder when a path is relative.
 fn key(sources: &[RuleSource], opts: &LoadOptions) -> Vec<u8> {
-    let LoadOptions {
-        config_dir,
-        min_level,
-        enable_deprecated,
-        enable_unsupported,
-        enable_noisy,
-        expand_dir,
-        keep_derived_duplicates,
-        exact_level,
-        proven_only,
-        select,
-        cache_dir: _,
-    } = opts;
-    let RuleSelect {
-        include_tags,
-        exclude_tags,
-        include_categories,
-        exclude_categories,
-        include_status,
-        exclude_status,
-    } = select;
-    let bytes = |p: &Path| p.as_os_str().as_encoded_bytes().to_vec();
-    let source = |s: &RuleSource| match s {
-        RuleSource::Builtin => (0u8, Vec::new(), Vec::new()),
-        RuleSource::Path(p) => (1, bytes(p), Vec::new()),
-        RuleSource::Text { name, text } => (2, name.as_bytes().to_vec(), text.as_bytes().to_vec()),
-    };
-    let relative = sources
-        .iter()
-        .filter_map(|s| match s {
-            RuleSource::Path(p) => Some(p),
-            _ => None,
-        })
-        .chain(config_dir)
-        .chain(expand_dir)
+    let paths = sources.iter().filter_map(|s| match s {
+        RuleSource::Path(p) => Some(p),
+        _ => None,
+    });
+    let relative = paths
+        .chain(&opts.config_dir)
+        .chain(&opts.expand_dir)
         .any(|p| p.is_relative());
     let cwd = relative.then(|| {
         std::env::current_dir()
-            .map(|d| bytes(&d))
+            .map(|d| d.into_os_string().into_encoded_bytes())
             .unwrap_or_default()
     });
-    let options = (
-        config_dir.as_deref().map(bytes),
-        min_level,
-        enable_deprecated,
-        enable_unsupported,
-        enable_noisy,
-        expand_dir.as_deref().map(bytes),
-        keep_derived_duplicates,
-        exact_level,
-        proven_only,
-    );
-    let select = (
-        include_tags,
-        exclude_tags,
-        include_categories,
-        exclude_categories,
-        include_status,
-        exclude_status,
-    );
-    let sources: Vec<_> = sources.iter().map(source).collect();
-    // Plain data: encoding cannot fail.
-    postcard::to_stdvec(&(sources, cwd, options, select)).unwrap_or_default()
+    // Plain data, paths as bytes (`LoadOptions`): encoding cannot fail.
+    postcard::to_stdvec(&(sources, cwd, opts)).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! level up). Cells are rendered once per row ([`RowCells`]), a cell of several items
 //! as a list ([`CellRef`], read from the row where it is), and encoded by a
 //! [`RowEncoder`]: [`CsvEncoder`] or
-//! [`JsonEncoder`] (one array or JSON Lines). Only an encoder joins items, each style
+//! [`JsonEncoder`] (a stream of objects, or JSON Lines). Only an encoder joins items, each style
 //! with its separator; JSON writes Details' items as pairs. [`write_timeline`] runs the merge of the engine's sorted rows, the
 //! encoding and the writing on three threads; [`write_encoded`] does the same on one,
 //! with the same bytes. [`write_rule_stats`] writes the scan's per-rule evaluation

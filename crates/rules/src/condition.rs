@@ -160,30 +160,31 @@ impl Parser<'_> {
         t
     }
 
-    fn or(&mut self) -> Result<Cond, RuleError> {
-        let mut items = vec![self.and()?];
-        while self.peek() == Some(&Tok::Or) {
+    /// Terms parsed by `term` joined by `op` (`or`, `and`): one term alone, or `join`ed.
+    fn joined(
+        &mut self,
+        op: Tok,
+        term: fn(&mut Self) -> Result<Cond, RuleError>,
+        join: fn(Vec<Cond>) -> Cond,
+    ) -> Result<Cond, RuleError> {
+        let mut items = vec![term(self)?];
+        while self.peek() == Some(&op) {
             self.pos += 1;
-            items.push(self.and()?);
+            items.push(term(self)?);
         }
         Ok(if items.len() == 1 {
             items.remove(0)
         } else {
-            Cond::Or(items)
+            join(items)
         })
     }
 
+    fn or(&mut self) -> Result<Cond, RuleError> {
+        self.joined(Tok::Or, Self::and, Cond::Or)
+    }
+
     fn and(&mut self) -> Result<Cond, RuleError> {
-        let mut items = vec![self.not()?];
-        while self.peek() == Some(&Tok::And) {
-            self.pos += 1;
-            items.push(self.not()?);
-        }
-        Ok(if items.len() == 1 {
-            items.remove(0)
-        } else {
-            Cond::And(items)
-        })
+        self.joined(Tok::And, Self::not, Cond::And)
     }
 
     /// Enters one level of nesting (`not`, a parenthesis), refusing past [`MAX_DEPTH`].

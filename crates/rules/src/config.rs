@@ -7,6 +7,7 @@ use crate::fields::{FxHashMap, FxHashSet};
 use crate::report::LoadError;
 use crate::text_file::{self, read_error};
 use scanner_files::{Seen, TextFile};
+use scanner_yaml::scalar_text as yaml_text;
 use std::path::Path;
 
 /// Configuration read from a config folder (or the built-in one).
@@ -57,15 +58,6 @@ pub struct DataMapping {
     pub rewrite: Vec<(String, Vec<(String, String)>)>,
     /// `HexToDecimal`: fields whose `0x…` values are shown in decimal.
     pub hex_to_decimal: Vec<String>,
-}
-
-fn yaml_text(v: &yaml_serde::Value) -> Option<String> {
-    match v {
-        yaml_serde::Value::String(s) => Some(s.clone()),
-        yaml_serde::Value::Number(n) => Some(n.to_string()),
-        yaml_serde::Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
 }
 
 impl DataMapping {
@@ -188,14 +180,9 @@ impl Config {
         }
     }
 
-    /// Reads a config folder; unreadable files are recorded in `errors`.
-    pub fn load_dir(dir: &Path) -> Config {
-        Config::load_dir_noting(dir, &Seen::off())
-    }
-
-    /// [`Config::load_dir`], noting in `seen` every file read and every path looked
-    /// for (a table may be added later).
-    pub(crate) fn load_dir_noting(dir: &Path, seen: &Seen) -> Config {
+    /// Reads a config folder, noting in `seen` every file read and every path looked
+    /// for (a table may be added later); unreadable files are recorded in `errors`.
+    pub(crate) fn load_dir(dir: &Path, seen: &Seen) -> Config {
         let mut c = Config::default();
         let names = [
             "eventkey_alias.txt",
@@ -241,24 +228,15 @@ impl Config {
             dir.join("..").join("config").join("expand"),
         ] {
             // Either folder may be absent.
-            let _ = c.add_placeholder_dir_noting(&sub, seen);
+            let _ = c.add_placeholder_dir(&sub, seen);
         }
         c
     }
 
     /// Reads `<name>.txt` files of `expand` placeholder values (one per line, `#` comments)
-    /// from `dir`. An unreadable file is recorded in `errors`; an unreadable folder is
-    /// the error returned.
-    pub fn add_placeholder_dir(&mut self, dir: &Path) -> Result<(), LoadError> {
-        self.add_placeholder_dir_noting(dir, &Seen::off())
-    }
-
-    /// [`Config::add_placeholder_dir`], noting in `seen` the folder and the files read.
-    pub(crate) fn add_placeholder_dir_noting(
-        &mut self,
-        dir: &Path,
-        seen: &Seen,
-    ) -> Result<(), LoadError> {
+    /// from `dir`, noting in `seen` the folder and the files read. An unreadable file is
+    /// recorded in `errors`; an unreadable folder is the error returned.
+    pub(crate) fn add_placeholder_dir(&mut self, dir: &Path, seen: &Seen) -> Result<(), LoadError> {
         seen.stat(dir);
         let rd = std::fs::read_dir(dir).map_err(|e| read_error(dir, e))?;
         for e in rd.flatten() {
@@ -420,7 +398,7 @@ mod tests {
         .unwrap();
         std::fs::write(maps.join("b.yaml"), "Title: no channel\n").unwrap();
         std::fs::write(maps.join("notes.txt"), "ignored").unwrap();
-        let c = Config::load_dir(&dir);
+        let c = Config::load_dir(&dir, &Seen::off());
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(c.data_mappings.len(), 1);
         assert_eq!(c.data_mappings[0].hex_to_decimal, vec!["ProcessId"]);
@@ -438,7 +416,9 @@ mod tests {
             "RewriteFieldData: a field name is not text"
         );
         let missing = Path::new("/no/such/expand");
-        let err = Config::default().add_placeholder_dir(missing).unwrap_err();
+        let err = Config::default()
+            .add_placeholder_dir(missing, &Seen::off())
+            .unwrap_err();
         assert_eq!(err.file, "/no/such/expand");
         assert!(err.to_string().starts_with("/no/such/expand: "));
     }

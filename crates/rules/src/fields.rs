@@ -17,52 +17,41 @@ pub const CHANNEL: FieldId = 0;
 /// `Event.System.EventID`: always interned second.
 pub const EVENT_ID: FieldId = 1;
 
-/// System fields every rule may name without an alias table, by their usual Sigma names.
+/// System fields every rule may name without an alias table, by their usual Sigma
+/// names, with their paths under `Event.System.`.
 const SYSTEM_NAMES: &[(&str, &str)] = &[
-    ("Channel", "Event.System.Channel"),
-    ("EventID", "Event.System.EventID"),
-    ("Computer", "Event.System.Computer"),
-    ("Provider_Name", "Event.System.Provider_attributes.Name"),
-    ("Provider_Guid", "Event.System.Provider_attributes.Guid"),
-    ("EventRecordID", "Event.System.EventRecordID"),
-    ("Level", "Event.System.Level"),
-    ("Task", "Event.System.Task"),
-    ("Opcode", "Event.System.Opcode"),
-    ("Keywords", "Event.System.Keywords"),
-    ("Version", "Event.System.Version"),
-    ("Security_UserID", "Event.System.Security_attributes.UserID"),
-    (
-        "Execution_ProcessID",
-        "Event.System.Execution_attributes.ProcessID",
-    ),
-    (
-        "Execution_ThreadID",
-        "Event.System.Execution_attributes.ThreadID",
-    ),
-    (
-        "TimeCreated",
-        "Event.System.TimeCreated_attributes.SystemTime",
-    ),
+    ("Channel", "Channel"),
+    ("EventID", "EventID"),
+    ("Computer", "Computer"),
+    ("Provider_Name", "Provider_attributes.Name"),
+    ("Provider_Guid", "Provider_attributes.Guid"),
+    ("EventRecordID", "EventRecordID"),
+    ("Level", "Level"),
+    ("Task", "Task"),
+    ("Opcode", "Opcode"),
+    ("Keywords", "Keywords"),
+    ("Version", "Version"),
+    ("Security_UserID", "Security_attributes.UserID"),
+    ("Execution_ProcessID", "Execution_attributes.ProcessID"),
+    ("Execution_ThreadID", "Execution_attributes.ThreadID"),
+    ("TimeCreated", "TimeCreated_attributes.SystemTime"),
     (
         "TimeCreated_SystemTime",
-        "Event.System.TimeCreated_attributes.SystemTime",
+        "TimeCreated_attributes.SystemTime",
     ),
     (
         "Provider_EventSourceName",
-        "Event.System.Provider_attributes.EventSourceName",
+        "Provider_attributes.EventSourceName",
     ),
     (
         "Correlation_ActivityID",
-        "Event.System.Correlation_attributes.ActivityID",
+        "Correlation_attributes.ActivityID",
     ),
     (
         "Correlation_RelatedActivityID",
-        "Event.System.Correlation_attributes.RelatedActivityID",
+        "Correlation_attributes.RelatedActivityID",
     ),
-    (
-        "EventID_Qualifiers",
-        "Event.System.EventID_attributes.Qualifiers",
-    ),
+    ("EventID_Qualifiers", "EventID_attributes.Qualifiers"),
 ];
 
 /// Longest `EventData` name with spaces that is looked up without them.
@@ -109,7 +98,8 @@ impl FieldTable {
             version: next_version(),
         };
         for (name, path) in SYSTEM_NAMES {
-            t.aliases.insert((*name).into(), (*path).into());
+            t.aliases
+                .insert((*name).into(), format!("Event.System.{path}").into());
         }
         let c = t.intern_path("Event.System.Channel");
         let e = t.intern_path("Event.System.EventID");
@@ -169,6 +159,10 @@ impl FieldTable {
     #[inline]
     pub fn lookup_leaf(&self, path: &str) -> (Option<FieldId>, Option<FieldId>) {
         let exact = self.by_path.get(path).copied();
+        let by_name = |name: &str| {
+            let id = self.data_names.get(name).copied();
+            (exact, id.filter(|&id| Some(id) != exact))
+        };
         if let Some(name) = path.strip_prefix("Event.EventData.") {
             if name.contains(' ') && name.len() <= MAX_SPACED_NAME {
                 let mut buf = [0u8; MAX_SPACED_NAME];
@@ -178,24 +172,12 @@ impl FieldTable {
                     n += 1;
                 }
                 // Removing ASCII spaces keeps UTF-8 valid.
-                let joined = std::str::from_utf8(&buf[..n]).unwrap_or("");
-                let by_name = self
-                    .data_names
-                    .get(joined)
-                    .copied()
-                    .filter(|&j| Some(j) != exact);
-                return (exact, by_name);
+                return by_name(std::str::from_utf8(&buf[..n]).unwrap_or(""));
             }
             return (exact, None);
         }
         if path.starts_with("Event.UserData.") {
-            let name = &path[path.rfind('.').map_or(0, |i| i + 1)..];
-            let by_name = self
-                .data_names
-                .get(name)
-                .copied()
-                .filter(|&n| Some(n) != exact);
-            return (exact, by_name);
+            return by_name(&path[path.rfind('.').map_or(0, |i| i + 1)..]);
         }
         (exact, None)
     }

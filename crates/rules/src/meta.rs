@@ -145,12 +145,7 @@ pub struct RuleMeta {
 }
 
 fn text(doc: &Mapping, key: &str) -> Option<String> {
-    match doc.get(key)? {
-        Yaml::String(s) => Some(s.clone()),
-        Yaml::Number(n) => Some(n.to_string()),
-        Yaml::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
+    doc.get(key).and_then(scanner_yaml::scalar_text)
 }
 
 /// Reads a rule document's metadata (everything but the detection).

@@ -192,6 +192,17 @@ impl<'de> Visitor<'de> for Bounded<'_> {
     }
 }
 
+/// A scalar as text, as YAML writes it: a string, a number or a boolean; `None` for
+/// anything else.
+pub fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
 /// How a duplicate key is named, as `yaml_serde` names it.
 fn duplicate_key(k: &Value) -> String {
     match k {

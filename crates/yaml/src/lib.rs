@@ -36,7 +36,7 @@ mod error;
 mod flow;
 
 pub use crate::{
-    bounded::{document, documents, NODE_ALLOWANCE, TEXT_ALLOWANCE},
+    bounded::{document, documents, scalar_text, NODE_ALLOWANCE, TEXT_ALLOWANCE},
     error::Error,
     flow::{nests_too_deep, MAX_FLOW_DEPTH},
 };

@@ -1,9 +1,10 @@
 //! Counts and time windows, the two quantities correlations (and legacy `| count()`
-//! aggregations) compare: a leaf both parsers share.
+//! aggregations) compare: a leaf both parsers share, and the matcher's `gt`, `gte`,
+//! `lt` and `lte` modifiers too.
 
 use crate::error::{ErrorKind, RuleError};
 
-/// A comparison on a count.
+/// A comparison of a number (a count, a field's value) with a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CountOp {
     /// `gt`

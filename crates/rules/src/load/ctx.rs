@@ -2,7 +2,7 @@
 //! parallel and by the filters applied after them.
 
 use crate::config::Config;
-use crate::fields::{FieldId, FieldTable, FxHashMap};
+use crate::fields::{FieldId, FieldTable};
 use crate::logsource::{LogsourceMap, Variant};
 use crate::matcher::{CompileContext, RegexCache};
 use std::sync::Mutex;
@@ -18,18 +18,14 @@ pub(super) struct Ctx<'a> {
     pub config: &'a Config,
     /// Which Windows logs hold each log source.
     pub logsources: &'a LogsourceMap,
-    /// Field renames of the log-source variant being compiled.
-    pub rename: Option<&'a FxHashMap<String, String>>,
-    /// That variant, for its value maps.
+    /// The log-source variant being compiled for: its field renames and value maps.
     pub variant: Option<&'a Variant>,
 }
 
 impl<'a> Ctx<'a> {
-    /// The same context, compiling for log-source variant `v` (its renames when it has
-    /// any).
+    /// The same context, compiling for log-source variant `v`.
     pub fn for_variant(&self, v: Option<&'a Variant>) -> Ctx<'a> {
         Ctx {
-            rename: v.map(|v| &v.rename).filter(|m| !m.is_empty()),
             variant: v,
             ..*self
         }
@@ -38,10 +34,8 @@ impl<'a> Ctx<'a> {
 
 impl CompileContext for Ctx<'_> {
     fn field(&self, name: &str) -> FieldId {
-        let name = self
-            .rename
-            .and_then(|r| r.get(name))
-            .map_or(name, String::as_str);
+        let renamed = self.variant.and_then(|v| v.rename.get(name));
+        let name = renamed.map_or(name, String::as_str);
         self.fields
             .lock()
             .unwrap_or_else(|e| e.into_inner())

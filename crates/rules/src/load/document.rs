@@ -256,7 +256,6 @@ mod tests {
             regexes,
             config: &config,
             logsources: &logsources,
-            rename: None,
             variant: None,
         };
         load_file("f.yml", text, &ctx)

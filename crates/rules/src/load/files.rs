@@ -6,7 +6,7 @@
 use super::RuleSource;
 use crate::builtin;
 use crate::report::LoadError;
-use crate::text_file;
+use crate::text_file::{self, read_error};
 use rayon::prelude::*;
 use scanner_files::{Seen, TextFile};
 use std::collections::HashSet;
@@ -48,7 +48,7 @@ pub(super) fn read(
 /// Reads the rule file `root`, or every rule file under the folder `root`.
 fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>, seen: &Seen) {
     let Some(meta) = seen.stat(root) else {
-        errors.push(file_error(root, "no such file or folder".into()));
+        errors.push(read_error(root, "no such file or folder"));
         return;
     };
     // Read in parallel (thousands of small files: the system calls are the cost), kept
@@ -64,18 +64,8 @@ fn read_path(root: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<LoadError>
                 name: f.to_string_lossy().into_owned(),
                 text,
             }),
-            Err(e) => errors.push(file_error(&f, format!("cannot read: {e}"))),
+            Err(e) => errors.push(read_error(&f, format!("cannot read: {e}"))),
         }
-    }
-}
-
-/// An error about a whole file or folder (document 0, no title).
-fn file_error(path: &Path, reason: String) -> LoadError {
-    LoadError {
-        file: path.display().to_string(),
-        document: 0,
-        title: None,
-        reason,
     }
 }
 
@@ -148,9 +138,9 @@ fn rule_files(
         };
         if let Some(id) = id {
             if ancestors.contains(&id) {
-                errors.push(file_error(
+                errors.push(read_error(
                     &dir,
-                    "a link to a folder that holds it (a loop): not followed".into(),
+                    "a link to a folder that holds it (a loop): not followed",
                 ));
                 continue;
             }
@@ -165,7 +155,7 @@ fn rule_files(
         let rd = match std::fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) => {
-                errors.push(file_error(&dir, format!("cannot read folder: {e}")));
+                errors.push(read_error(&dir, format!("cannot read folder: {e}")));
                 continue;
             }
         };

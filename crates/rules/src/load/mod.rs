@@ -205,12 +205,12 @@ fn read_config(
 ) -> Config {
     let builtin_config = builtin::config();
     let mut config = match dir {
-        Some(d) => Config::load_dir_noting(d, seen),
+        Some(d) => Config::load_dir(d, seen),
         None => builtin_config.clone(),
     };
     config.fill_from(&builtin_config);
     if let Some(dir) = &opts.expand_dir {
-        if let Err(e) = config.add_placeholder_dir_noting(dir, seen) {
+        if let Err(e) = config.add_placeholder_dir(dir, seen) {
             config.errors.push(e);
         }
     }
@@ -277,7 +277,6 @@ fn compile(
         regexes,
         config,
         logsources,
-        rename: None,
         variant: None,
     };
     // Each text is freed by the worker that parsed it, as it goes.

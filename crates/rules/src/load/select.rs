@@ -246,48 +246,23 @@ fn resolve_correlations(
             None => candidates.push(c),
         }
     }
-    // Drop, until none is left to drop, the correlations with a reference that names
-    // nothing kept; then those in a cycle.
+    // Drop the correlations with a reference that names nothing kept; then those in a
+    // cycle, and again what referred to them.
     let mut kept: Vec<bool> = vec![true; candidates.len()];
     let mut why: Vec<Option<String>> = vec![None; candidates.len()];
-    loop {
-        let mut changed = false;
-        for i in 0..candidates.len() {
-            if !kept[i] {
-                continue;
-            }
-            let missing = missing_refs(&candidates[i], i, rules, &candidates, &kept);
-            if !missing.is_empty() {
-                kept[i] = false;
-                why[i] = Some(format!(
-                    "correlation refers to rules not loaded or not enabled: {}",
-                    missing.join(", ")
-                ));
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    drop_unresolved(&candidates, rules, &mut kept, &mut why, |missing| {
+        format!(
+            "correlation refers to rules not loaded or not enabled: {}",
+            missing.join(", ")
+        )
+    });
     for i in in_cycles(&candidates, rules, &kept) {
         kept[i] = false;
         why[i] = Some("correlation refers to itself through other correlations".into());
     }
-    // Drop again what referred to a correlation in a cycle.
-    loop {
-        let mut changed = false;
-        for i in 0..candidates.len() {
-            if kept[i] && !missing_refs(&candidates[i], i, rules, &candidates, &kept).is_empty() {
-                kept[i] = false;
-                why[i] = Some("correlation refers to a correlation that is not loaded".into());
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    drop_unresolved(&candidates, rules, &mut kept, &mut why, |_| {
+        "correlation refers to a correlation that is not loaded".into()
+    });
     // New indices of the kept correlations.
     let mut new_index = vec![u32::MAX; candidates.len()];
     let mut n = 0u32;
@@ -330,6 +305,33 @@ fn resolve_correlations(
         out[k].emits = false;
     }
     out
+}
+
+/// Drops, pass after pass until none is left to drop, the kept candidates with a
+/// reference that names nothing kept, `why` each was dropped (`reason` of the
+/// references missing when it was).
+fn drop_unresolved(
+    candidates: &[Correlation],
+    rules: &[Rule],
+    kept: &mut [bool],
+    why: &mut [Option<String>],
+    reason: impl Fn(&[String]) -> String,
+) {
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..candidates.len() {
+            if !kept[i] {
+                continue;
+            }
+            let missing = missing_refs(&candidates[i], i, rules, candidates, kept);
+            if !missing.is_empty() {
+                kept[i] = false;
+                why[i] = Some(reason(&missing));
+                changed = true;
+            }
+        }
+    }
 }
 
 /// Whether reference `r` names correlation `c` (by id or name).

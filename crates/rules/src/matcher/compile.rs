@@ -9,7 +9,8 @@ use super::cidr::Cidr;
 use super::encode::{self, Utf16};
 use super::pattern::{self, Piece, Shape};
 use super::regex_cache::RegexCache;
-use super::{Check, Cmp, FieldTest, RefKind, StrKind, Target, TimePart, ValueTest};
+use super::{Check, FieldTest, RefKind, StrKind, Target, TimePart, ValueTest};
+use crate::correlation::CountOp;
 use crate::error::{Context, ErrorKind, RuleError};
 use crate::event::lowercase;
 use crate::fields::FieldId;
@@ -48,7 +49,7 @@ struct Mods {
     utf16: Option<Utf16>,
     fieldref: bool,
     exists: bool,
-    cmp: Option<Cmp>,
+    cmp: Option<CountOp>,
     cased: bool,
     expand: bool,
     neq: bool,
@@ -80,10 +81,10 @@ fn parse_mods(names: &[&str]) -> Result<Mods, RuleError> {
                 m.endswith = true
             }
             "exists" => m.exists = true,
-            "gt" => m.cmp = Some(Cmp::Gt),
-            "gte" => m.cmp = Some(Cmp::Gte),
-            "lt" => m.cmp = Some(Cmp::Lt),
-            "lte" => m.cmp = Some(Cmp::Lte),
+            "gt" => m.cmp = Some(CountOp::Gt),
+            "gte" => m.cmp = Some(CountOp::Gte),
+            "lt" => m.cmp = Some(CountOp::Lt),
+            "lte" => m.cmp = Some(CountOp::Lte),
             "cased" => m.cased = true,
             "expand" => m.expand = true,
             "neq" => m.neq = true,
@@ -145,9 +146,7 @@ fn parse_mods(names: &[&str]) -> Result<Mods, RuleError> {
 fn scalar_text(v: &Yaml) -> Result<Option<String>, RuleError> {
     match v {
         Yaml::Null => Ok(None),
-        Yaml::Bool(b) => Ok(Some(b.to_string())),
-        Yaml::Number(n) => Ok(Some(n.to_string())),
-        Yaml::String(s) => Ok(Some(s.clone())),
+        Yaml::Bool(_) | Yaml::Number(_) | Yaml::String(_) => Ok(scanner_yaml::scalar_text(v)),
         Yaml::Tagged(t) => scalar_text(&t.value),
         Yaml::Sequence(_) => Err(ErrorKind::Malformed("a list inside a list of values").into()),
         Yaml::Mapping(_) => Err(ErrorKind::Malformed("a map where a value was expected").into()),

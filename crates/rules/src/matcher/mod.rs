@@ -25,6 +25,7 @@ pub use regex_cache::{RegexCache, REGEX_BUDGET};
 pub(crate) use shared::{collecting, resolving, SharedTable};
 pub use time_part::TimePart;
 
+use crate::correlation::CountOp;
 use crate::event::{Event, Value};
 use crate::fields::FieldId;
 use cidr::Cidr;
@@ -74,24 +75,12 @@ pub enum ValueTest {
     Regex(#[serde(with = "shared::regex")] Arc<CompiledRegex>),
     /// `cidr`.
     Cidr(Cidr),
-    /// `gt`/`gte`/`lt`/`lte`.
-    Num(Cmp, f64),
+    /// `gt`/`gte`/`lt`/`lte`: the value read as a number, compared as correlations
+    /// compare their counts.
+    Num(CountOp, f64),
     /// `minute`/`hour`/`day`/`week`/`month`/`year`: that part of the value read as a
     /// date (UTC) equals the number.
     Time(TimePart, i64),
-}
-
-/// Numeric comparisons.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Cmp {
-    /// `gt`
-    Gt,
-    /// `gte`
-    Gte,
-    /// `lt`
-    Lt,
-    /// `lte`
-    Lte,
 }
 
 impl ValueTest {
@@ -123,15 +112,7 @@ impl ValueTest {
                 None => re.re.is_match(v.raw),
             },
             ValueTest::Cidr(c) => c.contains(v.raw),
-            ValueTest::Num(op, n) => match v.raw.trim().parse::<f64>() {
-                Ok(x) => match op {
-                    Cmp::Gt => x > *n,
-                    Cmp::Gte => x >= *n,
-                    Cmp::Lt => x < *n,
-                    Cmp::Lte => x <= *n,
-                },
-                Err(_) => false,
-            },
+            ValueTest::Num(op, n) => v.raw.trim().parse().is_ok_and(|x| op.holds(x, *n)),
             ValueTest::Time(part, n) => part.of(v.raw) == Some(*n),
         }
     }
@@ -362,11 +343,11 @@ mod tests {
     #[test]
     fn numeric_tests_compare_values_that_parse() {
         let v = |s: &'static str| Value { raw: s, lower: s };
-        assert!(ValueTest::Num(Cmp::Gt, 5.0).is_match(v(" 6 ")));
-        assert!(!ValueTest::Num(Cmp::Gt, 5.0).is_match(v("5")));
-        assert!(ValueTest::Num(Cmp::Gte, 5.0).is_match(v("5")));
-        assert!(ValueTest::Num(Cmp::Lt, 5.0).is_match(v("4.5")));
-        assert!(!ValueTest::Num(Cmp::Lte, 5.0).is_match(v("five")));
+        assert!(ValueTest::Num(CountOp::Gt, 5.0).is_match(v(" 6 ")));
+        assert!(!ValueTest::Num(CountOp::Gt, 5.0).is_match(v("5")));
+        assert!(ValueTest::Num(CountOp::Gte, 5.0).is_match(v("5")));
+        assert!(ValueTest::Num(CountOp::Lt, 5.0).is_match(v("4.5")));
+        assert!(!ValueTest::Num(CountOp::Lte, 5.0).is_match(v("five")));
     }
 
     #[test]

@@ -11,10 +11,11 @@
 //! print, and it does no file I/O beyond reading rules and their config folder, and
 //! the rule set cache when [`LoadOptions::cache_dir`] names a folder for it
 //! (`load::cache`): the whole loaded set, taken while none of the files and folders it
-//! came from changed. The generic parts of that cache are `scanner-files`' (the trusted
-//! file store, `CacheDir`, and the statuses of what a load looked at, `Inputs`); what
-//! the cache is keyed by, how a set is encoded and checked (`load::cache::sound`) are
-//! this crate's.
+//! came from changed. What any such cache needs is `scanner-files`' (`CheckedCache`:
+//! the trusted, sealed file named for its key, checked against the statuses of what
+//! the load looked at); what the cache is keyed by, how a set is encoded and checked
+//! (`load::cache::sound`) are this crate's. A cache file's header names the binary
+//! that wrote it, so the encoding follows the crate's types with no version to bump.
 //! Correlations are loaded and resolved here but evaluated by the engine after a scan.
 //!
 //! Three decisions shape it:

@@ -7,8 +7,8 @@ pub const MAX_FLOW_DEPTH: usize = 64;
 
 /// Whether flow brackets may nest deeper than [`MAX_FLOW_DEPTH`] in `text`: never
 /// when it opens no more brackets than that in all (nearly every rule file: the count is
-/// a vector scan, where [`flow_depth`]'s walk was 5% of a first load), else as
-/// [`flow_depth`] estimates.
+/// a vector scan, where `flow_depth`'s walk was 5% of a first load), else as
+/// `flow_depth` estimates.
 pub fn nests_too_deep(text: &str) -> bool {
     let openers = memchr::memchr2_iter(b'[', b'{', text.as_bytes());
     openers.take(MAX_FLOW_DEPTH + 1).count() > MAX_FLOW_DEPTH && flow_depth(text) > MAX_FLOW_DEPTH

@@ -213,17 +213,28 @@ impl Flattener {
         view: &mut RecordView,
     ) -> Result<(), serde_json::Error> {
         view.clear(table.len());
-        self.path.clear();
         let mut de = serde_json::Deserializer::from_str(json);
-        let node = Node {
+        self.node("", nulls, table, view).deserialize(&mut de)?;
+        de.end()
+    }
+
+    /// The visitor of a tree whose leaves get paths below `prefix`.
+    fn node<'a>(
+        &'a mut self,
+        prefix: &str,
+        nulls: Nulls<'a>,
+        table: &'a FieldTable,
+        view: &'a mut RecordView,
+    ) -> Node<'a> {
+        self.path.clear();
+        self.path.push_str(prefix);
+        Node {
             view,
             table,
             path: &mut self.path,
             num: &mut self.num,
             nulls,
-        };
-        node.deserialize(&mut de)?;
-        de.end()
+        }
     }
 
     /// Adds `value` (a leaf, or a tree whose leaves get paths below it) at `prefix`,
@@ -235,15 +246,7 @@ impl Flattener {
         table: &FieldTable,
         view: &mut RecordView,
     ) {
-        self.path.clear();
-        self.path.push_str(prefix);
-        let node = Node {
-            view,
-            table,
-            path: &mut self.path,
-            num: &mut self.num,
-            nulls: Nulls::Empty,
-        };
+        let node = self.node(prefix, Nulls::Empty, table, view);
         // A `Value` always deserializes: the visitor fails on nothing.
         let _ = node.deserialize(value);
     }
@@ -256,15 +259,7 @@ impl Flattener {
         view: &mut RecordView,
     ) -> Result<(), serde_json::Error> {
         view.clear(table.len());
-        self.path.clear();
-        let node = Node {
-            view,
-            table,
-            path: &mut self.path,
-            num: &mut self.num,
-            nulls: Nulls::Empty,
-        };
-        node.deserialize(value)
+        self.node("", Nulls::Empty, table, view).deserialize(value)
     }
 }
 

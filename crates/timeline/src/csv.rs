@@ -11,7 +11,7 @@
 //! inside their quotes, their own text (leading whitespace included) kept after it.
 
 use crate::cell::CellRef;
-use crate::encoder::{take_bytes, RowEncoder};
+use crate::encoder::RowEncoder;
 use crate::formula::is_formula;
 use crate::layout::Layout;
 use crate::profile::{Column, LIST_SEPARATOR};
@@ -151,7 +151,6 @@ fn push_record<'f>(
 /// Encodes rows as the CSV timeline.
 pub struct CsvEncoder<'w, 'a> {
     cells: RowCells<'w, 'a>,
-    out: Vec<u8>,
     /// A list cell's items joined, when its text must be looked at whole.
     joined: String,
     /// Cells of the rows so far that may be read as formulas.
@@ -165,7 +164,6 @@ impl<'w, 'a> CsvEncoder<'w, 'a> {
     pub fn new(writer: &'w Layout<'a>) -> Self {
         CsvEncoder {
             cells: RowCells::new(writer),
-            out: Vec::new(),
             joined: String::new(),
             formulas: 0,
             formula_count: None,
@@ -181,20 +179,20 @@ impl<'w, 'a> CsvEncoder<'w, 'a> {
 }
 
 impl RowEncoder for CsvEncoder<'_, '_> {
-    fn begin(&mut self) -> io::Result<()> {
+    fn begin(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
         let named = self.cells.writer().named_columns();
-        push_record(named.iter().map(|(n, _)| *n), false, &mut self.out);
+        push_record(named.iter().map(|(n, _)| *n), false, out);
         Ok(())
     }
 
-    fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
+    fn row(&mut self, r: &DetectInfo, out: &mut Vec<u8>) -> io::Result<bool> {
         if !self.cells.fill(r) {
             return Ok(false);
         }
         let writer = self.cells.writer();
         let style = writer.style();
         let columns = writer.named_columns().iter().zip(self.cells.cells(r));
-        let (out, joined) = (&mut self.out, &mut self.joined);
+        let joined = &mut self.joined;
         for (i, ((_, c), cell)) in columns.enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -222,19 +220,11 @@ impl RowEncoder for CsvEncoder<'_, '_> {
         Ok(true)
     }
 
-    fn end(&mut self) -> io::Result<()> {
+    fn end(&mut self, _: &mut Vec<u8>) -> io::Result<()> {
         if let Some(count) = self.formula_count {
             count.fetch_add(self.formulas, Ordering::Relaxed);
         }
         Ok(())
-    }
-
-    fn held(&self) -> usize {
-        self.out.len()
-    }
-
-    fn take(&mut self, into: &mut Vec<u8>) {
-        take_bytes(&mut self.out, into);
     }
 }
 

@@ -6,26 +6,17 @@ use scanner_engine::DetectInfo;
 use std::io::{self, Write};
 
 /// One output format's encoder, for one pass over the rows.
+/// Each call appends its bytes to `out`, a buffer the caller owns and writes out.
 pub trait RowEncoder {
-    /// Encodes what comes before the first row (a header, an opening bracket).
-    fn begin(&mut self) -> io::Result<()>;
+    /// Encodes what comes before the first row (a header); nothing by default.
+    fn begin(&mut self, _out: &mut Vec<u8>) -> io::Result<()> {
+        Ok(())
+    }
     /// Encodes `r`; `false` when the row is dropped (`-X`) and nothing was added.
-    fn row(&mut self, r: &DetectInfo) -> io::Result<bool>;
-    /// Encodes what comes after the last row.
-    fn end(&mut self) -> io::Result<()>;
-    /// How many bytes are held, not yet taken.
-    fn held(&self) -> usize;
-    /// Moves the bytes held to the end of `into`.
-    fn take(&mut self, into: &mut Vec<u8>);
-}
-
-/// Moves `held` to the end of `into`: by a swap when `into` is empty (no copy; the
-/// encoder goes on in the buffer `into` had).
-pub fn take_bytes(held: &mut Vec<u8>, into: &mut Vec<u8>) {
-    if into.is_empty() {
-        std::mem::swap(held, into);
-    } else {
-        into.append(held);
+    fn row(&mut self, r: &DetectInfo, out: &mut Vec<u8>) -> io::Result<bool>;
+    /// Encodes what comes after the last row; nothing by default.
+    fn end(&mut self, _out: &mut Vec<u8>) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -48,21 +39,19 @@ where
 {
     let mut chunk = Vec::with_capacity(WRITE_CHUNK * 2);
     let mut n = 0;
-    enc.begin()?;
+    enc.begin(&mut chunk)?;
     for r in rows {
         let r = r?;
-        if enc.row(&r)? {
+        if enc.row(&r, &mut chunk)? {
             on_row(&r);
             n += 1;
         }
-        if enc.held() >= WRITE_CHUNK {
-            enc.take(&mut chunk);
+        if chunk.len() >= WRITE_CHUNK {
             out.write_all(&chunk)?;
             chunk.clear();
         }
     }
-    enc.end()?;
-    enc.take(&mut chunk);
+    enc.end(&mut chunk)?;
     out.write_all(&chunk)?;
     out.flush()?;
     Ok(n)
@@ -78,18 +67,13 @@ mod tests {
     /// Encodes `begin;`, `<record id>,` per row (padded to `width` bytes) and `end;`,
     /// dropping rows with odd record ids; logs each call in `calls`.
     struct Recorder<'c> {
-        out: Vec<u8>,
         width: usize,
         calls: &'c RefCell<Vec<String>>,
     }
 
     impl<'c> Recorder<'c> {
         fn new(width: usize, calls: &'c RefCell<Vec<String>>) -> Self {
-            Recorder {
-                out: Vec::new(),
-                width,
-                calls,
-            }
+            Recorder { width, calls }
         }
     }
 
@@ -101,35 +85,27 @@ mod tests {
     }
 
     impl RowEncoder for Recorder<'_> {
-        fn begin(&mut self) -> io::Result<()> {
+        fn begin(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
             self.calls.borrow_mut().push("begin".into());
-            self.out.extend_from_slice(b"begin;");
+            out.extend_from_slice(b"begin;");
             Ok(())
         }
 
-        fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
+        fn row(&mut self, r: &DetectInfo, out: &mut Vec<u8>) -> io::Result<bool> {
             let id = id(r);
             self.calls.borrow_mut().push(format!("row {id}"));
             if id % 2 == 1 {
                 return Ok(false);
             }
             let cell = format!("{id:>w$},", w = self.width);
-            self.out.extend_from_slice(cell.as_bytes());
+            out.extend_from_slice(cell.as_bytes());
             Ok(true)
         }
 
-        fn end(&mut self) -> io::Result<()> {
+        fn end(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
             self.calls.borrow_mut().push("end".into());
-            self.out.extend_from_slice(b"end;");
+            out.extend_from_slice(b"end;");
             Ok(())
-        }
-
-        fn held(&self) -> usize {
-            self.out.len()
-        }
-
-        fn take(&mut self, into: &mut Vec<u8>) {
-            take_bytes(&mut self.out, into);
         }
     }
 
@@ -233,22 +209,5 @@ mod tests {
         assert!(expected.len() > 2 * WRITE_CHUNK);
         assert_eq!(String::from_utf8(out.bytes).unwrap(), expected);
         assert!(out.writes >= 3, "{} writes", out.writes);
-    }
-
-    #[test]
-    fn take_bytes_hands_over_the_buffer_into_an_empty_one_and_appends_otherwise() {
-        let mut held = b"abc".to_vec();
-        let at = held.as_ptr();
-        let mut into = Vec::new();
-        take_bytes(&mut held, &mut into);
-        assert_eq!(into, b"abc");
-        assert!(held.is_empty());
-        assert_eq!(into.as_ptr(), at, "moved without a copy");
-
-        let mut held = b"yz".to_vec();
-        let mut into = b"x".to_vec();
-        take_bytes(&mut held, &mut into);
-        assert_eq!(into, b"xyz");
-        assert!(held.is_empty());
     }
 }

@@ -21,7 +21,7 @@
 //! JSON Lines: one object a line, `{ "key":value,… }` as Hayabusa 4.0 pads it.
 
 use crate::cell::{Cell, CellRef};
-use crate::encoder::{take_bytes, RowEncoder};
+use crate::encoder::RowEncoder;
 use crate::layout::Layout;
 use crate::profile::{Column, LIST_SEPARATOR};
 use crate::row_cells::RowCells;
@@ -301,7 +301,6 @@ pub fn row_json(names: &[(&str, Column)], cells: &[Cell], indent: Option<&'stati
 pub struct JsonEncoder<'w, 'a> {
     cells: RowCells<'w, 'a>,
     form: Form,
-    out: Vec<u8>,
     /// A list cell's items joined.
     joined: String,
 }
@@ -312,18 +311,13 @@ impl<'w, 'a> JsonEncoder<'w, 'a> {
         JsonEncoder {
             cells: RowCells::new(writer),
             form: if lines { Form::LINE } else { Form::PRETTY },
-            out: Vec::new(),
             joined: String::new(),
         }
     }
 }
 
 impl RowEncoder for JsonEncoder<'_, '_> {
-    fn begin(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
+    fn row(&mut self, r: &DetectInfo, out: &mut Vec<u8>) -> io::Result<bool> {
         if !self.cells.fill(r) {
             return Ok(false);
         }
@@ -333,21 +327,9 @@ impl RowEncoder for JsonEncoder<'_, '_> {
             Origin::Correlation(_) => Keys::Labels,
         };
         let (cells, joined) = (self.cells.cells(r), &mut self.joined);
-        push_row(names, cells, self.form, details, joined, &mut self.out);
-        self.out.push(b'\n');
+        push_row(names, cells, self.form, details, joined, out);
+        out.push(b'\n');
         Ok(true)
-    }
-
-    fn end(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn held(&self) -> usize {
-        self.out.len()
-    }
-
-    fn take(&mut self, into: &mut Vec<u8>) {
-        take_bytes(&mut self.out, into);
     }
 }
 

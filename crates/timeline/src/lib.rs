@@ -57,7 +57,7 @@ mod time_format;
 pub use cell::{Cell, CellRef};
 pub use critical::CriticalSystems;
 pub use csv::CsvEncoder;
-pub use encoder::{take_bytes, write_encoded, RowEncoder};
+pub use encoder::{write_encoded, RowEncoder};
 pub use formula::is_formula;
 pub use json::{row_json, JsonEncoder};
 pub use layout::Layout;

@@ -112,27 +112,25 @@ fn encode<E: RowEncoder>(
     mut on_row: impl FnMut(&DetectInfo),
 ) -> io::Result<usize> {
     let mut n = 0;
-    enc.begin()?;
+    let mut chunk = Vec::new();
+    enc.begin(&mut chunk)?;
     for batch in &batches.full {
         let batch = batch?;
         for r in &batch {
-            if enc.row(r)? {
+            if enc.row(r, &mut chunk)? {
                 on_row(r);
                 n += 1;
             }
-            if enc.held() >= CHUNK_BYTES {
-                let mut chunk = spares.try_recv().unwrap_or_default();
-                enc.take(&mut chunk);
-                if chunks.send(chunk).is_err() {
+            if chunk.len() >= CHUNK_BYTES {
+                let next = spares.try_recv().unwrap_or_default();
+                if chunks.send(std::mem::replace(&mut chunk, next)).is_err() {
                     return Ok(n);
                 }
             }
         }
         let _ = batches.used.try_send(batch);
     }
-    enc.end()?;
-    let mut chunk = spares.try_recv().unwrap_or_default();
-    enc.take(&mut chunk);
+    enc.end(&mut chunk)?;
     let _ = chunks.send(chunk);
     Ok(n)
 }
@@ -162,40 +160,28 @@ mod tests {
 
     /// Writes each row's record id, padded to 64 bytes; drops every seventh row, as
     /// `-X` drops rows.
-    #[derive(Default)]
-    struct Ids {
-        out: Vec<u8>,
-    }
+    struct Ids;
 
     impl RowEncoder for Ids {
-        fn begin(&mut self) -> io::Result<()> {
-            self.out.extend_from_slice(b"ids\n");
+        fn begin(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
+            out.extend_from_slice(b"ids\n");
             Ok(())
         }
 
-        fn row(&mut self, r: &DetectInfo) -> io::Result<bool> {
+        fn row(&mut self, r: &DetectInfo, out: &mut Vec<u8>) -> io::Result<bool> {
             let Origin::Record { record_id, .. } = r.origin else {
                 return Ok(false);
             };
             if record_id % 7 == 0 {
                 return Ok(false);
             }
-            self.out
-                .extend_from_slice(format!("{record_id:>63}\n").as_bytes());
+            out.extend_from_slice(format!("{record_id:>63}\n").as_bytes());
             Ok(true)
         }
 
-        fn end(&mut self) -> io::Result<()> {
-            self.out.extend_from_slice(b"end\n");
+        fn end(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
+            out.extend_from_slice(b"end\n");
             Ok(())
-        }
-
-        fn held(&self) -> usize {
-            self.out.len()
-        }
-
-        fn take(&mut self, into: &mut Vec<u8>) {
-            into.append(&mut self.out);
         }
     }
 
@@ -262,7 +248,7 @@ mod tests {
             let n = 20_000;
             let mut serial = Vec::new();
             let mut serial_ids = Vec::new();
-            let written = write_encoded(Ids::default(), &mut serial, rows(&dir, n, limit), |r| {
+            let written = write_encoded(Ids, &mut serial, rows(&dir, n, limit), |r| {
                 serial_ids.push(r.origin.clone())
             })
             .unwrap();
@@ -270,7 +256,7 @@ mod tests {
             let mut threaded_ids = Vec::new();
             let rows = rows(&dir, n, limit);
             assert_eq!(rows.spilled_runs() > 2, limit.is_some());
-            let n_threaded = write(Ids::default(), &mut threaded, rows, |r| {
+            let n_threaded = write(Ids, &mut threaded, rows, |r| {
                 threaded_ids.push(r.origin.clone())
             })
             .unwrap();
@@ -299,7 +285,7 @@ mod tests {
         f.set_len(f.metadata().unwrap().len() / 2).unwrap();
         drop(f);
         let mut out = Vec::new();
-        let err = write(Ids::default(), &mut out, rows, |_| {}).unwrap_err();
+        let err = write(Ids, &mut out, rows, |_| {}).unwrap_err();
         assert!(
             err.to_string().contains(&victim.display().to_string()),
             "{err}"
@@ -334,7 +320,7 @@ mod tests {
         let rows = rows(&dir, 20_000, Some(64 << 10));
         assert!(!files_in(&dir).is_empty());
         let mut out = Full { room: 1000 };
-        let err = write(Ids::default(), &mut out, rows, |_| {}).unwrap_err();
+        let err = write(Ids, &mut out, rows, |_| {}).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::StorageFull);
         assert_eq!(files_in(&dir), Vec::<PathBuf>::new());
         let _ = std::fs::remove_dir_all(&dir);

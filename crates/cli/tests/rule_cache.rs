@@ -341,7 +341,7 @@ fn a_damaged_or_untrusted_rule_set_cache_is_ignored_with_a_warning_and_rebuilt()
         let run = check(&rules, &cache, &[]);
         assert!(
             run.1
-                .starts_with(&format!("warning: rule set cache {}: ", file.display())),
+                .contains(&format!("\nwarning: rule set cache {}: ", file.display())),
             "{}",
             run.1
         );
@@ -359,7 +359,7 @@ fn a_damaged_or_untrusted_rule_set_cache_is_ignored_with_a_warning_and_rebuilt()
         fs::set_permissions(cache.join("scanner"), fs::Permissions::from_mode(0o777)).unwrap();
         let run = check(&rules, &cache, &[]);
         assert!(
-            run.1.starts_with("warning: rule cache folder ")
+            run.1.contains("\nwarning: rule cache folder ")
                 && run.1.contains("writable by group or others"),
             "{}",
             run.1

@@ -93,9 +93,9 @@ pub fn write(a: &EvtxWriteArgs) -> i32 {
                 "wrote {}: {} {} in {} {}, {} bytes in {:.2} s",
                 safe(&a.target.output.display().to_string()),
                 stats.records,
-                noun(stats.records as u64, "record", "records"),
+                noun(stats.records, "record", "records"),
                 stats.chunks,
-                noun(stats.chunks as u64, "chunk", "chunks"),
+                noun(stats.chunks, "chunk", "chunks"),
                 stats.bytes,
                 started.elapsed().as_secs_f64()
             );

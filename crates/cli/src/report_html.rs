@@ -3,7 +3,7 @@
 //! so it opens offline and loads nothing from anywhere.
 
 use crate::histogram::Histogram;
-use crate::summary::{group, Summary};
+use crate::summary::{group, noun, LevelSummary, Summary, LISTED};
 use scanner_rules::Level;
 use scanner_timeline::TimeFormat;
 use std::fmt::Write as _;
@@ -109,6 +109,28 @@ fn chart(histogram: Option<&Histogram>, time: &TimeFormat) -> String {
     s
 }
 
+/// Evidence texts (computer names, rule titles, authors, paths) are cut to this many
+/// characters in the report, so that one forged value cannot make it huge; the CSV
+/// keeps them whole.
+const CELL_CHARS: usize = 512;
+
+/// `s` escaped, cut to [`CELL_CHARS`] characters with `…` when longer.
+fn cell(s: &str) -> String {
+    match s.char_indices().nth(CELL_CHARS) {
+        Some((i, _)) => format!("{}…", esc(&s[..i])),
+        None => esc(s),
+    }
+}
+
+/// A percentage of `n` in `of` (0 when `of` is 0).
+fn pct(n: usize, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        n as f64 * 100.0 / of as f64
+    }
+}
+
 fn table(title: &str, head: &str, items: &[(String, usize)]) -> String {
     if items.is_empty() {
         return String::new();
@@ -122,11 +144,280 @@ fn table(title: &str, head: &str, items: &[(String, usize)]) -> String {
         let _ = write!(
             s,
             "<tr><td>{}</td><td class=\"n\">{}</td></tr>",
-            esc(k),
+            cell(k),
             group(*n as u64)
         );
     }
     s.push_str("</tbody></table>");
+    s
+}
+
+/// The levels the report shows, highest first: `emergency` only when a row has it.
+fn shown_levels(summary: &Summary) -> impl Iterator<Item = Level> + '_ {
+    Level::ALL
+        .iter()
+        .rev()
+        .copied()
+        .filter(|l| *l != Level::Emergency || summary.levels[*l as usize].total > 0)
+}
+
+/// Hayabusa's General Overview and the head of its Results Summary: when and how long,
+/// what was read, and the detections per level.
+fn overview(summary: &Summary, time: &TimeFormat) -> String {
+    let st = &summary.stats;
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    let started = jiff::SignedDuration::try_from(summary.elapsed)
+        .ok()
+        .and_then(|d| jiff::Timestamp::now().checked_sub(d).ok());
+    if let Some(t) = started {
+        rows.push(("Start time", esc(&time.format(t))));
+    }
+    let secs = st.elapsed.as_secs_f64();
+    rows.push((
+        "Elapsed time",
+        format!(
+            "{:.2} s (scan {secs:.2} s, {} records/s)",
+            summary.elapsed.as_secs_f64(),
+            group(if secs > 0.0 {
+                (st.records as f64 / secs) as u64
+            } else {
+                0
+            })
+        ),
+    ));
+    let mut files = format!(
+        "{} ({:.1} MiB)",
+        group(st.files as u64),
+        st.bytes as f64 / 1048576.0
+    );
+    if summary.skipped_files > 0 {
+        let _ = write!(
+            files,
+            "; {} skipped (no rule uses their channel; -a scans them)",
+            group(summary.skipped_files as u64)
+        );
+    }
+    rows.push(("Files scanned", files));
+    rows.push(("Total events", group(st.records)));
+    if st.recovered > 0 {
+        rows.push(("Recovered (carved) records", group(st.recovered)));
+    }
+    let reduced = st.records.saturating_sub(summary.events_with_hits);
+    rows.push((
+        "Events with hits",
+        format!(
+            "{} (data reduction: {} events, {:.2}%)",
+            group(summary.events_with_hits),
+            group(reduced),
+            if st.records == 0 {
+                0.0
+            } else {
+                reduced as f64 * 100.0 / st.records as f64
+            }
+        ),
+    ));
+    rows.push((
+        "Detections",
+        format!(
+            "{} from {} rules",
+            group(summary.detections as u64),
+            group(summary.unique as u64)
+        ),
+    ));
+    for (k, v) in [
+        ("First detection", &summary.first),
+        ("Last detection", &summary.last),
+    ] {
+        rows.push((k, esc(v.as_deref().unwrap_or("n/a"))));
+    }
+    if !summary.errors.is_empty() {
+        rows.push((
+            "Input errors",
+            format!(
+                "<a href=\"#errors\">{} in {} {}</a>",
+                group(summary.error_count.max(summary.errors.len()) as u64),
+                group(summary.errors.len() as u64),
+                noun(summary.errors.len() as u64, "file", "files")
+            ),
+        ));
+    }
+    let mut s = String::from("<section id=\"overview\"><h2>Overview</h2><div class=\"tables\"><table class=\"kv\"><tbody>");
+    for (k, v) in rows {
+        let _ = write!(s, "<tr><th>{k}</th><td>{v}</td></tr>");
+    }
+    s.push_str("</tbody></table><table><caption>Detections per level</caption><thead><tr><th>Level</th><th class=\"n\">Detections</th><th class=\"n\">Rules</th><th>Date with most detections</th></tr></thead><tbody>");
+    for l in shown_levels(summary) {
+        let ls = &summary.levels[l as usize];
+        let _ = write!(
+            s,
+            "<tr><td><a href=\"#level-{0}\"><i style=\"background:{1}\"></i>{0}</a></td><td class=\"n\">{2} ({3:.2}%)</td><td class=\"n\">{4} ({5:.2}%)</td><td>{6}</td></tr>",
+            l.name(),
+            COLOURS[l as usize],
+            group(ls.total as u64),
+            pct(ls.total, summary.detections),
+            group(ls.unique as u64),
+            pct(ls.unique, summary.unique),
+            match ls.top_dates.first() {
+                Some((d, n)) => format!("{} ({})", cell(d), group(*n as u64)),
+                None => "n/a".into(),
+            }
+        );
+    }
+    s.push_str("</tbody></table></div></section>");
+    s
+}
+
+/// The rules loaded: enabled per status, and why the others did not run.
+fn rules_loaded(summary: &Summary) -> String {
+    let f = &summary.rule_figures;
+    let disabled: usize = f.disabled.iter().map(|(_, n)| n).sum();
+    let all = f.enabled + disabled + f.rejected;
+    let mut s = format!(
+        "<section id=\"rules\"><h2>Rules loaded</h2><p>{} {} from {} {}: <b>{} enabled</b>, {} disabled, {} rejected (<code>scanner rules check</code> lists them). Among the enabled: {} correlations, and {} rules that only feed a correlation.</p><div class=\"tables\">",
+        group(all as u64),
+        noun(all as u64, "rule", "rules"),
+        group(f.files as u64),
+        noun(f.files as u64, "file", "files"),
+        group(f.enabled as u64),
+        group(disabled as u64),
+        group(f.rejected as u64),
+        group(f.correlations as u64),
+        group(f.correlation_only as u64),
+    );
+    if !f.statuses.is_empty() {
+        s.push_str("<table id=\"rule-status\"><caption>Enabled rules by status</caption><thead><tr><th>Status</th><th class=\"n\">Rules</th><th class=\"n\">Share</th></tr></thead><tbody>");
+        for (status, n) in &f.statuses {
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2}%</td></tr>",
+                cell(status),
+                group(*n as u64),
+                pct(*n, f.enabled)
+            );
+        }
+        s.push_str("</tbody></table>");
+    }
+    if disabled + f.rejected > 0 {
+        s.push_str("<table id=\"rule-not-run\"><caption>Rules not run</caption><thead><tr><th>Why</th><th class=\"n\">Rules</th></tr></thead><tbody>");
+        for (why, n) in &f.disabled {
+            let _ = write!(
+                s,
+                "<tr><td>disabled: {}</td><td class=\"n\">{}</td></tr>",
+                esc(why),
+                group(*n as u64)
+            );
+        }
+        if f.rejected > 0 {
+            let _ = write!(
+                s,
+                "<tr><td>rejected (could not be loaded)</td><td class=\"n\">{}</td></tr>",
+                group(f.rejected as u64)
+            );
+        }
+        s.push_str("</tbody></table>");
+    }
+    s.push_str("</div></section>");
+    s
+}
+
+/// One level: its top five tables, then every rule and every computer (up to
+/// [`LISTED`]).
+fn level_section(l: Level, s: &LevelSummary) -> String {
+    let mut o = format!(
+        "<section class=\"level\" id=\"level-{0}\"><h2><i style=\"background:{1}\"></i>{0}: {2} {3}, {4} {5}</h2><div class=\"tables\">{6}{7}{8}</div>",
+        l.name(),
+        COLOURS[l as usize],
+        group(s.total as u64),
+        noun(s.total as u64, "detection", "detections"),
+        group(s.unique as u64),
+        noun(s.unique as u64, "rule", "rules"),
+        table("Top alerts", "Rule", &s.top_alerts),
+        table("Top computers", "Computer", &s.top_computers),
+        table("Dates with most detections", "Date", &s.top_dates),
+    );
+    let _ = write!(
+        o,
+        "<details open class=\"all-rules\"><summary>All {} {} with {} detections</summary><table class=\"wide\"><thead><tr><th>Rule</th><th class=\"n\">Detections</th><th>Authors</th><th>Rule file</th></tr></thead><tbody>",
+        group(s.rules.len() as u64),
+        noun(s.rules.len() as u64, "rule", "rules"),
+        l.name()
+    );
+    for r in &s.rules {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"path\">{}</td></tr>",
+            cell(&r.title),
+            group(r.detections as u64),
+            cell(&r.author),
+            cell(&r.path)
+        );
+    }
+    o.push_str("</tbody></table></details>");
+    let all = s.computers.len() + s.computers_left_out;
+    let _ = write!(
+        o,
+        "<details open class=\"all-computers\"><summary>All {} {} with {} detections</summary><table class=\"wide\"><thead><tr><th>Computer</th><th class=\"n\">Detections</th><th class=\"n\">Rules</th></tr></thead><tbody>",
+        group(all as u64),
+        noun(all as u64, "computer", "computers"),
+        l.name()
+    );
+    for c in &s.computers {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            cell(&c.name),
+            group(c.detections as u64),
+            group(c.rules as u64)
+        );
+    }
+    o.push_str("</tbody></table>");
+    o.push_str(&left_out(s.computers_left_out));
+    o.push_str("</details></section>");
+    o
+}
+
+/// The line under a list cut at [`LISTED`] computers.
+fn left_out(n: usize) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "<p class=\"more\">… and {} more {} with fewer detections, not listed (the report lists {}; <code>scanner computer-metrics</code> lists every computer).</p>",
+        group(n as u64),
+        noun(n as u64, "computer", "computers"),
+        group(LISTED as u64)
+    )
+}
+
+/// The MITRE ATT&CK tactics of the rules that fired on each computer.
+fn tactics(summary: &Summary) -> String {
+    if summary.tactics.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("<section id=\"tactics\"><h2>MITRE ATT&amp;CK tactics per computer</h2><p>Each tactic with the number of distinct rules tagged with it that fired on the computer | their detections.</p><table class=\"wide\"><thead><tr><th>Computer</th><th>Tactics (rules | detections)</th></tr></thead><tbody>");
+    for c in &summary.tactics {
+        let list: Vec<String> = c
+            .tactics
+            .iter()
+            .map(|(t, rules, n)| {
+                format!(
+                    "<span class=\"tac\">{} ({} | {})</span>",
+                    cell(t),
+                    group(*rules as u64),
+                    group(*n as u64)
+                )
+            })
+            .collect();
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            cell(&c.name),
+            list.join(" ")
+        );
+    }
+    s.push_str("</tbody></table>");
+    s.push_str(&left_out(summary.tactics_left_out));
+    s.push_str("</section>");
     s
 }
 
@@ -141,9 +432,21 @@ pub fn render(
     let mut body = String::new();
     let _ = write!(
         body,
-        "<header><h1>scanner results</h1><p class=\"cmd\"><code>{}</code></p></header>",
+        "<header><h1>scanner results</h1><p class=\"cmd\"><code>{}</code></p><nav><a href=\"#overview\">Overview</a><a href=\"#timeline\">Detections over time</a><a href=\"#rules\">Rules loaded</a>",
         esc(command)
     );
+    for l in shown_levels(summary) {
+        if summary.levels[l as usize].total > 0 {
+            let _ = write!(body, "<a href=\"#level-{0}\">{0}</a>", l.name());
+        }
+    }
+    if !summary.tactics.is_empty() {
+        body.push_str("<a href=\"#tactics\">MITRE ATT&amp;CK</a>");
+    }
+    if !summary.errors.is_empty() {
+        body.push_str("<a href=\"#errors\">Input errors</a>");
+    }
+    body.push_str("</nav></header>");
     let reduction = if st.records == 0 {
         0.0
     } else {
@@ -168,42 +471,30 @@ pub fn render(
         esc(summary.first.as_deref().unwrap_or("n/a")),
         esc(summary.last.as_deref().unwrap_or("n/a")),
     );
-    body.push_str("<section><h2>Detections over time</h2><div class=\"legend\">");
-    for l in Level::ALL.iter().rev() {
-        if *l == Level::Emergency && summary.levels[*l as usize].total == 0 {
-            // Only critical_systems.txt makes it: a run without one is as it was.
-            continue;
-        }
+    body.push_str(&overview(summary, time));
+    body.push_str("<section id=\"timeline\"><h2>Detections over time</h2><div class=\"legend\">");
+    for l in shown_levels(summary) {
         let _ = write!(
             body,
             "<label><input type=\"checkbox\" checked data-level=\"{0}\"><i style=\"background:{1}\"></i>{0} ({2})</label>",
             l.name(),
-            COLOURS[*l as usize],
-            group(summary.levels[*l as usize].total as u64)
+            COLOURS[l as usize],
+            group(summary.levels[l as usize].total as u64)
         );
     }
     body.push_str("</div>");
     body.push_str(&chart(histogram, time));
     body.push_str("</section>");
-    for l in Level::ALL.iter().rev() {
-        let s = &summary.levels[*l as usize];
-        if s.total == 0 {
-            continue;
+    body.push_str(&rules_loaded(summary));
+    for l in shown_levels(summary) {
+        let s = &summary.levels[l as usize];
+        if s.total > 0 {
+            body.push_str(&level_section(l, s));
         }
-        let _ = write!(
-            body,
-            "<section class=\"level\" id=\"level-{0}\"><h2><i style=\"background:{1}\"></i>{0}: {2} detections, {3} rules</h2><div class=\"tables\">{4}{5}{6}</div></section>",
-            l.name(),
-            COLOURS[*l as usize],
-            group(s.total as u64),
-            group(s.unique as u64),
-            table("Top alerts", "Rule", &s.top_alerts),
-            table("Top computers", "Computer", &s.top_computers),
-            table("Dates with most detections", "Date", &s.top_dates),
-        );
     }
+    body.push_str(&tactics(summary));
     if !summary.errors.is_empty() {
-        body.push_str("<section><h2>Input errors</h2><table><thead><tr><th>File</th><th>Errors</th></tr></thead><tbody>");
+        body.push_str("<section id=\"errors\"><h2>Input errors</h2><table><thead><tr><th>File</th><th>Errors</th></tr></thead><tbody>");
         for (f, msgs) in &summary.errors {
             let _ = write!(
                 body,
@@ -230,8 +521,12 @@ h1{margin:0 0 4px}h2{font-size:18px;margin:24px 0 8px}h2 i,.legend i{display:inl
 svg{width:100%;height:auto;background:#fff;border:1px solid #ddd;border-radius:6px}\
 .grid{stroke:#eee}.axisline{stroke:#999}.axis{font-size:11px;fill:#555}.bar.hidden{display:none}\
 .legend{display:flex;gap:14px;margin-bottom:6px}.legend label{cursor:pointer}\
-.tables{display:flex;flex-wrap:wrap;gap:12px}table{border-collapse:collapse;background:#fff;font-size:13px}\
-caption{text-align:left;font-weight:600;padding:4px 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left}td.n,th.n{text-align:right}";
+.tables{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}table{border-collapse:collapse;background:#fff;font-size:13px}\
+caption{text-align:left;font-weight:600;padding:4px 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}td.n,th.n{text-align:right;white-space:nowrap}\
+td{overflow-wrap:anywhere}table.wide{width:100%;margin-top:6px}td.path{font:12px ui-monospace,monospace;color:#444}\
+table.kv th{background:#f3f3f3;font-weight:600;white-space:nowrap}td i{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}\
+nav{display:flex;flex-wrap:wrap;gap:4px 14px;margin:4px 0 12px;font-size:13px}a{color:#1a5fb4}\
+details{margin-top:10px}summary{cursor:pointer;font-weight:600}.more{color:#666;font-style:italic}.tac{white-space:nowrap;margin-right:10px}";
 
 const SCRIPT: &str = "document.querySelectorAll('.legend input').forEach(function(box){\
 box.addEventListener('change',function(){var l=box.getAttribute('data-level');\
@@ -249,5 +544,15 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    #[test]
+    fn long_evidence_is_cut_on_a_character_boundary() {
+        let long = "é<".repeat(CELL_CHARS);
+        let c = cell(&long);
+        assert!(c.ends_with('…'));
+        assert_eq!(c.matches("&lt;").count(), CELL_CHARS / 2);
+        assert_eq!(c.chars().filter(|c| *c == 'é').count(), CELL_CHARS / 2);
+        assert_eq!(cell("short <b>"), "short &lt;b&gt;");
     }
 }

@@ -2,12 +2,17 @@
 //! written ([`Tally`]) and shown on the terminal (coloured when standard error is one)
 //! and in the HTML report.
 
+mod breakdown;
+
+pub use breakdown::{ComputerCount, ComputerTactics, RuleCount, RuleFigures, LISTED};
+
 use crate::terminal::safe;
+use breakdown::Breakdown;
 use jiff::Timestamp;
 use scanner_engine::{DetectInfo, Origin, RuleRef, ScanStats};
 use scanner_input::{collapse_errors, InputError};
 use scanner_rules::FxHashMap;
-use scanner_rules::Level;
+use scanner_rules::{Level, RuleMeta};
 use scanner_timeline::{Layout, TimeFormat};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -30,6 +35,12 @@ pub struct LevelSummary {
     pub top_dates: Vec<(String, usize)>,
     /// Computers with the most detections, most first.
     pub top_computers: Vec<(String, usize)>,
+    /// Every rule that fired at this level, most detections first (the HTML report).
+    pub rules: Vec<RuleCount>,
+    /// Its computers, most detections first, at most [`LISTED`] (the HTML report).
+    pub computers: Vec<ComputerCount>,
+    /// How many more computers have detections at this level.
+    pub computers_left_out: usize,
 }
 
 /// Everything the summary shows.
@@ -59,6 +70,13 @@ pub struct Summary {
     pub error_count: usize,
     /// Wall time of the whole run.
     pub elapsed: Duration,
+    /// The rules loaded (the HTML report).
+    pub rule_figures: RuleFigures,
+    /// Per computer, the MITRE ATT&CK tactics of the rules that fired on it, at most
+    /// [`LISTED`] computers (the HTML report).
+    pub tactics: Vec<ComputerTactics>,
+    /// How many more computers have tactics.
+    pub tactics_left_out: usize,
 }
 
 /// How many levels there are (`emergency` included).
@@ -130,7 +148,8 @@ pub struct Tally<'a> {
     rules: Vec<[usize; 2]>,
     correlations: Vec<[usize; 2]>,
     dates: FxHashMap<String, [usize; LEVELS]>,
-    computers: FxHashMap<String, [usize; LEVELS]>,
+    /// Detections per computer, rule and level.
+    computers: Breakdown,
     hit_records: Vec<(u32, u64)>,
     /// The last record counted: its rows are neighbours in timeline order.
     last_record: Option<(u32, u64)>,
@@ -177,7 +196,7 @@ impl<'a> Tally<'a> {
             rules: vec![[0; 2]; set.rules().len()],
             correlations: vec![[0; 2]; set.correlations().len()],
             dates: FxHashMap::default(),
-            computers: FxHashMap::default(),
+            computers: Breakdown::default(),
             hit_records: Vec::new(),
             last_record: None,
             first: None,
@@ -218,7 +237,7 @@ impl<'a> Tally<'a> {
         bump(&mut self.dates, &day.text, l);
         // A record's computer, or each of a correlation's.
         for c in r.computers() {
-            bump(&mut self.computers, c, l);
+            self.computers.add(c, r.rule, set.rules().len(), level);
         }
         self.first = Some(self.first.map_or(r.time, |t| t.min(r.time)));
         self.last = Some(self.last.map_or(r.time, |t| t.max(r.time)));
@@ -233,6 +252,7 @@ impl<'a> Tally<'a> {
     pub fn finish(mut self) -> Summary {
         let mut s = Summary::default();
         let mut alerts: [HashMap<String, usize>; LEVELS] = Default::default();
+        let mut rules: [Vec<(usize, &RuleMeta)>; LEVELS] = Default::default();
         let fired = self
             .rules
             .iter()
@@ -254,13 +274,28 @@ impl<'a> Tally<'a> {
                 s.levels[l].unique += 1;
                 s.levels[l].total += n;
                 *alerts[l].entry(meta.title.to_string()).or_default() += n;
+                rules[l].push((*n, meta));
             }
         }
-        for (l, alerts) in alerts.into_iter().enumerate() {
-            s.levels[l].top_alerts = top(alerts);
-            s.levels[l].top_dates = top_of(&self.dates, l);
-            s.levels[l].top_computers = top_of(&self.computers, l);
+        let set = self.layout.rules();
+        let finished = self.computers.finish(set);
+        let levels = alerts.into_iter().zip(rules).zip(finished.computers);
+        for (l, ((alerts, rules), computers)) in levels.enumerate() {
+            let s = &mut s.levels[l];
+            s.top_alerts = top(alerts);
+            s.top_dates = top_of(&self.dates, l);
+            s.top_computers = computers
+                .iter()
+                .take(TOP)
+                .map(|c| (c.name.clone(), c.detections))
+                .collect();
+            s.rules = breakdown::every_rule(&rules);
+            s.computers = computers;
+            s.computers_left_out = finished.computers_left_out[l];
         }
+        s.rule_figures = RuleFigures::of(set);
+        s.tactics = finished.tactics;
+        s.tactics_left_out = finished.tactics_left_out;
         s.top_dates = top(self
             .dates
             .into_iter()
@@ -568,6 +603,16 @@ mod tests {
                 ("c".to_string(), 2)
             ]
         );
+        // The report's lists: the rule once with all its rows, each computer with the
+        // distinct rules that fired on it.
+        let rules = &s.levels[level].rules;
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].detections, 6);
+        assert_eq!(rules[0].title, set.rules()[0].meta.title.as_str());
+        let a = &s.levels[level].computers[0];
+        assert_eq!((a.name.as_str(), a.detections, a.rules), ("a", 3, 1));
+        assert_eq!(s.levels[level].computers.len(), 4);
+        assert_eq!(s.levels[level].computers_left_out, 0);
     }
 
     #[test]

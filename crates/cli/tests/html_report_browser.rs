@@ -1,13 +1,17 @@
 //! The `-H` report in a real browser: headless Chromium (Debian's `chromium`, which
-//! `.ci/run` installs) loads the page offline; the test checks that it logs nothing to
-//! the console (no script error, no blocked load), that the chart's bars are in the
-//! rendered DOM, and keeps a screenshot in the target folder.
+//! `.ci/run` installs) loads the page offline; the tests check that it logs nothing to
+//! the console (no script error, no blocked load), that the chart's bars and the
+//! report's sections are in the rendered DOM, that markup in rule titles, authors and
+//! computer names stays text (an injected script would mark the page), and keep a
+//! screenshot in the target folder.
 
+mod html_report_input;
 mod support;
 use support::*;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser"].into_iter().find(|b| {
@@ -19,7 +23,13 @@ fn chromium() -> Option<&'static str> {
 }
 
 fn run_browser(bin: &str, extra: &[&str], page: &Path) -> (String, String) {
-    let profile = std::env::temp_dir().join(format!("scanner-chromium-{}", std::process::id()));
+    // A profile of its own per run: the tests run in parallel, in one process.
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let profile = std::env::temp_dir().join(format!(
+        "scanner-chromium-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
     let _ = std::fs::remove_dir_all(&profile);
     let url = format!("file://{}", page.display());
     let o = Command::new("timeout")
@@ -47,16 +57,28 @@ fn run_browser(bin: &str, extra: &[&str], page: &Path) -> (String, String) {
     )
 }
 
-#[test]
-fn html_report_renders_in_chromium_without_console_errors() {
-    let Some(bin) = chromium() else {
+/// The browser, or `None` (outside CI) when there is none.
+fn browser() -> Option<&'static str> {
+    let bin = chromium();
+    if bin.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI must have chromium (.ci/run installs it)"
         );
         eprintln!("no chromium: browser test skipped");
-        return;
-    };
+    }
+    bin
+}
+
+/// The attributes of the rendered `<body>`.
+fn body_tag(dom: &str) -> &str {
+    let start = dom.find("<body").expect("a body");
+    &dom[start..start + dom[start..].find('>').expect("body tag ends")]
+}
+
+#[test]
+fn html_report_renders_in_chromium_without_console_errors() {
+    let Some(bin) = browser() else { return };
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html-report");
     std::fs::create_dir_all(&out).unwrap();
     let page = out.join("report.html");
@@ -95,6 +117,15 @@ fn html_report_renders_in_chromium_without_console_errors() {
         .expect("the page's script ran and counted the chart's bars");
     assert!(bars > 5, "{bars} bars drawn");
     assert!(dom.contains("<rect class=\"bar lvl-critical\""));
+    for part in [
+        "id=\"overview\"",
+        "id=\"rule-status\"",
+        "class=\"all-rules\"",
+        "class=\"all-computers\"",
+        "id=\"tactics\"",
+    ] {
+        assert!(dom.contains(part), "{part} not rendered");
+    }
 
     let shot = out.join("report.png");
     let _ = std::fs::remove_file(&shot);
@@ -106,4 +137,42 @@ fn html_report_renders_in_chromium_without_console_errors() {
         shot.display()
     );
     eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn markup_in_rules_and_events_stays_text_in_chromium() {
+    let Some(bin) = browser() else { return };
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html-report-hostile");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let input = html_report_input::Input::new(&out, 3);
+    let page = out.join("report.html");
+    let o = input.report(&page);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    let (dom, log) = run_browser(bin, &["--dump-dom"], &page);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let body = body_tag(&dom);
+    assert!(
+        body.contains("data-bars="),
+        "the page's own script ran: {body}"
+    );
+    assert!(
+        !body.contains("data-pwned"),
+        "an injected script ran: {body}"
+    );
+    assert!(
+        !dom.contains("<img"),
+        "an element from the input was rendered"
+    );
+    // The texts are there, as text, in the rendered tables.
+    let title = "Evil &lt;script&gt;document.body.setAttribute('data-pwned','1')&lt;/script&gt; logon &amp; \"more\"";
+    assert!(dom.contains(title), "{title} not in the DOM");
+    assert!(dom.contains(
+        "&lt;script&gt;document.body.setAttribute('data-pwned','1')&lt;/script&gt;.corp"
+    ));
+    assert!(dom.contains(
+        "Mallory &lt;img src=x onerror=\"document.body.setAttribute('data-pwned','2')\"&gt;, Eve"
+    ));
 }

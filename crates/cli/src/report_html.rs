@@ -335,39 +335,20 @@ fn level_section(l: Level, s: &LevelSummary) -> String {
         table("Top computers", "Computer", &s.top_computers),
         table("Dates with most detections", "Date", &s.top_dates),
     );
-    let _ = write!(
-        o,
-        "<details open class=\"all-rules\"><summary>All {} {} with {} detections</summary><table class=\"wide\"><thead><tr><th>Rule</th><th class=\"n\">Detections</th><th>Authors</th><th>Rule file</th></tr></thead><tbody>",
-        group(s.rules.len() as u64),
-        noun(s.rules.len() as u64, "rule", "rules"),
-        l.name()
-    );
+    open_list(&mut o, l.name(), List::Rules(s.rules.len()));
     for r in &s.rules {
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"path\">{}</td></tr>",
-            cell(&r.title),
-            group(r.detections as u64),
-            cell(&r.author),
-            cell(&r.path)
-        );
+        let (n, author) = (group(r.detections as u64), cell(&r.author));
+        let _ = write!(o, "<tr><td>{}</td><td class=\"n\">{n}</td><td>{author}</td><td class=\"path\">{}</td></tr>", cell(&r.title), cell(&r.path));
     }
     o.push_str("</tbody></table></details>");
     let all = s.computers.len() + s.computers_left_out;
-    let _ = write!(
-        o,
-        "<details open class=\"all-computers\"><summary>All {} {} with {} detections</summary><table class=\"wide\"><thead><tr><th>Computer</th><th class=\"n\">Detections</th><th class=\"n\">Rules</th></tr></thead><tbody>",
-        group(all as u64),
-        noun(all as u64, "computer", "computers"),
-        l.name()
-    );
+    open_list(&mut o, l.name(), List::Computers(all));
     for c in &s.computers {
+        let (n, rules) = (group(c.detections as u64), group(c.rules as u64));
         let _ = write!(
             o,
-            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            cell(&c.name),
-            group(c.detections as u64),
-            group(c.rules as u64)
+            "<tr><td>{}</td><td class=\"n\">{n}</td><td class=\"n\">{rules}</td></tr>",
+            cell(&c.name)
         );
     }
     o.push_str("</tbody></table>");
@@ -377,6 +358,38 @@ fn level_section(l: Level, s: &LevelSummary) -> String {
 }
 
 /// The line under a list cut at [`LISTED`] computers.
+/// A level's list of every rule, or of every computer, and how many there are.
+enum List {
+    Rules(usize),
+    Computers(usize),
+}
+
+/// Opens a level's list: a table in a `<details>`, its summary saying how many.
+fn open_list(o: &mut String, level: &str, list: List) {
+    let (class, n, one, many, heads) = match list {
+        List::Rules(n) => (
+            "all-rules",
+            n,
+            "rule",
+            "rules",
+            "<th>Rule</th><th class=\"n\">Detections</th><th>Authors</th><th>Rule file</th>",
+        ),
+        List::Computers(n) => (
+            "all-computers",
+            n,
+            "computer",
+            "computers",
+            "<th>Computer</th><th class=\"n\">Detections</th><th class=\"n\">Rules</th>",
+        ),
+    };
+    let _ = write!(
+        o,
+        "<details open class=\"{class}\"><summary>All {} {} with {level} detections</summary><table class=\"wide\"><thead><tr>{heads}</tr></thead><tbody>",
+        group(n as u64),
+        noun(n as u64, one, many),
+    );
+}
+
 fn left_out(n: usize) -> String {
     if n == 0 {
         return String::new();

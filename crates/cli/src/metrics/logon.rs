@@ -20,28 +20,11 @@ use scanner_rules::{FieldId, FieldTable, FxHashMap, CHANNEL, EVENT_ID};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-/// The successful table's columns, in 4.0's order: the count, 4.0's first and last
-/// time, then 3.9.0's other columns.
-const SUCCESSFUL: &[&str] = &[
-    "Successful",
-    "First Logon",
-    "Last Logon",
-    "Event",
-    "Target Account",
-    "Target Domain",
-    "Target Computer",
-    "Logon Type",
-    "Source Account",
-    "Source Domain",
-    "Source Computer",
-    "Source IP Address",
-];
-
-/// The failed table's columns, in 4.0's order.
-const FAILED: &[&str] = &[
-    "Failed",
-    "First Attempt",
-    "Last Attempt",
+/// The first columns of the successful and of the failed table, in 4.0's order: the
+/// count and 4.0's first and last time; [`FIELDS`] follow, 3.9.0's other columns.
+const SUCCESSFUL: [&str; 3] = ["Successful", "First Logon", "Last Logon"];
+const FAILED: [&str; 3] = ["Failed", "First Attempt", "Last Attempt"];
+const FIELDS: [&str; 9] = [
     "Event",
     "Target Account",
     "Target Domain",
@@ -404,7 +387,8 @@ fn table(run: &Run<'_>, all: &LogonTally, failed: bool) -> Table {
     let i = usize::from(failed);
     let mut rows: Vec<(&Key, &Counts)> = all.rows.iter().filter(|(_, c)| c.n[i] > 0).collect();
     rows.sort_by(|a, b| b.1.n[i].cmp(&a.1.n[i]).then_with(|| a.0.cmp(b.0)));
-    let mut t = Table::new(if failed { FAILED } else { SUCCESSFUL }, Quote::Necessary);
+    let first = if failed { FAILED } else { SUCCESSFUL };
+    let mut t = Table::new(&[&first[..], &FIELDS[..]].concat(), Quote::Necessary);
     let time =
         |t: Option<Timestamp>| Cell::Text(t.map_or_else(|| "-".into(), |t| run.time.format(t)));
     for ((label, cols), c) in rows {

@@ -42,7 +42,7 @@ pub struct Table {
 
 impl Table {
     /// An empty table.
-    pub fn new(header: &'static [&'static str], quote: Quote) -> Table {
+    pub fn new(header: &[&'static str], quote: Quote) -> Table {
         Table {
             header: header.to_vec(),
             rows: Vec::new(),

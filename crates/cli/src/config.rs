@@ -48,9 +48,9 @@ pub fn time_format(a: &TimeArgs) -> TimeFormat {
 /// The cell style: `-M`, `-S`, `-b`, `-X`, `--excel-safe`.
 pub fn style(a: &TimelineArgs) -> Style {
     Style {
-        multiline: a.multiline,
-        tab_separator: a.tab_separator,
-        no_abbreviations: a.no_abbreviations,
+        multiline: a.cells.multiline,
+        tab_separator: a.cells.tab_separator,
+        no_abbreviations: a.cells.no_abbreviations,
         remove_duplicates: a.remove_duplicates,
         remove_duplicate_data: a.hayabusa.remove_duplicate_data,
         excel_safe: a.excel_safe,
@@ -71,7 +71,7 @@ pub fn scanner(
     b.extra_field_info(profile.has_extra())
         .all_field_info(profile.has_all_fields())
         .field_data_mapping(!a.no_field_data_mapping)
-        .default_details(!a.no_abbreviations)
+        .default_details(!a.cells.no_abbreviations)
         .pwsh_field_extraction(!a.hayabusa.no_pwsh_field_extraction)
         .record_filter(filter)
         .prefilter(!a.no_prefilter)

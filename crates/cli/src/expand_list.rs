@@ -49,7 +49,7 @@ impl fmt::Display for ExpandError {
 pub fn run(a: &ExpandListArgs) -> i32 {
     let mut files = Vec::new();
     let mut errors = Vec::new();
-    collect(&a.rules, &mut files, &mut errors, true);
+    collect(&a.rules.rules, &mut files, &mut errors, true);
     files.sort();
     let mut names = BTreeSet::new();
     for f in &files {

@@ -75,7 +75,7 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
             );
         }
     };
-    match top(&a.rules) {
+    match top(&a.rules.rules) {
         Ok((dir, Some(name))) => tune_file(&dir, name, &tuning, &mut errors, &mut on_tuned),
         Ok((dir, None)) => tune_dir(&dir, &tuning, &mut errors, &mut on_tuned),
         Err(e) => errors.push(TuningError::Refused(e)),

@@ -330,7 +330,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
     };
     let how = WalkSettings {
         fields: &cx.fields.table,
-        recover: a.recover_records,
+        recover: a.source.recover_records,
     };
     let done = |bytes: u64, records: u64| {
         if bar.is_some() {

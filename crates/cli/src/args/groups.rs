@@ -12,6 +12,53 @@ use clap::{Args, ValueEnum};
 use scanner_input::InputKind;
 use std::path::PathBuf;
 
+/// `-M`, `-S`, `-b`: how a multi-item cell separates its items, and whether names are
+/// abbreviated (the timelines, log-metrics, search).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct CellStyleArgs {
+    /// One item per line inside multi-item cells (CSV).
+    #[arg(
+        short = 'M',
+        long = "multiline",
+        conflicts_with = "tab_separator",
+        help_heading = OUTPUT
+    )]
+    pub multiline: bool,
+    /// A tab between the items of multi-item cells (CSV).
+    #[arg(short = 'S', long = "tab-separator", help_heading = OUTPUT)]
+    pub tab_separator: bool,
+    /// Full level, channel and provider names (in the timelines, also no default Details
+    /// templates).
+    #[arg(short = 'b', long = "disable-abbreviations", help_heading = OUTPUT)]
+    pub no_abbreviations: bool,
+}
+
+/// `-l` and `-x`: the local logs, and records carved from slack space (the metrics
+/// commands and search; the timelines declare `-x` with its column).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct LiveRecoverArgs {
+    /// Read the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
+    /// Windows only.
+    #[arg(short = 'l', long = "live-analysis", help_heading = INPUT)]
+    pub live_analysis: bool,
+    /// Also read records carved from slack space and damaged chunks.
+    #[arg(short = 'x', long = "recover-records", help_heading = INPUT)]
+    pub recover_records: bool,
+}
+
+/// `-r` of the commands that rewrite or list rule files (expand-list, level-tuning).
+#[derive(Args, Debug)]
+pub struct RuleFolderArg {
+    /// Rule file or folder, searched recursively for `.yml` files.
+    #[arg(
+        short = 'r',
+        long = "rules",
+        value_name = "DIR/FILE",
+        default_value = "rules"
+    )]
+    pub rules: PathBuf,
+}
+
 /// `-d` and `-f`: the logs to read (the timelines, the metrics commands, search).
 #[derive(Args, Debug)]
 #[command(next_help_heading = INPUT)]

@@ -3,10 +3,10 @@
 //! config-critical-systems, which all flatten [`MetricsArgs`] in.
 
 use super::groups::{
-    ComputerArgs, ConsoleArgs, ExcelSafe, InputArgs, OverwriteFile, TargetFileExt, ThreadArgs,
-    TimeArgs, ValidateChecksums,
+    CellStyleArgs, ComputerArgs, ConsoleArgs, ExcelSafe, InputArgs, LiveRecoverArgs, OverwriteFile,
+    TargetFileExt, ThreadArgs, TimeArgs, ValidateChecksums,
 };
-use super::{FILTERING, GENERAL, INPUT, OUTPUT};
+use super::{FILTERING, GENERAL, OUTPUT};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -16,13 +16,9 @@ pub struct MetricsArgs {
     /// `-d`, `-f`, `-J`.
     #[command(flatten)]
     pub input: InputArgs,
-    /// Read the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
-    /// Windows only.
-    #[arg(short = 'l', long = "live-analysis", help_heading = INPUT)]
-    pub live_analysis: bool,
-    /// Also count records carved from slack space and damaged chunks.
-    #[arg(short = 'x', long = "recover-records", help_heading = INPUT)]
-    pub recover_records: bool,
+    /// `-l`, `-x`.
+    #[command(flatten)]
+    pub source: LiveRecoverArgs,
     /// `--target-file-ext`.
     #[command(flatten)]
     pub extensions: TargetFileExt,
@@ -95,20 +91,9 @@ pub struct LogMetricsArgs {
     /// The common options.
     #[command(flatten)]
     pub common: MetricsArgs,
-    /// One item per line in the Computers, Channels and Providers cells.
-    #[arg(
-        short = 'M',
-        long = "multiline",
-        conflicts_with = "tab_separator",
-        help_heading = OUTPUT
-    )]
-    pub multiline: bool,
-    /// A tab between the items of the Computers, Channels and Providers cells.
-    #[arg(short = 'S', long = "tab-separator", help_heading = OUTPUT)]
-    pub tab_separator: bool,
-    /// Full channel and provider names.
-    #[arg(short = 'b', long = "disable-abbreviations", help_heading = OUTPUT)]
-    pub no_abbreviations: bool,
+    /// `-M`, `-S`, `-b` (the Computers, Channels and Providers cells).
+    #[command(flatten)]
+    pub cells: CellStyleArgs,
     /// Only files holding one of these channels (full names, case-insensitive); comma-separated.
     #[arg(
         long = "include-channel",

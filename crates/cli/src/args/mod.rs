@@ -149,7 +149,7 @@ impl Command {
             (t.hayabusa.live_analysis, &mut t.input.paths.dirs)
         }
         fn metrics(m: &mut MetricsArgs) -> (bool, &mut Vec<PathBuf>) {
-            (m.live_analysis, &mut m.input.paths.dirs)
+            (m.source.live_analysis, &mut m.input.paths.dirs)
         }
         Some(match self {
             Command::CsvTimeline(a) => timeline(a),
@@ -162,7 +162,7 @@ impl Command {
             Command::LogonSummary(a) => metrics(&mut a.common),
             Command::ExtractBase64(a) => metrics(a),
             Command::PivotKeywordsList(a) => timeline(&mut a.timeline),
-            Command::Search(a) => (a.live_analysis, &mut a.paths.dirs),
+            Command::Search(a) => (a.source.live_analysis, &mut a.paths.dirs),
             _ => return None,
         })
     }

@@ -2,21 +2,16 @@
 //! level-tuning (Hayabusa 3.9.0's, `-r` a folder defaulting to `rules`) and
 //! update-rules.
 
-use super::groups::{AcceptedConsoleFlags, NoColorFlag, QuietArgs};
+use super::groups::{AcceptedConsoleFlags, NoColorFlag, QuietArgs, RuleFolderArg};
 use clap::Args;
 use std::path::PathBuf;
 
 /// `expand-list` options.
 #[derive(Args, Debug)]
 pub struct ExpandListArgs {
-    /// Rule file or folder, searched recursively for `.yml` files.
-    #[arg(
-        short = 'r',
-        long = "rules",
-        value_name = "DIR/FILE",
-        default_value = "rules"
-    )]
-    pub rules: PathBuf,
+    /// `-r`.
+    #[command(flatten)]
+    pub rules: RuleFolderArg,
     /// Quiet (accepted for Hayabusa's command lines; nothing else is printed).
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
@@ -36,14 +31,9 @@ pub struct LevelTuningArgs {
         default_value = "./rules/config/level_tuning.txt"
     )]
     pub file: PathBuf,
-    /// Rule file or folder whose rules are rewritten.
-    #[arg(
-        short = 'r',
-        long = "rules",
-        value_name = "DIR/FILE",
-        default_value = "rules"
-    )]
-    pub rules: PathBuf,
+    /// `-r`: the rules rewritten.
+    #[command(flatten)]
+    pub rules: RuleFolderArg,
     /// `-q`, `-K`.
     #[command(flatten)]
     pub console: QuietArgs,

@@ -3,8 +3,8 @@
 //! groups.
 
 use super::groups::{
-    ConsoleArgs, ExcelSafe, LogPaths, OutputFormat, OverwriteFile, TargetFileExt, TimeArgs,
-    TimeRangeArgs, ValidateChecksums,
+    CellStyleArgs, ConsoleArgs, ExcelSafe, LiveRecoverArgs, LogPaths, OutputFormat, OverwriteFile,
+    TargetFileExt, TimeArgs, TimeRangeArgs, ValidateChecksums,
 };
 use super::{FILTERING, GENERAL, INPUT, OUTPUT};
 use clap::Args;
@@ -22,13 +22,9 @@ pub struct SearchArgs {
     /// `search`, `-J` is Hayabusa's JSON output).
     #[arg(long = "JSON-input", help_heading = INPUT)]
     pub json_input: bool,
-    /// Search the local Windows event logs (%SystemRoot%\System32\winevt\Logs); on
-    /// Windows only.
-    #[arg(short = 'l', long = "live-analysis", help_heading = INPUT)]
-    pub live_analysis: bool,
-    /// Also search records carved from slack space and damaged chunks.
-    #[arg(short = 'x', long = "recover-records", help_heading = INPUT)]
-    pub recover_records: bool,
+    /// `-l`, `-x`.
+    #[command(flatten)]
+    pub source: LiveRecoverArgs,
     /// `--target-file-ext`.
     #[command(flatten)]
     pub extensions: TargetFileExt,
@@ -103,27 +99,21 @@ pub struct SearchArgs {
     #[arg(
         short = 'J',
         long = "JSON-output",
-        conflicts_with = "jsonl_output",
+        conflicts_with_all = ["jsonl_output", "multiline"],
         help_heading = OUTPUT
     )]
     pub json_output: bool,
     /// JSON Lines: one object per line.
-    #[arg(short = 'L', long = "JSONL-output", help_heading = OUTPUT)]
-    pub jsonl_output: bool,
-    /// One item per line in the AllFieldInfo cell (CSV).
     #[arg(
-        short = 'M',
-        long = "multiline",
-        conflicts_with_all = ["json_output", "jsonl_output", "tab_separator"],
+        short = 'L',
+        long = "JSONL-output",
+        conflicts_with = "multiline",
         help_heading = OUTPUT
     )]
-    pub multiline: bool,
-    /// A tab between the fields of the AllFieldInfo cell (CSV).
-    #[arg(short = 'S', long = "tab-separator", help_heading = OUTPUT)]
-    pub tab_separator: bool,
-    /// Full channel names.
-    #[arg(short = 'b', long = "disable-abbreviations", help_heading = OUTPUT)]
-    pub no_abbreviations: bool,
+    pub jsonl_output: bool,
+    /// `-M`, `-S`, `-b` (the AllFieldInfo cell, CSV).
+    #[command(flatten)]
+    pub cells: CellStyleArgs,
     /// Config folder (abbreviations, channel_eid_info.txt, default_details.txt).
     /// Default: ./rules/config when ./rules is a folder of your own that no one else can
     /// write (as Hayabusa), else the set update-rules downloaded, else the built-in one.

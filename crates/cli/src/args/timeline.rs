@@ -6,8 +6,8 @@
 //! checks (`config::profile`), and pivot-keywords-list accepts any `-p` and ignores it.
 
 use super::groups::{
-    ComputerArgs, InputArgs, NoColorFlag, OutputFormat, OverwriteFiles, QuietArgs, TargetFileExt,
-    ThreadArgs, TimeArgs, TimeRangeArgs, ValidateChecksums,
+    CellStyleArgs, ComputerArgs, InputArgs, NoColorFlag, OutputFormat, OverwriteFiles, QuietArgs,
+    TargetFileExt, ThreadArgs, TimeArgs, TimeRangeArgs, ValidateChecksums,
 };
 use super::rules::RuleArgs;
 use super::{DISPLAY, FILTERING, GENERAL, INPUT, OUTPUT, PROFILING};
@@ -61,20 +61,9 @@ pub struct TimelineArgs {
     #[arg(long = "no-prefilter", hide = true, help_heading = PROFILING)]
     pub no_prefilter: bool,
 
-    /// One item per line inside multi-item cells (Details, tags, …).
-    #[arg(
-        short = 'M',
-        long = "multiline",
-        conflicts_with = "tab_separator",
-        help_heading = OUTPUT
-    )]
-    pub multiline: bool,
-    /// A tab between the items of multi-item cells.
-    #[arg(short = 'S', long = "tab-separator", help_heading = OUTPUT)]
-    pub tab_separator: bool,
-    /// Full level, channel and provider names, and no default Details templates.
-    #[arg(short = 'b', long = "disable-abbreviations", help_heading = OUTPUT)]
-    pub no_abbreviations: bool,
+    /// `-M`, `-S`, `-b`.
+    #[command(flatten)]
+    pub cells: CellStyleArgs,
     /// Recorded values, without the field data mappings (e.g. `%%1842`, `0x1fc`).
     #[arg(short = 'F', long = "no-field-data-mapping", help_heading = OUTPUT)]
     pub no_field_data_mapping: bool,

@@ -68,9 +68,9 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
             .collect();
         // Most events first; a stable sort keeps the files' path order among equals.
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.span.records));
-        let sep = if a.multiline {
+        let sep = if a.cells.multiline {
             "\n"
-        } else if a.tab_separator {
+        } else if a.cells.tab_separator {
             "\t"
         } else {
             " ¦"
@@ -85,7 +85,7 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
                 v.join(sep)
             };
             let plain = |s: &str| s.to_string();
-            let (channels, providers) = if a.no_abbreviations {
+            let (channels, providers) = if a.cells.no_abbreviations {
                 (names(&t.channels, &plain), names(&t.providers, &plain))
             } else {
                 (

@@ -340,7 +340,7 @@ impl<'a> Run<'a> {
         });
         let how = WalkSettings {
             fields,
-            recover: self.args.recover_records,
+            recover: self.args.source.recover_records,
         };
         let walked = walk::<T>(&self.files, how, cx, &|bytes, records| {
             if bar.is_some() {

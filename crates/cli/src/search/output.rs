@@ -73,15 +73,15 @@ fn cells(
     time: &TimeFormat,
     a: &SearchArgs,
 ) -> [String; 8] {
-    let channel = if a.no_abbreviations {
+    let channel = if a.cells.no_abbreviations {
         h.channel.to_string()
     } else {
         names.channel(&h.channel)
     };
     // The timeline's separator, or with -M a line break, with -S a tab.
     let sep = Style {
-        multiline: a.multiline,
-        tab_separator: a.tab_separator,
+        multiline: a.cells.multiline,
+        tab_separator: a.cells.tab_separator,
         ..Style::default()
     }
     .separator();

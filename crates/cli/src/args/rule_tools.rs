@@ -20,16 +20,14 @@ pub struct ExpandListArgs {
     pub color: NoColorFlag,
 }
 
+/// Where Hayabusa keeps the tuning file.
+const TUNING: &str = "./rules/config/level_tuning.txt";
+
 /// `level-tuning` options.
 #[derive(Args, Debug)]
 pub struct LevelTuningArgs {
     /// The tuning file: `id,new_level` lines after a header (Hayabusa's format).
-    #[arg(
-        short = 'f',
-        long = "file",
-        value_name = "FILE",
-        default_value = "./rules/config/level_tuning.txt"
-    )]
+    #[arg(short = 'f', long = "file", value_name = "FILE", default_value = TUNING)]
     pub file: PathBuf,
     /// `-r`: the rules rewritten.
     #[command(flatten)]

@@ -199,7 +199,7 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let inputs = setup.inputs(&set).map_err(PivotError::Scan)?;
     // The rows are only read for the records they name: the smallest profile.
     let (scanner, mut result, _) = setup
-        .scan(Profile::Minimal, set, &inputs.files, false)
+        .scan(Profile::Minimal, set, &inputs.files, false, false)
         .map_err(PivotError::Scan)?;
     let rows = std::mem::take(&mut result.rows)
         .into_vec()

@@ -143,6 +143,7 @@ impl<'a> ScanSetup<'a> {
         set: RuleSet,
         files: &[InputFile],
         file_times: bool,
+        line_breaks: bool,
     ) -> Result<Scanned, String> {
         let a = self.args;
         let filter = crate::filters::record_filter(&a.filter, &set, self.time.zone())?;
@@ -163,7 +164,9 @@ impl<'a> ScanSetup<'a> {
                 files.iter().map(|f| f.size).sum(),
             )
         });
-        let scanner = config::scanner(a, profile, filter, bar.is_some().then_some(progress))
+        let progress = bar.is_some().then_some(progress);
+        let scanner = config::scanner(a, profile, filter, progress)
+            .keep_line_breaks(line_breaks)
             .sort_memory(Some(sort_bytes))
             .file_times(file_times)
             .build(set);

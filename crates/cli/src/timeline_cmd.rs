@@ -108,7 +108,14 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     }
     let time = setup.time();
     let (scanner, mut result, sort_bytes) = timed(&mut phases.scan, || {
-        setup.scan(profile, set, &inputs.files, debug)
+        // JSON keeps the values' line breaks and tabs, as Hayabusa's JSON does.
+        setup.scan(
+            profile,
+            set,
+            &inputs.files,
+            debug,
+            format != OutputFormat::Csv,
+        )
     })?;
     let layout = setup
         .layout(&scanner, &inputs.files, profile)

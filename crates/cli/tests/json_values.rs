@@ -209,3 +209,71 @@ fn values_are_keyed_and_typed_as_hayabusa_writes_them() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+const PROCESS_RULE: &str = "title: Process Started
+id: 00000000-0000-0000-0000-000000000001
+level: low
+status: test
+details: 'Cmdline: %CommandLine% ¦ PID: %ProcessId%'
+logsource: {product: windows, service: sysmon}
+detection: {sel: {EventID: 1}, condition: sel}
+";
+
+/// JSON keeps a value's tabs and line breaks, as Hayabusa 4.0's JSON does, and leaves a
+/// value Details shows out of ExtraFieldInfo; the CSV timeline shows both collapsed to
+/// one line, and keeps the multi-line value in ExtraFieldInfo (as Hayabusa's CSV does).
+#[test]
+fn json_keeps_line_breaks_and_tabs_where_csv_collapses_them() {
+    let dir = scratch("json-line-breaks");
+    let rules = dir.join("rules");
+    std::fs::create_dir_all(rules.join("config")).unwrap();
+    std::fs::write(rules.join("process.yml"), PROCESS_RULE).unwrap();
+    let ev = event(
+        1,
+        7,
+        &[
+            ("CommandLine", "powershell -c&#13;&#10;&#9;whoami  /all"),
+            ("ProcessId", "4242"),
+            ("Description", "line one&#13;&#10;&#9;&#9;line two"),
+            ("Copy", "powershell -c&#13;&#10;&#9;whoami  /all"),
+        ],
+    );
+    std::fs::write(dir.join("log.xml"), format!("<Events>\n{ev}</Events>\n")).unwrap();
+    let (xml, log) = (path(&dir, "log.xml"), path(&dir, "log.evtx"));
+    let out = scanner_utc(&["evtx", "write", "--from", &xml, "-o", &log]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let jsonl = timeline(&dir, "t.jsonl", &["-L"]);
+    let row: Value = serde_json::from_str(jsonl.trim()).unwrap_or_else(|e| panic!("{e}: {jsonl}"));
+    assert_eq!(row["Details"]["Cmdline"], "powershell -c\r\n\twhoami /all");
+    assert_eq!(
+        row["ExtraFieldInfo"],
+        json!({"Description": "line one\r\n\t\tline two"}),
+        "the value Details shows (CommandLine, and Copy, which holds the same) is left out"
+    );
+
+    let csv_out = path(&dir, "t.csv");
+    let o = scanner_utc(&[
+        "csv-timeline",
+        "-f",
+        &log,
+        "-r",
+        &path(&dir, "rules"),
+        "-p",
+        "verbose",
+        "-q",
+        "-C",
+        "-o",
+        &csv_out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let csv = std::fs::read_to_string(&csv_out).unwrap();
+    assert!(
+        csv.contains("\"Cmdline: powershell -c whoami /all ¦ PID: 4242\""),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("Copy: powershell -c whoami /all ¦ Description: line one line two"),
+        "{csv}"
+    );
+}

@@ -49,6 +49,15 @@ impl ScannerBuilder {
         self
     }
 
+    /// Keeps the tabs and line breaks of the values in Details, ExtraFieldInfo and
+    /// AllFieldInfo (runs of spaces still squeezed, the ends trimmed), as Hayabusa's JSON
+    /// timeline shows them; off (the default), every run of whitespace is one space, as
+    /// the CSV timeline shows values.
+    pub fn keep_line_breaks(&mut self, on: bool) -> &mut Self {
+        self.detect.keep_line_breaks = on;
+        self
+    }
+
     /// Renders the Details of rules without a `details` of their own from the config's
     /// default templates (`default_details.txt`, by provider and EventID; the default);
     /// off, such rows show every field, as Hayabusa does without abbreviations.

@@ -126,6 +126,8 @@ pub struct Detector<'a> {
     stats: bool,
     /// Use the buckets' prefilters (off only to measure what they save).
     prefilter: bool,
+    /// Values keep their tabs and line breaks.
+    keep_line_breaks: bool,
 }
 
 /// What the rows of a scan carry and which records it tests.
@@ -146,6 +148,8 @@ pub(crate) struct DetectOptions {
     /// Render rules without a `details` of their own from the config's default
     /// templates (off: they show every field).
     pub(crate) default_details: bool,
+    /// Values keep their tabs and line breaks (the JSON timeline).
+    pub(crate) keep_line_breaks: bool,
 }
 
 impl Default for DetectOptions {
@@ -158,6 +162,7 @@ impl Default for DetectOptions {
             prefilter: true,
             filter: None,
             default_details: true,
+            keep_line_breaks: false,
         }
     }
 }
@@ -252,6 +257,7 @@ impl<'a> Detector<'a> {
             data_mappings,
             stats: options.rule_stats,
             prefilter: options.prefilter,
+            keep_line_breaks: options.keep_line_breaks,
         }
     }
 
@@ -448,6 +454,8 @@ impl<'a> Detector<'a> {
             b.key.push_str(event_id);
             self.templates.defaults.get(b.key.as_str()).copied()
         });
+        b.shown.keep_line_breaks = self.keep_line_breaks;
+        b.fields.keep_line_breaks = self.keep_line_breaks;
         let need_fields = self.all_fields || template.is_none() || self.extra;
         if need_fields && b.fields_for != b.record {
             b.fields.fill(view, &map);

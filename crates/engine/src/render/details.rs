@@ -240,7 +240,11 @@ impl DetailsTemplate {
                 continue;
             }
             let before = o.len();
-            push_collapsed(text, o);
+            if shown.keep_line_breaks {
+                squeeze_spaces_into(text, o);
+            } else {
+                push_collapsed(text, o);
+            }
             if o.len() > before {
                 out.close();
             }
@@ -283,6 +287,9 @@ pub struct Shown {
     lengths: u64,
     /// A value's legacy form, while it is shown.
     legacy: String,
+    /// Values and items keep their tabs and line breaks (spaces squeezed, ends
+    /// trimmed) instead of having every run of whitespace collapsed.
+    pub(crate) keep_line_breaks: bool,
 }
 
 impl Shown {
@@ -292,15 +299,24 @@ impl Shown {
         self.lengths = 0;
     }
 
-    /// Appends a value with its whitespace collapsed and records it as shown.
+    /// Appends a value with its whitespace collapsed (or squeezed, with
+    /// [`Self::keep_line_breaks`]) and records it as shown.
     pub fn push_shown(&mut self, v: &str) {
-        push_shown_into(&mut self.text, &mut self.values, &mut self.lengths, v);
+        let keep = self.keep_line_breaks;
+        push_shown_into(&mut self.text, &mut self.values, &mut self.lengths, v, keep);
     }
 
     /// Shows one field value as [`detail_value`] renders it.
     fn push_value(&mut self, name: &str, raw: &str, map: &RecordMap) {
         let v = detail_value(name, raw, map, &mut self.legacy);
-        push_shown_into(&mut self.text, &mut self.values, &mut self.lengths, &v);
+        let keep = self.keep_line_breaks;
+        push_shown_into(
+            &mut self.text,
+            &mut self.values,
+            &mut self.lengths,
+            &v,
+            keep,
+        );
     }
 
     /// Whether `exact` is a value shown (a trailing comma of the shown value ignored).
@@ -315,9 +331,19 @@ impl Shown {
 }
 
 /// [`Shown::push_shown`] on its parts.
-fn push_shown_into(text: &mut String, values: &mut Vec<(u32, u32)>, lengths: &mut u64, v: &str) {
+fn push_shown_into(
+    text: &mut String,
+    values: &mut Vec<(u32, u32)>,
+    lengths: &mut u64,
+    v: &str,
+    keep_line_breaks: bool,
+) {
     let start = text.len();
-    push_collapsed(v, text);
+    if keep_line_breaks {
+        squeeze_spaces_into(v, text);
+    } else {
+        push_collapsed(v, text);
+    }
     // Kept without its trailing commas, as `contains` compares it.
     let kept = text[start..].trim_end_matches(',').len();
     values.push((start as u32, (start + kept) as u32));

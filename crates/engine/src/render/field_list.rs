@@ -41,6 +41,9 @@ pub struct FieldList {
     shapes: FxHashMap<u64, Shape>,
     /// The same, for views whose paths have an id (`RecordView::paths_id`), by id.
     shapes_by_id: FxHashMap<u64, Shape>,
+    /// Entries show their values with tabs and line breaks kept (`exact`), not
+    /// collapsed.
+    pub(crate) keep_line_breaks: bool,
 }
 
 /// A record's entries and the buffers they are built in.
@@ -342,7 +345,14 @@ impl FieldList {
                 named.iter().position(|&c| c == b':').unwrap_or(named.len())
             };
             o.push(':');
-            let v = at(text, e.value);
+            let v = at(
+                text,
+                if self.keep_line_breaks {
+                    e.exact
+                } else {
+                    e.value
+                },
+            );
             if !v.is_empty() {
                 o.push(' ');
                 o.push_str(v);

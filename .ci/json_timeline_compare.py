@@ -15,18 +15,13 @@ shows with their events; any other kind is unexplained:
 
 - quote: Hayabusa appends a `"` to a value that begins with a quote and does not end
   with one (its `close_unterminated_quote`), so it writes a text the event does not hold.
-- whitespace: Hayabusa's JSON keeps a value's line breaks and tabs, which scanner's rows
-  hold collapsed to single spaces, as both tools' CSV shows them.
-- extra-shown: a field in scanner's ExtraFieldInfo, absent from Hayabusa's, whose value
-  Details shows (Hayabusa compares the values with their line breaks kept, so it finds
-  a multi-line value in Details; scanner, as both tools' CSV, does not).
-- extra-empty: an empty field in Hayabusa's ExtraFieldInfo, absent from scanner's, on a
-  row whose Details shows an empty value: Hayabusa's CSV of the same row leaves it out
-  (one empty value in Details removes every empty field), and so does scanner in both.
+- extra-listed: a field in Hayabusa's ExtraFieldInfo, absent from scanner's, whose value
+  both tools' Details show, identical (a multi-line SPN list; an empty value):
+  ExtraFieldInfo is the fields Details does not show, as Hayabusa itself applies it to
+  other multi-line values (a 4104 ScriptBlockText) and, in its CSV, to empty ones.
 
-quote and extra-empty are Hayabusa's errors (scanner writes what the event holds, the
-same fields as both tools' CSV); whitespace and extra-shown remain to be done (the rows
-would have to keep values as recorded for the JSON timeline: see docs/parity.md).
+Both are Hayabusa's errors: scanner writes what the event holds, and leaves out of
+ExtraFieldInfo every value Details shows.
 
 Prints, per candidate: the detections of each side and both, the objects equal (and
 those equal but for Hayabusa's errors), the fields equal, and the differences by kind
@@ -80,10 +75,6 @@ def same(a, b):
     return a == b
 
 
-def squeezed(v):
-    return " ".join(v.split())
-
-
 def kind(col, key, ref, ours, ref_row, our_row):
     """Which known difference a field is, or None."""
     if isinstance(ref, str) and isinstance(ours, str):
@@ -91,24 +82,20 @@ def kind(col, key, ref, ours, ref_row, our_row):
         quoted = len(ref) > 1 and ref[0] == '"' and ref[-1] == '"' and ref[-2] != '"'
         if quoted and ours == ref[:-1]:
             return "quote"
-        if ours == squeezed(ref) or (quoted and ours == squeezed(ref[:-1])):
-            return "whitespace"
     if col != "ExtraFieldInfo":
         return None
     details = [v for v in our_row.get("Details", {}).values() if isinstance(v, str)]
-    if ref is MISSING and isinstance(ours, str):
+    if ours is MISSING and isinstance(ref, str):
         ref_details = [v for v in ref_row.get("Details", {}).values() if isinstance(v, str)]
-        if any(d != ours and squeezed(d) == ours for d in ref_details):
-            return "extra-shown"
-    if ours is MISSING and ref == "" and "" in details:
-        return "extra-empty"
+        if ref in details and ref in ref_details:
+            return "extra-listed"
     return None
 
 
 MISSING = object()
 
 # The kinds that are Hayabusa's errors.
-HAYABUSA_ERRORS = {"quote", "extra-empty"}
+HAYABUSA_ERRORS = {"quote", "extra-listed"}
 
 
 def compare(ref, cand):

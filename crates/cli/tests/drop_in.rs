@@ -7,7 +7,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{command, root, scratch, text};
+use support::{command, root, scratch, succeeded, text};
 
 const LOG: &str = "testdata/evtx/security.evtx";
 
@@ -242,14 +242,7 @@ fn live_analysis_needs_windows_on_every_command() {
 }
 
 fn ok_in(d: &Path, args: &[&str]) -> String {
-    let out = run_in(d, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    succeeded(args, run_in(d, args))
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-use support::{command, scratch, text};
+use support::{command, scratch, succeeded, text};
 
 const LOG: &str = "testdata/evtx/security.evtx";
 const GENERATED: &str = "testdata/evtx/generated.evtx";
@@ -33,14 +33,7 @@ fn empty_config() -> PathBuf {
 }
 
 fn ok_in(config: &Path, args: &[&str]) -> String {
-    let out = run_with(config, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    succeeded(args, run_with(config, args))
 }
 
 /// What a flag does to the base command's output.

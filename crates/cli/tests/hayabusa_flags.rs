@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::{scanner_utc, scratch, text};
+use support::{scanner_utc, scratch, succeeded, text};
 
 const LOG: &str = "testdata/evtx/security.evtx";
 
@@ -42,14 +42,7 @@ fn rules(name: &str, config: &[(&str, &str)]) -> PathBuf {
 }
 
 fn ok(args: &[&str]) -> String {
-    let out = scanner_utc(args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    succeeded(args, scanner_utc(args))
 }
 
 /// The CSV's rows as (column name → cell) lists.

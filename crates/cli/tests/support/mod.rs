@@ -70,6 +70,18 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The standard output of a run of `args` that must have succeeded (exit 0; its
+/// standard error in the failure message).
+pub fn succeeded(args: &[&str], out: Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
 /// The names of the entries of folder `d`, sorted.
 pub fn names_in(d: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(d)

@@ -50,8 +50,31 @@ struct Charts {
     terminal: Option<Histogram>,
 }
 
+/// `-M` and `-S` shape CSV cells only: with a JSON output they are refused, as Hayabusa
+/// 4.0 refuses them with `-t json|jsonl` (`-R` applies to JSON too: its `DUP`).
+fn check_csv_only(a: &TimelineArgs, format: OutputFormat) -> Result<(), String> {
+    let flags = [
+        (a.cells.multiline, "-M, --multiline"),
+        (a.cells.tab_separator, "-S, --tab-separator"),
+    ];
+    let given: Vec<&str> = flags
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, f)| *f)
+        .collect();
+    if format == OutputFormat::Csv || given.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the following option(s) only apply to CSV output and cannot be used with JSON output \
+         (-t json|jsonl, json-timeline): {}",
+        given.join(", ")
+    ))
+}
+
 fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32, String> {
     let started = Instant::now();
+    check_csv_only(a, format)?;
     let setup = ScanSetup::new(a)?;
     if let Some(dir) = &a.hayabusa.geo_ip {
         return Err(format!(

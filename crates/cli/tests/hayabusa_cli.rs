@@ -150,6 +150,48 @@ fn dfir_timeline_does_what_csv_and_json_timeline_do() {
 }
 
 #[test]
+fn csv_only_flags_are_refused_with_json_output_as_hayabusa_4_refuses_them() {
+    let config = empty_config();
+    let common = ["-f", LOG, "-q", "-N", "-U"];
+    for cmd in [
+        &["dfir-timeline", "-t", "json"][..],
+        &["dfir-timeline", "-t", "jsonl"],
+        &["dfir-timeline", "--output-type", "JSONL"],
+        &["json-timeline"],
+        &["json-timeline", "-L"],
+    ] {
+        for (flag, named) in [
+            ("-M", "-M, --multiline"),
+            ("--multiline", "-M, --multiline"),
+            ("-S", "-S, --tab-separator"),
+            ("--tab-separator", "-S, --tab-separator"),
+        ] {
+            let args: Vec<&str> = cmd.iter().chain(&common).chain([&flag]).copied().collect();
+            let out = run_with(&config, &args);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains("only apply to CSV output") && err.contains(named),
+                "{args:?}: {err}"
+            );
+            assert!(out.stdout.is_empty(), "{args:?} wrote a timeline");
+        }
+    }
+    // With CSV they shape the cells; -R (DUP) applies to JSON too, as in Hayabusa 4.0
+    // (its source keeps -R out of the refused flags): both runs succeed.
+    let csv = ok_in(
+        &config,
+        &["dfir-timeline", "-t", "csv", "-M", "-f", LOG, "-q", "-N"],
+    );
+    assert!(csv.contains("\r\n"), "-M's line breaks inside cells");
+    let dup = ok_in(
+        &config,
+        &["dfir-timeline", "-t", "jsonl", "-R", "-f", LOG, "-q", "-N"],
+    );
+    assert!(dup.starts_with("{ \"Timestamp\""), "{dup}");
+}
+
+#[test]
 fn html_report_is_written_under_either_spelling() {
     let d = scratch("html-spelling");
     let config = empty_config();

@@ -76,12 +76,8 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     let started = Instant::now();
     check_csv_only(a, format)?;
     let setup = ScanSetup::new(a)?;
-    if let Some(dir) = &a.hayabusa.geo_ip {
-        return Err(format!(
-            "-G/--GeoIP {}: GeoIP lookup (MaxMind GeoLite2 databases) is not built in; run without -G",
-            dir.display()
-        ));
-    }
+    // Read whole before anything else: a missing or damaged database ends the run here.
+    let geo = setup.geo_ip()?;
     let profile = setup.profile()?;
     for target in setup.outputs() {
         check_target(target, a.overwrite.clobber)?;
@@ -98,6 +94,13 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
         (set, found)
     });
     let (set, critical) = set?;
+    if geo.is_some() && set.config().geoip.is_none() {
+        return Err(
+            "-G/--geo-ip: the rules config has no geoip_field_mapping.yaml (which fields of which \
+             events to look up); give -r a rules folder whose config/ has one"
+                .into(),
+        );
+    }
     if debug {
         crate::rules_cmd::print_timings(&set);
     }
@@ -142,7 +145,8 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     })?;
     let layout = setup
         .layout(&scanner, &inputs.files, profile)
-        .with_critical_systems(critical);
+        .with_critical_systems(critical)
+        .with_geo(geo.as_ref());
     let rows = std::mem::take(&mut result.rows);
     if debug {
         eprintln!(

@@ -192,6 +192,78 @@ fn csv_only_flags_are_refused_with_json_output_as_hayabusa_4_refuses_them() {
 }
 
 #[test]
+fn geo_ip_in_every_spelling_adds_the_same_columns() {
+    use support::mmdb::{database, map, named, s};
+    let d = scratch("geoip-spelling");
+    let rules = d.join("rules");
+    std::fs::create_dir_all(rules.join("config")).unwrap();
+    write(
+        &rules.join("r.yml"),
+        "title: Logon\nid: 00000000-0000-0000-0000-00000000bb01\nlevel: low\n\
+         logsource: {product: windows, service: security}\n\
+         detection: {s: {EventID: 4624}, condition: s}\n",
+    );
+    write(
+        &rules.join("config/geoip_field_mapping.yaml"),
+        "SrcIP: ['%IpAddress%']\nTgtIP: []\nFilter:\n  - Security: [4624]\n",
+    );
+    let dbs = d.join("geoip");
+    std::fs::create_dir_all(&dbs).unwrap();
+    let net = |v| vec![("203.0.113.0".parse().unwrap(), 24, v)];
+    let values = [
+        (
+            "GeoLite2-ASN",
+            map(&[("autonomous_system_organization", s("Example Transit"))]),
+        ),
+        ("GeoLite2-Country", map(&[("country", named("Japan"))])),
+        ("GeoLite2-City", map(&[("city", named("Tokyo"))])),
+    ];
+    for (kind, v) in values {
+        std::fs::write(dbs.join(format!("{kind}.mmdb")), database(kind, &net(v))).unwrap();
+    }
+    let (r, g) = (rules.to_str().unwrap(), dbs.to_str().unwrap());
+    let base = ["csv-timeline", "-f", LOG, "-r", r, "-q", "-N", "-U"];
+    let config = empty_config();
+    let with = |flag: &str| ok_in(&config, &[&base[..], &[flag, g]].concat());
+    let out = with("-G");
+    assert_eq!(with("--geo-ip"), out);
+    assert_eq!(with("--GeoIP"), out);
+    assert_ne!(ok_in(&config, &base), out, "-G changed nothing");
+    assert!(
+        out.lines().next().unwrap().ends_with(
+            "\"SrcASN\",\"SrcCountry\",\"SrcCity\",\"TgtASN\",\"TgtCountry\",\"TgtCity\""
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\"Example Transit\",\"Japan\",\"Tokyo\",\"\",\"\",\"\""),
+        "{out}"
+    );
+    // 4.0's full command line with -G and -s runs unchanged.
+    let four = [
+        "dfir-timeline",
+        "-d",
+        "testdata/evtx",
+        "-r",
+        r,
+        "-o",
+        "-",
+        "-w",
+        "-p",
+        "verbose",
+        "-U",
+        "-q",
+        "-C",
+        "-s",
+        "-N",
+        "-G",
+        g,
+    ];
+    assert!(ok_in(&config, &four).contains("\"Japan\",\"Tokyo\""));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
 fn html_report_is_written_under_either_spelling() {
     let d = scratch("html-spelling");
     let config = empty_config();

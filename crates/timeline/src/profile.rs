@@ -132,7 +132,15 @@ impl Column {
     /// Whether the column is one of `-G`'s (which the JSON timeline writes inside
     /// Details and AllFieldInfo, as Hayabusa does).
     pub fn is_geo(self) -> bool {
-        Column::GEO.iter().any(|(_, c)| *c == self)
+        matches!(
+            self,
+            Column::SrcASN
+                | Column::SrcCountry
+                | Column::SrcCity
+                | Column::TgtASN
+                | Column::TgtCountry
+                | Column::TgtCity
+        )
     }
 
     /// Whether the JSON timeline writes the cell as an object of its `name: value` items.

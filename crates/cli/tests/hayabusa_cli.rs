@@ -260,6 +260,13 @@ fn geo_ip_in_every_spelling_adds_the_same_columns() {
         g,
     ];
     assert!(ok_in(&config, &four).contains("\"Japan\",\"Tokyo\""));
+    // pivot-keywords-list writes no timeline columns: -G is refused there, not ignored.
+    let out = run_with(
+        &config,
+        &["pivot-keywords-list", "-f", LOG, "-r", r, "-q", "-G", g],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("pivot-keywords-list writes none"));
     std::fs::remove_dir_all(d).unwrap();
 }
 

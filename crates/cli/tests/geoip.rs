@@ -192,7 +192,17 @@ fn expected() -> Vec<(u32, [&'static str; 6])> {
 #[test]
 fn csv_gets_hayabusa_s_six_columns_value_for_value() {
     let c = case("geoip-csv", true);
-    for profile in ["minimal", "verbose", "super-verbose", "timesketch-minimal"] {
+    let profiles = [
+        "minimal",
+        "standard",
+        "verbose",
+        "all-field-info",
+        "all-field-info-verbose",
+        "super-verbose",
+        "timesketch-minimal",
+        "timesketch-verbose",
+    ];
+    for profile in profiles {
         let args = [
             "csv-timeline",
             "-d",

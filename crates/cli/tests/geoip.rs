@@ -256,6 +256,26 @@ fn csv_gets_hayabusa_s_six_columns_value_for_value() {
             .collect();
         assert_eq!(got, want, "{profile}");
     }
+    // With -x, RecoveredRecord comes after them, as in Hayabusa 4.0's profile.
+    let x = [
+        "csv-timeline",
+        "-d",
+        &c.logs,
+        "-r",
+        &c.rules,
+        "-G",
+        &c.dbs,
+        "-x",
+        "-q",
+        "-N",
+    ];
+    let out = succeeded(&x, scanner_utc(&x));
+    assert!(
+        out.lines().next().unwrap().ends_with(
+            "\"SrcASN\",\"SrcCountry\",\"SrcCity\",\"TgtASN\",\"TgtCountry\",\"TgtCity\",\"RecoveredRecord\""
+        ),
+        "{out}"
+    );
     // Rows spilled to disk and merged back keep their addresses.
     let base = [
         "csv-timeline",

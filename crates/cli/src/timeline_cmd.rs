@@ -76,23 +76,22 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     let started = Instant::now();
     check_csv_only(a, format)?;
     let setup = ScanSetup::new(a)?;
-    // Read whole before anything else: a missing or damaged database ends the run here.
-    let geo = setup.geo_ip()?;
     let profile = setup.profile()?;
     for target in setup.outputs() {
         check_target(target, a.overwrite.clobber)?;
     }
     setup.start_threads()?;
     let mut phases = PhaseTimes::default();
-    // The input files are looked for while the rules load: neither needs the other.
-    let (set, found) = std::thread::scope(|s| {
+    // The input files are looked for, and -G's databases read whole, while the rules
+    // load: none needs the others. A missing or damaged database ends the run before
+    // the scan.
+    let (set, found, geo) = std::thread::scope(|s| {
         let finding = s.spawn(|| setup.find_inputs());
+        let reading = s.spawn(|| setup.geo_ip());
         let set = timed(&mut phases.load, || load(&setup, a));
-        let found = finding
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (set, found)
+        (set, joined(finding), joined(reading))
     });
+    let geo = geo?;
     let (set, critical) = set?;
     if geo.is_some() && set.config().geoip.is_none() {
         return Err(
@@ -198,6 +197,12 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
         );
     }
     Ok(code)
+}
+
+/// What a scoped thread returned; its panic goes on in the caller.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Loads the rules and the critical systems and prints the load report.

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compares scanner's logon-summary CSVs with Hayabusa 3.9.0's for the same corpus.
+"""Compares scanner's logon-summary CSVs with Hayabusa 3.9.0's (or 4.0's) for the same
+corpus.
 
 usage: logon_summary_compare.py REFERENCE_DIR OUR_DIR   (both hold
 logon-summary-successful.csv and logon-summary-failed.csv)
@@ -45,29 +46,36 @@ def compare(name, ref, ours):
     assert not missing, f"{name}: no column {missing} in {h2}"
     # 3.9.0's columns, in its order, from scanner's rows.
     o = [[x[h2.index(c)] for c in h1] for x in o]
-    added = [x for x in o if x[1] in ADDED_EVENTS]
-    o = [tuple(x) for x in o if x[1] not in ADDED_EVENTS]
+    # 4.0 (its First/Last columns) writes the events it added; 3.9.0 does not.
+    four = any(c.startswith("First ") for c in h1)
+    ev = h1.index("Event")
+    added = [] if four else [x for x in o if x[ev] in ADDED_EVENTS]
+    o = [tuple(x) for x in o if four or x[ev] not in ADDED_EVENTS]
     rc, oc = Counter(tuple(x) for x in r), Counter(o)
     equal = sum((rc & oc).values())
+    # The explained rows are keyed by 3.9.0's ten columns (4.0's First/Last columns left
+    # out), so that they name the same rows in either reference.
+    ten = [i for i, c in enumerate(h1) if not c.startswith(("First ", "Last "))]
+    key = lambda x: tuple(x[i] for i in ten)
     bad = []
     explained = 0
     for x, n in (oc - rc).items():
-        if x in EXPLAINED_OURS:
+        if key(x) in EXPLAINED_OURS:
             explained += n
         else:
             bad.append(f"only scanner: {x}")
     for x, n in (rc - oc).items():
-        if x in EXPLAINED_REF:
+        if key(x) in EXPLAINED_REF:
             explained += n
         else:
             bad.append(f"only Hayabusa: {x}")
-    print(f"{name}: {equal} of {len(r)} rows equal ({len(o)} of scanner's 3.9.0 rows; "
+    print(f"{name}: {equal} of {len(r)} rows equal ({len(o)} of scanner's rows compared; "
           f"{explained} differ as explained in .ci/logon_summary_compare.py; "
-          f"{len(added)} rows of 4.0's added events)")
+          f"{len(added)} rows of 4.0's added events{' (compared: 4.0 writes them)' if four else ''})")
     for b in bad:
         print(f"  {b}")
-    unexplained_ref = sum(n for x, n in (rc - oc).items() if x not in EXPLAINED_REF)
-    unexplained_ours = sum(n for x, n in (oc - rc).items() if x not in EXPLAINED_OURS)
+    unexplained_ref = sum(n for x, n in (rc - oc).items() if key(x) not in EXPLAINED_REF)
+    unexplained_ours = sum(n for x, n in (oc - rc).items() if key(x) not in EXPLAINED_OURS)
     ok_ref = not r or (len(r) - unexplained_ref) / len(r) >= 0.99
     ok_ours = not o or (len(o) - unexplained_ours) / len(o) >= 0.99
     return ok_ref and ok_ours

@@ -174,6 +174,13 @@ pub fn file_name(prefix: &Path, category: &str) -> PathBuf {
 fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let t = &a.timeline;
     let setup = ScanSetup::new(t).map_err(PivotError::Scan)?;
+    // The lists have no columns to add: -G is the timelines' (as in Hayabusa 4.0).
+    if t.hayabusa.geo_ip.is_some() {
+        return Err(PivotError::Scan(
+            "-G/--geo-ip adds timeline columns: pivot-keywords-list writes none; run without it"
+                .into(),
+        ));
+    }
     // The timeline's choice of rule set: -r, else ./rules (Hayabusa 3.9.0's
     // pivot-keywords-list has no -r and always reads ./rules), else the installed set.
     let choice = setup.rule_choice();

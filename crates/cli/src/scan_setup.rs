@@ -17,7 +17,7 @@ use crate::rule_choice::RuleChoice;
 use scanner_engine::{Progress, ScanResult, Scanner, SortedRows};
 use scanner_input::{InputError, InputFile, InputKind};
 use scanner_rules::RuleSet;
-use scanner_timeline::{Layout, Profile, TimeFormat};
+use scanner_timeline::{GeoIp, Layout, Profile, TimeFormat};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,6 +79,17 @@ impl<'a> ScanSetup<'a> {
             .into_iter()
             .chain(others.into_iter().flatten().map(PathBuf::as_path))
             .collect()
+    }
+
+    /// `-G DIR`'s three GeoLite2 databases, read; the error names the file missing or
+    /// damaged.
+    pub fn geo_ip(&self) -> Result<Option<GeoIp>, String> {
+        let Some(dir) = &self.args.hayabusa.geo_ip else {
+            return Ok(None);
+        };
+        GeoIp::open(dir)
+            .map(Some)
+            .map_err(|e| format!("-G/--geo-ip: {e}"))
     }
 
     /// Starts the worker threads `-t` asks for.
@@ -169,6 +180,7 @@ impl<'a> ScanSetup<'a> {
             .keep_line_breaks(line_breaks)
             .sort_memory(Some(sort_bytes))
             .file_times(file_times)
+            .geo_ip(a.hayabusa.geo_ip.is_some())
             .build(set);
         let result = scanner.scan_sorted(files);
         if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {

@@ -543,6 +543,7 @@ mod tests {
             details: Items::default(),
             extra: None,
             all_fields: None,
+            geo: None,
         }
     }
 

@@ -50,31 +50,56 @@ struct Charts {
     terminal: Option<Histogram>,
 }
 
+/// `-M` and `-S` shape CSV cells only: with a JSON output they are refused, as Hayabusa
+/// 4.0 refuses them with `-t json|jsonl` (`-R` applies to JSON too: its `DUP`).
+fn check_csv_only(a: &TimelineArgs, format: OutputFormat) -> Result<(), String> {
+    let flags = [
+        (a.cells.multiline, "-M, --multiline"),
+        (a.cells.tab_separator, "-S, --tab-separator"),
+    ];
+    let given: Vec<&str> = flags
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, f)| *f)
+        .collect();
+    if format == OutputFormat::Csv || given.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the following option(s) only apply to CSV output and cannot be used with JSON output \
+         (-t json|jsonl, json-timeline): {}",
+        given.join(", ")
+    ))
+}
+
 fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32, String> {
     let started = Instant::now();
+    check_csv_only(a, format)?;
     let setup = ScanSetup::new(a)?;
-    if let Some(dir) = &a.hayabusa.geo_ip {
-        return Err(format!(
-            "-G/--GeoIP {}: GeoIP lookup (MaxMind GeoLite2 databases) is not built in; run without -G",
-            dir.display()
-        ));
-    }
     let profile = setup.profile()?;
     for target in setup.outputs() {
         check_target(target, a.overwrite.clobber)?;
     }
     setup.start_threads()?;
     let mut phases = PhaseTimes::default();
-    // The input files are looked for while the rules load: neither needs the other.
-    let (set, found) = std::thread::scope(|s| {
+    // The input files are looked for, and -G's databases read whole, while the rules
+    // load: none needs the others. A missing or damaged database ends the run before
+    // the scan.
+    let (set, found, geo) = std::thread::scope(|s| {
         let finding = s.spawn(|| setup.find_inputs());
+        let reading = s.spawn(|| setup.geo_ip());
         let set = timed(&mut phases.load, || load(&setup, a));
-        let found = finding
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (set, found)
+        (set, joined(finding), joined(reading))
     });
+    let geo = geo?;
     let (set, critical) = set?;
+    if geo.is_some() && set.config().geoip.is_none() {
+        return Err(
+            "-G/--geo-ip: the rules config has no geoip_field_mapping.yaml (which fields of which \
+             events to look up); give -r a rules folder whose config/ has one"
+                .into(),
+        );
+    }
     if debug {
         crate::rules_cmd::print_timings(&set);
     }
@@ -119,7 +144,8 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     })?;
     let layout = setup
         .layout(&scanner, &inputs.files, profile)
-        .with_critical_systems(critical);
+        .with_critical_systems(critical)
+        .with_geo(geo.as_ref());
     let rows = std::mem::take(&mut result.rows);
     if debug {
         eprintln!(
@@ -171,6 +197,12 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
         );
     }
     Ok(code)
+}
+
+/// What a scoped thread returned; its panic goes on in the caller.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Loads the rules and the critical systems and prints the load report.

@@ -150,6 +150,127 @@ fn dfir_timeline_does_what_csv_and_json_timeline_do() {
 }
 
 #[test]
+fn csv_only_flags_are_refused_with_json_output_as_hayabusa_4_refuses_them() {
+    let config = empty_config();
+    let common = ["-f", LOG, "-q", "-N", "-U"];
+    for cmd in [
+        &["dfir-timeline", "-t", "json"][..],
+        &["dfir-timeline", "-t", "jsonl"],
+        &["dfir-timeline", "--output-type", "JSONL"],
+        &["json-timeline"],
+        &["json-timeline", "-L"],
+    ] {
+        for (flag, named) in [
+            ("-M", "-M, --multiline"),
+            ("--multiline", "-M, --multiline"),
+            ("-S", "-S, --tab-separator"),
+            ("--tab-separator", "-S, --tab-separator"),
+        ] {
+            let args: Vec<&str> = cmd.iter().chain(&common).chain([&flag]).copied().collect();
+            let out = run_with(&config, &args);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains("only apply to CSV output") && err.contains(named),
+                "{args:?}: {err}"
+            );
+            assert!(out.stdout.is_empty(), "{args:?} wrote a timeline");
+        }
+    }
+    // With CSV they shape the cells; -R (DUP) applies to JSON too, as in Hayabusa 4.0
+    // (its source keeps -R out of the refused flags): both runs succeed.
+    let csv = ok_in(
+        &config,
+        &["dfir-timeline", "-t", "csv", "-M", "-f", LOG, "-q", "-N"],
+    );
+    assert!(csv.contains("\r\n"), "-M's line breaks inside cells");
+    let dup = ok_in(
+        &config,
+        &["dfir-timeline", "-t", "jsonl", "-R", "-f", LOG, "-q", "-N"],
+    );
+    assert!(dup.starts_with("{ \"Timestamp\""), "{dup}");
+}
+
+#[test]
+fn geo_ip_in_every_spelling_adds_the_same_columns() {
+    use support::mmdb::{database, map, named, s};
+    let d = scratch("geoip-spelling");
+    let rules = d.join("rules");
+    std::fs::create_dir_all(rules.join("config")).unwrap();
+    write(
+        &rules.join("r.yml"),
+        "title: Logon\nid: 00000000-0000-0000-0000-00000000bb01\nlevel: low\n\
+         logsource: {product: windows, service: security}\n\
+         detection: {s: {EventID: 4624}, condition: s}\n",
+    );
+    write(
+        &rules.join("config/geoip_field_mapping.yaml"),
+        "SrcIP: ['%IpAddress%']\nTgtIP: []\nFilter:\n  - Security: [4624]\n",
+    );
+    let dbs = d.join("geoip");
+    std::fs::create_dir_all(&dbs).unwrap();
+    let net = |v| vec![("203.0.113.0".parse().unwrap(), 24, v)];
+    let values = [
+        (
+            "GeoLite2-ASN",
+            map(&[("autonomous_system_organization", s("Example Transit"))]),
+        ),
+        ("GeoLite2-Country", map(&[("country", named("Japan"))])),
+        ("GeoLite2-City", map(&[("city", named("Tokyo"))])),
+    ];
+    for (kind, v) in values {
+        std::fs::write(dbs.join(format!("{kind}.mmdb")), database(kind, &net(v))).unwrap();
+    }
+    let (r, g) = (rules.to_str().unwrap(), dbs.to_str().unwrap());
+    let base = ["csv-timeline", "-f", LOG, "-r", r, "-q", "-N", "-U"];
+    let config = empty_config();
+    let with = |flag: &str| ok_in(&config, &[&base[..], &[flag, g]].concat());
+    let out = with("-G");
+    assert_eq!(with("--geo-ip"), out);
+    assert_eq!(with("--GeoIP"), out);
+    assert_ne!(ok_in(&config, &base), out, "-G changed nothing");
+    assert!(
+        out.lines().next().unwrap().ends_with(
+            "\"SrcASN\",\"SrcCountry\",\"SrcCity\",\"TgtASN\",\"TgtCountry\",\"TgtCity\""
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\"Example Transit\",\"Japan\",\"Tokyo\",\"\",\"\",\"\""),
+        "{out}"
+    );
+    // 4.0's full command line with -G and -s runs unchanged.
+    let four = [
+        "dfir-timeline",
+        "-d",
+        "testdata/evtx",
+        "-r",
+        r,
+        "-o",
+        "-",
+        "-w",
+        "-p",
+        "verbose",
+        "-U",
+        "-q",
+        "-C",
+        "-s",
+        "-N",
+        "-G",
+        g,
+    ];
+    assert!(ok_in(&config, &four).contains("\"Japan\",\"Tokyo\""));
+    // pivot-keywords-list writes no timeline columns: -G is refused there, not ignored.
+    let out = run_with(
+        &config,
+        &["pivot-keywords-list", "-f", LOG, "-r", r, "-q", "-G", g],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("pivot-keywords-list writes none"));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
 fn html_report_is_written_under_either_spelling() {
     let d = scratch("html-spelling");
     let config = empty_config();

@@ -1,6 +1,6 @@
 //! Hayabusa 3.9.0's timeline flags that scanner used to refuse: `--target-file-ext`,
 //! `-P/--proven-rules`, `-R/--remove-duplicate-data`, `--no-pwsh-field-extraction`,
-//! `-G/--GeoIP`, and the levels raised by `critical_systems.txt`, on files the tests
+//! and the levels raised by `critical_systems.txt`, on files the tests
 //! make.
 
 mod support;
@@ -217,18 +217,4 @@ detection:
         .collect();
     assert!(!ok(&off).contains("Classic PowerShell host"));
     std::fs::remove_dir_all(d).unwrap();
-}
-
-#[test]
-fn geoip_is_refused_with_a_clear_error() {
-    for flag in ["-G", "--GeoIP", "--geo-ip"] {
-        let out = scanner_utc(&["csv-timeline", "-f", LOG, "-q", flag, "/tmp"]);
-        assert_eq!(out.status.code(), Some(1), "{flag}");
-        let err = text(&out.stderr);
-        assert!(
-            err.contains("GeoIP lookup") && err.contains("not built in"),
-            "{err}"
-        );
-        assert!(out.stdout.is_empty());
-    }
 }

@@ -49,7 +49,7 @@ pub use items::{Item, ItemEnd, ItemIter, Items, ItemsBuf};
 pub use progress::{Progress, ProgressSnapshot};
 pub use render::all_fields::AllFields;
 pub use render::details::template_items;
-pub use row::{CorrelationOrigin, DetectInfo, Names, Origin, RuleRef};
+pub use row::{CorrelationOrigin, DetectInfo, GeoAddrs, Names, Origin, RuleRef};
 pub use scan::{ScanResult, ScanStats};
 pub use scanner::{Scanner, ScannerBuilder};
 pub use sort::merge::SortedRows;

@@ -55,6 +55,18 @@ pub struct CorrelationOrigin {
     pub event_ids: Items,
 }
 
+/// The addresses `-G` looks up for a row ([`crate::ScannerBuilder::geo_ip`]): the
+/// event's source and target IP fields as recorded, each the first of its
+/// `geoip_field_mapping.yaml` placeholders (`SrcIP`, `TgtIP`) the event has; `None` when
+/// it has none, or an empty one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct GeoAddrs {
+    /// The source address.
+    pub src: Option<CompactString>,
+    /// The target address.
+    pub tgt: Option<CompactString>,
+}
+
 /// A detection, slim: the rule is an index, strings are compact.
 #[derive(Debug, Clone)]
 pub struct DetectInfo {
@@ -81,6 +93,9 @@ pub struct DetectInfo {
     pub extra: Option<Items>,
     /// AllFieldInfo (every event-data field), only when the profile prints it.
     pub all_fields: Option<Items>,
+    /// The addresses `-G` looks up: only with [`crate::ScannerBuilder::geo_ip`], for
+    /// events its mapping's `Filter` lists that have either address.
+    pub geo: Option<Box<GeoAddrs>>,
 }
 
 /// A row's computers, channels or EventIDs: the record's one, or a correlation's list.
@@ -135,6 +150,7 @@ impl DetectInfo {
         Option<&Items>,
         Option<&Items>,
         bool,
+        Option<&GeoAddrs>,
     ) {
         let sources = match &self.origin {
             Origin::Record { .. } => None,
@@ -150,6 +166,7 @@ impl DetectInfo {
             self.extra.as_ref(),
             self.all_fields.as_ref(),
             self.recovered,
+            self.geo.as_deref(),
         )
     }
 
@@ -204,6 +221,11 @@ impl DetectInfo {
             + self.details.heap_bytes()
             + self.extra.as_ref().map_or(0, Items::heap_bytes)
             + self.all_fields.as_ref().map_or(0, Items::heap_bytes)
+            + self.geo.as_ref().map_or(0, |g| {
+                std::mem::size_of::<GeoAddrs>()
+                    + g.src.as_ref().map_or(0, heap)
+                    + g.tgt.as_ref().map_or(0, heap)
+            })
             + origin
     }
 }

@@ -66,6 +66,14 @@ impl ScannerBuilder {
         self
     }
 
+    /// Rows of the events the config's `geoip_field_mapping.yaml` lists carry their
+    /// source and target addresses ([`crate::DetectInfo::geo`]), for `-G`'s lookups; off
+    /// by default, and nothing is read when the config has no such file.
+    pub fn geo_ip(&mut self, on: bool) -> &mut Self {
+        self.detect.geo_ip = on;
+        self
+    }
+
     /// Times every rule evaluation ([`ScanResult::rule_stats`]); off by default, and
     /// free when off.
     pub fn rule_stats(&mut self, on: bool) -> &mut Self {
@@ -126,7 +134,7 @@ impl ScannerBuilder {
     /// Prepares `set` for scanning this way: interns the fields rows are built from and
     /// compiles the Details templates.
     pub fn build(&self, mut set: RuleSet) -> Scanner {
-        let prepared = prepare(&mut set, self.detect.default_details);
+        let prepared = prepare(&mut set, self.detect.default_details, self.detect.geo_ip);
         Scanner {
             set,
             prepared,

@@ -38,6 +38,9 @@ pub struct Config {
     pub placeholders: FxHashMap<String, Vec<String>>,
     /// `data_mapping/*.yaml`: how to display some fields of some events.
     pub data_mappings: Vec<DataMapping>,
+    /// `geoip_field_mapping.yaml`: the fields `-G` looks up, and in which events;
+    /// `None` when the folder has no such file.
+    pub geoip: Option<crate::GeoIpMapping>,
     /// Files of the folder that could not be read or parsed (a scan must not go on
     /// without them: see [`LoadReport::config_failures`](crate::LoadReport)).
     pub errors: Vec<LoadError>,
@@ -204,6 +207,15 @@ impl Config {
             match text_file::read_noting(&p, TextFile::Config, seen) {
                 Ok(t) => c.add_file(n, &t),
                 Err(e) => c.errors.push(read_error(&p, e)),
+            }
+        }
+        let geoip = dir.join("geoip_field_mapping.yaml");
+        if seen.stat(&geoip).is_some() {
+            let parsed = text_file::read_noting(&geoip, TextFile::Config, seen)
+                .and_then(|t| crate::GeoIpMapping::parse(&t));
+            match parsed {
+                Ok(m) => c.geoip = Some(m),
+                Err(e) => c.errors.push(read_error(&geoip, e)),
             }
         }
         let maps = dir.join("data_mapping");

@@ -78,6 +78,7 @@ mod correlation;
 mod error;
 mod event;
 mod fields;
+mod geoip_mapping;
 mod index;
 mod load;
 mod logsource;
@@ -100,6 +101,7 @@ pub use crate::{
     error::{ErrorKind, RuleError},
     event::{push_lowercase, push_lowercase_same_length, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHashSet, FxHasher, CHANNEL, EVENT_ID},
+    geoip_mapping::GeoIpMapping,
     load::{load, LoadOptions, RuleSelect, RuleSource},
     matcher::{RegexCache, REGEX_BUDGET},
     meta::{Level, RuleMeta},

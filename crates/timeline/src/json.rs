@@ -181,10 +181,19 @@ impl Form {
     }
 }
 
-/// Writes a field list's items as an object at `depth`: each key once, in the order
-/// first seen; a key given more than once gets an array of its values, as strings.
-fn object(items: ItemIter<'_>, keys: Keys, form: Form, depth: usize, out: &mut Vec<u8>) {
-    let pairs: Vec<(&str, &str)> = items.map(|i| field_key(i, keys)).collect();
+/// Writes a field list's items, then the pairs of `more`, as an object at `depth`: each
+/// key once, in the order first seen; a key given more than once gets an array of its
+/// values, as strings.
+fn object(
+    items: ItemIter<'_>,
+    more: &[(&str, &str)],
+    keys: Keys,
+    form: Form,
+    depth: usize,
+    out: &mut Vec<u8>,
+) {
+    let mut pairs: Vec<(&str, &str)> = items.map(|i| field_key(i, keys)).collect();
+    pairs.extend_from_slice(more);
     form.open(b'{', depth, out);
     let mut n = 0;
     for (i, (name, first)) in pairs.iter().enumerate() {
@@ -218,18 +227,24 @@ fn array<'v>(values: impl Iterator<Item = &'v str>, form: Form, depth: usize, ou
 }
 
 /// Appends one row as a JSON object to `out`, in `form`. `details` keys the Details
-/// items; `joined` is a buffer for list cells written as one value.
+/// items; `joined` is a buffer for list cells written as one value. `-G`'s columns are
+/// not keys of the row: `geo`, their cells other than `-`, is added to a Details or
+/// AllFieldInfo object that has items, as Hayabusa 4.0 writes them.
 fn push_row<'c>(
     names: &[(&str, Column)],
     cells: impl Iterator<Item = CellRef<'c>>,
     form: Form,
     details: Keys,
+    geo: &[(&str, &str)],
     joined: &mut String,
     out: &mut Vec<u8>,
 ) {
     form.open(b'{', 1, out);
     let mut n = 0;
     for ((name, col), v) in names.iter().zip(cells) {
+        if col.is_geo() {
+            continue;
+        }
         let items = match v {
             // A text (in a field-list column, `-R`'s mark for the whole cell).
             CellRef::Text(t) => {
@@ -253,7 +268,12 @@ fn push_row<'c>(
                 } else {
                     Keys::Labels
                 };
-                object(items, keys, form, 2, out);
+                let more = match c {
+                    Column::ExtraFieldInfo => &[][..],
+                    _ if items.len() == 0 => &[],
+                    _ => geo,
+                };
+                object(items, more, keys, form, 2, out);
             }
             Column::MitreTactics | Column::MitreTags | Column::OtherTags => {
                 let mut texts = items.map(|i| i.text().trim()).filter(|v| !v.is_empty());
@@ -289,6 +309,7 @@ pub fn row_json(names: &[(&str, Column)], cells: &[Cell], indent: Option<&'stati
         cells,
         form,
         Keys::Labels,
+        &[],
         &mut String::new(),
         &mut out,
     );
@@ -303,6 +324,8 @@ pub struct JsonEncoder<'w, 'a> {
     form: Form,
     /// A list cell's items joined.
     joined: String,
+    /// The layout has `-G`'s columns.
+    geo: bool,
 }
 
 impl<'w, 'a> JsonEncoder<'w, 'a> {
@@ -312,6 +335,7 @@ impl<'w, 'a> JsonEncoder<'w, 'a> {
             cells: RowCells::new(writer),
             form: if lines { Form::LINE } else { Form::PRETTY },
             joined: String::new(),
+            geo: writer.named_columns().iter().any(|(_, c)| c.is_geo()),
         }
     }
 }
@@ -326,8 +350,18 @@ impl RowEncoder for JsonEncoder<'_, '_> {
             Origin::Record { .. } => Keys::Template,
             Origin::Correlation(_) => Keys::Labels,
         };
+        let mut geo = Vec::new();
+        if self.geo {
+            for ((name, col), v) in names.iter().zip(self.cells.cells(r)) {
+                if let (true, CellRef::Text(t)) = (col.is_geo(), v) {
+                    if t != "-" {
+                        geo.push((*name, t));
+                    }
+                }
+            }
+        }
         let (cells, joined) = (self.cells.cells(r), &mut self.joined);
-        push_row(names, cells, self.form, details, joined, out);
+        push_row(names, cells, self.form, details, &geo, joined, out);
         out.push(b'\n');
         Ok(true)
     }
@@ -348,6 +382,7 @@ mod tests {
             cells,
             form,
             Keys::Template,
+            &[],
             &mut String::new(),
             &mut out,
         );
@@ -434,6 +469,7 @@ mod tests {
             cells,
             form,
             Keys::Labels,
+            &[],
             &mut String::new(),
             &mut out,
         );

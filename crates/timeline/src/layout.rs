@@ -7,6 +7,7 @@
 
 use crate::cell::{Cell, RowList, RowText, Slot};
 use crate::critical::CriticalSystems;
+use crate::geo::{GeoCache, GeoIp};
 use crate::profile::{Column, Profile, Style};
 use crate::time_format::TimeFormat;
 use scanner_engine::{DetectInfo, Items, ItemsBuf, Origin, RuleRef};
@@ -61,6 +62,8 @@ pub(crate) struct Memo {
     providers: Abbrevs,
     channels: Abbrevs,
     time: Option<(jiff::Timestamp, String)>,
+    /// `-G`'s lookups.
+    geo: GeoCache,
 }
 
 /// Abbreviations of names, each made once.
@@ -123,8 +126,10 @@ pub struct Layout<'a> {
     /// needed (most rules never fire).
     rule_tags: Vec<OnceLock<Tags>>,
     corr_tags: Vec<OnceLock<Tags>>,
-    /// The profile's columns, plus any appended (`RecoveredRecord`).
+    /// The profile's columns, plus any appended (`-G`'s, `RecoveredRecord`).
     columns: Vec<(&'static str, Column)>,
+    /// `-G`'s databases.
+    geo: Option<&'a GeoIp>,
 }
 
 impl<'a> Layout<'a> {
@@ -149,7 +154,25 @@ impl<'a> Layout<'a> {
             rule_tags,
             corr_tags,
             columns: profile.named_columns(),
+            geo: None,
         }
+    }
+
+    /// Appends `-G`'s six columns (SrcASN, SrcCountry, SrcCity, TgtASN, TgtCountry,
+    /// TgtCity) to the profile's, before any RecoveredRecord, filled from `geo` with the
+    /// addresses the rows carry ([`scanner_engine::DetectInfo::geo`]), as Hayabusa 4.0
+    /// adds them to every profile.
+    pub fn with_geo(mut self, geo: Option<&'a GeoIp>) -> Self {
+        if geo.is_some() && self.geo.is_none() {
+            let at = self
+                .columns
+                .iter()
+                .position(|(_, c)| *c == Column::RecoveredRecord)
+                .unwrap_or(self.columns.len());
+            self.columns.splice(at..at, Column::GEO);
+        }
+        self.geo = geo;
+        self
     }
 
     /// Appends a `RecoveredRecord` column (`Y` for carved records, empty otherwise) to
@@ -230,6 +253,25 @@ impl<'a> Layout<'a> {
             .channels
             .get(ch, || self.set.config().channel_abbrev(ch).into());
         out.push_str(abbrev);
+    }
+
+    /// A `-G` cell: `-` on a correlation's row, empty on a row without the address;
+    /// else what the databases say of it ([`crate::geo`]).
+    fn push_geo(&self, c: Column, r: &DetectInfo, memo: &mut Memo, out: &mut String) {
+        let Some(db) = self.geo else { return };
+        if matches!(r.origin, Origin::Correlation(_)) {
+            out.push('-');
+            return;
+        }
+        let Some(addrs) = &r.geo else { return };
+        let src = matches!(c, Column::SrcASN | Column::SrcCountry | Column::SrcCity);
+        let addr = if src { &addrs.src } else { &addrs.tgt };
+        let cells = memo.geo.cells(db, addr.as_deref());
+        out.push_str(match c {
+            Column::SrcASN | Column::TgtASN => &cells.asn,
+            Column::SrcCountry | Column::TgtCountry => &cells.country,
+            _ => &cells.city,
+        });
     }
 
     /// The MITRE columns of a row's rule.
@@ -368,6 +410,12 @@ impl<'a> Layout<'a> {
                 }
             }
             Column::RecoveredRecord => out.push_str(if r.recovered { "Y" } else { "" }),
+            Column::SrcASN
+            | Column::SrcCountry
+            | Column::SrcCity
+            | Column::TgtASN
+            | Column::TgtCountry
+            | Column::TgtCity => self.push_geo(c, r, memo, out),
             // Lists, above.
             Column::MitreTactics
             | Column::MitreTags

@@ -12,8 +12,10 @@
 //! encoding and the writing on three threads; [`write_encoded`] does the same on one,
 //! with the same bytes. [`write_rule_stats`] writes the scan's per-rule evaluation
 //! times as TSV. Cells a spreadsheet would run as formulas are counted as the CSV is
-//! encoded and, with [`Style::excel_safe`], written as text. It knows nothing of flags,
-//! input formats or rule matching.
+//! encoded and, with [`Style::excel_safe`], written as text. [`Layout::with_geo`] adds
+//! `-G`'s six columns, from MaxMind's GeoLite2 databases ([`GeoIp`], read once) and the
+//! addresses the rows carry, each address looked up once a run. It knows nothing of
+//! flags, input formats or rule matching.
 //!
 //! The design decision that matters: rows reach this crate as slim
 //! [`scanner_engine::DetectInfo`] values holding ids and typed, rendered values (items
@@ -44,6 +46,7 @@ mod critical;
 mod csv;
 mod encoder;
 mod formula;
+mod geo;
 mod json;
 mod layout;
 mod pipeline;
@@ -59,6 +62,7 @@ pub use critical::CriticalSystems;
 pub use csv::CsvEncoder;
 pub use encoder::{write_encoded, RowEncoder};
 pub use formula::is_formula;
+pub use geo::{GeoIp, GeoIpError, GEOIP_DATABASES};
 pub use json::{row_json, JsonEncoder};
 pub use layout::Layout;
 pub use pipeline::write as write_timeline;

@@ -201,6 +201,7 @@ mod tests {
             details: Items::of([format!("n: {i}").as_str()]),
             extra: None,
             all_fields: None,
+            geo: None,
         }
     }
 

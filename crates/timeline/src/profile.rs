@@ -50,6 +50,19 @@ pub enum Column {
     EvtxFile,
     /// `Y` for a record carved by `--recover-records` (appended only then).
     RecoveredRecord,
+    /// `-G`: the source address's autonomous system organisation (appended only then,
+    /// with the five below).
+    SrcASN,
+    /// `-G`: the source address's country.
+    SrcCountry,
+    /// `-G`: the source address's city.
+    SrcCity,
+    /// `-G`: the target address's autonomous system organisation.
+    TgtASN,
+    /// `-G`: the target address's country.
+    TgtCountry,
+    /// `-G`: the target address's city.
+    TgtCity,
 }
 
 impl Column {
@@ -81,6 +94,12 @@ impl Column {
             "RuleID" => C::RuleID,
             "EvtxFile" => C::EvtxFile,
             "RecoveredRecord" => C::RecoveredRecord,
+            "SrcASN" => C::SrcASN,
+            "SrcCountry" => C::SrcCountry,
+            "SrcCity" => C::SrcCity,
+            "TgtASN" => C::TgtASN,
+            "TgtCountry" => C::TgtCountry,
+            "TgtCity" => C::TgtCity,
             _ => return None,
         })
     }
@@ -97,6 +116,30 @@ impl Column {
                 | Column::MitreTactics
                 | Column::MitreTags
                 | Column::OtherTags
+        )
+    }
+
+    /// `-G`'s six columns, in the order they are appended to a profile's.
+    pub const GEO: [(&'static str, Column); 6] = [
+        ("SrcASN", Column::SrcASN),
+        ("SrcCountry", Column::SrcCountry),
+        ("SrcCity", Column::SrcCity),
+        ("TgtASN", Column::TgtASN),
+        ("TgtCountry", Column::TgtCountry),
+        ("TgtCity", Column::TgtCity),
+    ];
+
+    /// Whether the column is one of `-G`'s (which the JSON timeline writes inside
+    /// Details and AllFieldInfo, as Hayabusa does).
+    pub fn is_geo(self) -> bool {
+        matches!(
+            self,
+            Column::SrcASN
+                | Column::SrcCountry
+                | Column::SrcCity
+                | Column::TgtASN
+                | Column::TgtCountry
+                | Column::TgtCity
         )
     }
 

@@ -18,5 +18,6 @@ pub(crate) fn row(secs: i64, record_id: u64) -> DetectInfo {
         details: Items::of([format!("n: {record_id}").as_str()]),
         extra: None,
         all_fields: None,
+        geo: None,
     }
 }

@@ -165,7 +165,9 @@ pub struct HayabusaFlags {
     /// element into fields (`HostApplication`, `HostName`, …).
     #[arg(long = "no-pwsh-field-extraction", help_heading = OUTPUT)]
     pub no_pwsh_field_extraction: bool,
-    /// Refused with a clear error: GeoIP lookup (MaxMind databases) is not built in.
+    /// Add SrcASN, SrcCountry, SrcCity, TgtASN, TgtCountry and TgtCity columns from
+    /// MaxMind's GeoLite2-ASN.mmdb, GeoLite2-Country.mmdb and GeoLite2-City.mmdb in DIR,
+    /// for the fields and events of the rules config's geoip_field_mapping.yaml.
     #[arg(
         short = 'G',
         long = "GeoIP",

@@ -4,6 +4,8 @@
 //! Each test binary compiles this module and uses part of it.
 #![allow(dead_code)]
 
+pub mod mmdb;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

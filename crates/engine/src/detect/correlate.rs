@@ -327,6 +327,7 @@ fn row(
         details: details.to_items(),
         extra: Some(Items::default()),
         all_fields: Some(Items::default()),
+        geo: None,
     }
 }
 

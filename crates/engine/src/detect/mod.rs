@@ -16,6 +16,7 @@ use crate::items::{Items, ItemsBuf};
 use crate::render::data_mapping::DataMappings;
 use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
+use crate::render::geo::{GeoFields, GeoScratch};
 use crate::row::{DetectInfo, Origin, RuleRef};
 use scanner_input::RecordView;
 use scanner_rules::{
@@ -106,6 +107,8 @@ struct RenderScratch {
     rendered: Option<(u64, Option<u32>)>,
     /// Channel and provider names, shared by the rows that show them.
     names: crate::render::names::NameCache,
+    /// `-G`'s addresses.
+    geo: GeoScratch,
 }
 
 /// Everything the per-record loop needs, prepared once per scan.
@@ -128,6 +131,8 @@ pub struct Detector<'a> {
     prefilter: bool,
     /// Values keep their tabs and line breaks.
     keep_line_breaks: bool,
+    /// `-G`: the addresses rows carry.
+    geo: Option<GeoFields>,
 }
 
 /// What the rows of a scan carry and which records it tests.
@@ -150,6 +155,8 @@ pub(crate) struct DetectOptions {
     pub(crate) default_details: bool,
     /// Values keep their tabs and line breaks (the JSON timeline).
     pub(crate) keep_line_breaks: bool,
+    /// Rows carry the addresses of the config's `geoip_field_mapping.yaml` (`-G`).
+    pub(crate) geo_ip: bool,
 }
 
 impl Default for DetectOptions {
@@ -163,6 +170,7 @@ impl Default for DetectOptions {
             filter: None,
             default_details: true,
             keep_line_breaks: false,
+            geo_ip: false,
         }
     }
 }
@@ -173,6 +181,7 @@ impl Default for DetectOptions {
 pub(crate) struct Prepared {
     out: OutputFields,
     templates: Templates,
+    geo: Option<GeoFields>,
 }
 
 /// The Details templates, each text compiled once: rules and defaults with the same
@@ -211,8 +220,9 @@ impl Templates {
 }
 
 /// Interns the output's fields and compiles Details templates (the config's defaults
-/// only with `default_details`); call before scanning.
-pub(crate) fn prepare(set: &mut RuleSet, default_details: bool) -> Prepared {
+/// only with `default_details`) and, with `geo_ip`, the placeholders of the config's
+/// GeoIP mapping; call before scanning.
+pub(crate) fn prepare(set: &mut RuleSet, default_details: bool, geo_ip: bool) -> Prepared {
     let (f, rules, config) = set.fields_mut_with();
     let out = OutputFields {
         computer: f.intern("Computer"),
@@ -226,13 +236,26 @@ pub(crate) fn prepare(set: &mut RuleSet, default_details: bool) -> Prepared {
         config.default_details.iter().filter(|_| default_details),
         f,
     );
-    Prepared { out, templates }
+    let geo = config
+        .geoip
+        .as_ref()
+        .filter(|_| geo_ip)
+        .map(|m| GeoFields::compile(m, f));
+    Prepared {
+        out,
+        templates,
+        geo,
+    }
 }
 
 impl<'a> Detector<'a> {
     /// A detector over a prepared rule set.
     pub(crate) fn new(set: &'a RuleSet, prepared: &Prepared, options: &DetectOptions) -> Self {
-        let Prepared { out, templates } = prepared.clone();
+        let Prepared {
+            out,
+            templates,
+            geo,
+        } = prepared.clone();
         let mut feeds = vec![Vec::new(); set.rules().len()];
         for (ci, c) in set.correlations().iter().enumerate() {
             for (k, input) in c.inputs.iter().enumerate() {
@@ -258,6 +281,7 @@ impl<'a> Detector<'a> {
             stats: options.rule_stats,
             prefilter: options.prefilter,
             keep_line_breaks: options.keep_line_breaks,
+            geo,
         }
     }
 
@@ -409,6 +433,11 @@ impl<'a> Detector<'a> {
             return;
         }
         let (details, extra, all_fields) = self.render(r, view, &mut m.render);
+        let geo = self.geo.as_ref().and_then(|g| {
+            let ch = view.first(CHANNEL).unwrap_or("");
+            let eid = view.first(EVENT_ID).unwrap_or("");
+            g.addrs(view, ch, eid, self.out.data, &mut m.render.geo)
+        });
         let provider = m
             .render
             .names
@@ -425,6 +454,7 @@ impl<'a> Detector<'a> {
             details,
             extra,
             all_fields,
+            geo,
         });
     }
 

@@ -6,4 +6,5 @@ pub(crate) mod all_fields;
 pub(crate) mod data_mapping;
 pub(crate) mod details;
 pub(crate) mod field_list;
+pub(crate) mod geo;
 pub(crate) mod names;

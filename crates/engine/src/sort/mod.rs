@@ -143,6 +143,7 @@ pub(crate) mod tests {
             details: Items::of([format!("n: {i}").as_str()]),
             extra: (i % 2 == 0).then(|| Items::of([format!("e{i}").as_str()])),
             all_fields: None,
+            geo: None,
         }
     }
 

@@ -8,7 +8,7 @@
 //! indices (a count, then each as LEB128) and its three lists as cells.
 
 use crate::items::{ItemEnd, Items};
-use crate::row::{CorrelationOrigin, DetectInfo, Origin, RuleRef};
+use crate::row::{CorrelationOrigin, DetectInfo, GeoAddrs, Origin, RuleRef};
 use crate::sort::by_key;
 use crate::sort::codec::{
     get, get_compact, get_len, get_string, get_time, invalid, put_len, put_str, put_time,
@@ -22,7 +22,10 @@ const RECOVERED: u8 = 2;
 const CORRELATION_ORIGIN: u8 = 4;
 const EXTRA: u8 = 8;
 const ALL_FIELDS: u8 = 16;
-const KNOWN: u8 = CORRELATION | RECOVERED | CORRELATION_ORIGIN | EXTRA | ALL_FIELDS;
+const GEO_SRC: u8 = 32;
+const GEO_TGT: u8 = 64;
+const KNOWN: u8 =
+    CORRELATION | RECOVERED | CORRELATION_ORIGIN | EXTRA | ALL_FIELDS | GEO_SRC | GEO_TGT;
 
 /// Timeline rows in a spill store, in timeline order.
 #[derive(Debug, Default)]
@@ -109,6 +112,8 @@ fn encode(r: &DetectInfo, w: &mut impl Write) -> io::Result<()> {
         ),
         (r.extra.is_some(), EXTRA),
         (r.all_fields.is_some(), ALL_FIELDS),
+        (r.geo.as_ref().is_some_and(|g| g.src.is_some()), GEO_SRC),
+        (r.geo.as_ref().is_some_and(|g| g.tgt.is_some()), GEO_TGT),
     ] {
         if on {
             flags |= bit;
@@ -138,6 +143,11 @@ fn encode(r: &DetectInfo, w: &mut impl Write) -> io::Result<()> {
     put_items(w, &r.details)?;
     for s in [&r.extra, &r.all_fields].into_iter().flatten() {
         put_items(w, s)?;
+    }
+    if let Some(g) = &r.geo {
+        for s in [&g.src, &g.tgt].into_iter().flatten() {
+            put_str(w, s)?;
+        }
     }
     Ok(())
 }
@@ -191,6 +201,12 @@ fn decode(r: &mut impl Read) -> io::Result<DetectInfo> {
         0 => None,
         _ => Some(get_items(r)?),
     };
+    let mut address = |bit: u8| match flags & bit {
+        0 => Ok(None),
+        _ => get_compact(r).map(Some),
+    };
+    let (src, tgt) = (address(GEO_SRC)?, address(GEO_TGT)?);
+    let geo = (src.is_some() || tgt.is_some()).then(|| Box::new(GeoAddrs { src, tgt }));
     Ok(DetectInfo {
         time,
         rule,
@@ -203,6 +219,7 @@ fn decode(r: &mut impl Read) -> io::Result<DetectInfo> {
         details,
         extra,
         all_fields,
+        geo,
     })
 }
 
@@ -224,6 +241,7 @@ mod tests {
             details: Items::of(["Cmdline: whoami", "PID: 0x1fc"]),
             extra: None,
             all_fields: None,
+            geo: None,
         }
     }
 
@@ -285,7 +303,22 @@ mod tests {
         long.time = Timestamp::MAX;
         let mut min = plain.clone();
         min.time = Timestamp::MIN;
-        round_trip(&[plain, full, corr, long, min]);
+        let mut geo = plain.clone();
+        geo.geo = Some(Box::new(GeoAddrs {
+            src: Some("::ffff:203.0.113.9".into()),
+            tgt: Some("2001:db8::1".into()),
+        }));
+        let mut src_only = plain.clone();
+        src_only.geo = Some(Box::new(GeoAddrs {
+            src: Some("LOCAL".into()),
+            tgt: None,
+        }));
+        let mut tgt_only = full.clone();
+        tgt_only.geo = Some(Box::new(GeoAddrs {
+            src: None,
+            tgt: Some("198.51.100.7".into()),
+        }));
+        round_trip(&[plain, full, corr, long, min, geo, src_only, tgt_only]);
     }
 
     #[test]

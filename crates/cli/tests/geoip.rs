@@ -461,3 +461,18 @@ fn a_rules_config_without_the_mapping_is_an_error() {
     assert!(out.stdout.is_empty());
     std::fs::remove_dir_all(c.dir).unwrap();
 }
+
+#[test]
+fn the_built_in_rules_have_a_mapping_so_g_runs_without_r() {
+    let c = case("geoip-builtin", false);
+    let out = scanner_utc(&["csv-timeline", "-d", &c.logs, "-G", &c.dbs, "-q", "-N"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let csv = text(&out.stdout);
+    let header = csv.lines().next().unwrap_or("");
+    assert!(
+        header.ends_with(r#""SrcASN","SrcCountry","SrcCity","TgtASN","TgtCountry","TgtCity""#),
+        "{header}"
+    );
+    std::fs::remove_dir_all(c.dir).unwrap();
+}

@@ -15,6 +15,7 @@ mod filters;
 mod freq_timeline;
 mod heap_profile;
 mod histogram;
+mod integrity;
 mod interrupt;
 mod level_tuning;
 mod metrics;
@@ -78,6 +79,7 @@ fn main() {
         args::Command::UpdateRules(a) => update_rules::run(a),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
+        args::Command::LogIntegrity(a) => integrity::run(a),
     };
     if let Some(h) = heap {
         match h.finish() {

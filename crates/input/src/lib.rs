@@ -53,6 +53,7 @@ mod error_run;
 mod evtx;
 mod flatten;
 mod format;
+mod integrity;
 mod json;
 mod read_file;
 mod record;
@@ -71,6 +72,9 @@ pub use evtx::{
 };
 pub use flatten::Flattener;
 pub use format::{format_of, sniff, sniff_open, Format};
+pub use integrity::{
+    analyse, check_structure, Finding, IntegrityFields, Kind as IntegrityKind, RecordLog, Severity,
+};
 pub use json::{read_json, MAX_LINE};
 pub use read_file::{read_file, FileCounts, ReadSettings, RecordAt, RecordWorker};
 pub use record::{FieldValues, RecordView};

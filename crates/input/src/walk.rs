@@ -18,6 +18,12 @@ pub trait Tally: Default + Send {
     /// Takes one record. Its fields are those of the [`FieldTable`] given to [`walk`]
     /// (plus the built-in ones: `Channel`, `EventID`).
     fn add(&mut self, record: &RecordView, cx: &Self::Context);
+    /// Takes one record with where it came from (its record id, whether carved); by
+    /// default, [`Tally::add`].
+    fn add_at(&mut self, record: &RecordView, at: &crate::RecordAt, cx: &Self::Context) {
+        let _ = at;
+        self.add(record, cx);
+    }
     /// Adds what another worker took from the same file.
     fn merge(&mut self, other: Self);
 }
@@ -148,7 +154,7 @@ pub fn walk<T: Tally>(
             f.size,
             read,
             new_worker,
-            |w, _| w.tally.add(&w.view, cx),
+            |w, at| w.tally.add_at(&w.view, &at, cx),
             report,
         );
         let n = n.records + n.recovered;

@@ -16,6 +16,7 @@
 
 mod evtx;
 mod groups;
+mod integrity;
 mod metrics;
 mod rule_tools;
 mod rules;
@@ -24,6 +25,7 @@ mod timeline;
 
 pub use evtx::{EvtxGenerateArgs, EvtxWriteArgs};
 pub use groups::{OutputFormat, TimeArgs};
+pub use integrity::LogIntegrityArgs;
 pub use metrics::{
     CriticalSystemsArgs, EidMetricsArgs, LogMetricsArgs, LogonSummaryArgs, MetricsArgs,
 };
@@ -137,6 +139,10 @@ pub enum Command {
     /// Write EVTX files: from events you give, or a synthetic log with planted attacks.
     #[command(subcommand)]
     Evtx(EvtxCommand),
+    /// What the logs' structure and record ids say of tampering or damage: checksums,
+    /// headers, record id gaps, time going back, clears, stops, records in slack.
+    #[command(name = "log-integrity")]
+    LogIntegrity(LogIntegrityArgs),
 }
 
 impl Command {
@@ -163,6 +169,7 @@ impl Command {
             Command::ExtractBase64(a) => metrics(a),
             Command::PivotKeywordsList(a) => timeline(&mut a.timeline),
             Command::Search(a) => (a.source.live_analysis, &mut a.paths.dirs),
+            Command::LogIntegrity(a) => (a.source.live_analysis, &mut a.input.paths.dirs),
             _ => return None,
         })
     }

@@ -16,7 +16,7 @@ mod extract_base64;
 mod log;
 mod logon;
 mod span;
-mod table;
+pub(crate) mod table;
 
 pub use computer::run as computer;
 pub use critical::run as critical_systems;

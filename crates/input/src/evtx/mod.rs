@@ -23,7 +23,7 @@ use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
 use crate::flatten::{Flattener, Nulls};
 use crate::record::RecordView;
 use chunk::chunk_records;
-pub(crate) use chunks::ChunkFile;
+pub(crate) use chunks::{all_zero, ChunkFile};
 use evtx::err::ChunkError;
 use evtx::{EvtxChunkData, ParserSettings};
 use rayon::prelude::*;
@@ -118,7 +118,7 @@ pub struct EvtxCounts {
 
 /// Files with more chunks than this are scanned chunk-parallel.
 const PARALLEL_CHUNKS: u64 = 8;
-const CHUNK_SIZE: u64 = 64 * 1024;
+pub(crate) const CHUNK_SIZE: u64 = 64 * 1024;
 const HEADER_SIZE: u64 = 4096;
 
 /// The parser settings the scan uses: single-threaded parsers (rayon parallelism is

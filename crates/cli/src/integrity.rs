@@ -48,6 +48,7 @@ pub(crate) fn findings(
     let how = WalkSettings {
         fields: &table,
         recover,
+        validate_checksums: false,
     };
     let walked = walk::<RecordLog>(files, how, &fields, done);
     let (logs, mut errors, _) = walked.into_parts();

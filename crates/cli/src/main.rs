@@ -43,10 +43,6 @@ fn main() {
     interrupt::install();
     quiet_when_stdout_closes();
     let mut cli = args::Cli::parse();
-    if let Some(e) = cli.command.refused_flag() {
-        eprintln!("error: {e}");
-        std::process::exit(exit::FATAL);
-    }
     if let Err(e) = live_analysis(&mut cli.command) {
         eprintln!("error: {}", terminal::safe(&e));
         std::process::exit(exit::FATAL);

@@ -27,6 +27,8 @@ pub struct ScanOptions {
     pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
     /// Also scan records carved from slack space and damaged chunks (EVTX only).
     pub recover_records: bool,
+    /// Read an EVTX chunk only when its CRC32s match (`-V`).
+    pub validate_checksums: bool,
     /// About how many bytes of rows to hold in memory for sorting; past it, sorted runs
     /// are spilled to temporary files. `None`: no bound.
     pub sort_memory: Option<usize>,
@@ -268,6 +270,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let read = scanner_input::ReadSettings {
         fields: table,
         recover: opts.recover_records,
+        validate_checksums: opts.validate_checksums,
     };
     let scan_file = |fi: u32| {
         let f = &files[fi as usize];

@@ -18,6 +18,7 @@ pub struct ScannerBuilder {
     detect: DetectOptions,
     progress: Option<Arc<Progress>>,
     recover_records: bool,
+    validate_checksums: bool,
     sort_memory: Option<usize>,
     no_pwsh_fields: bool,
     file_times: bool,
@@ -108,6 +109,13 @@ impl ScannerBuilder {
         self
     }
 
+    /// Reads an EVTX chunk only when its header and records CRC32s match (Hayabusa's
+    /// `-V`); the others are reported as input errors and not scanned.
+    pub fn validate_checksums(&mut self, on: bool) -> &mut Self {
+        self.validate_checksums = on;
+        self
+    }
+
     /// Splits classic PowerShell events' `key=value` Data element into fields
     /// (`HostApplication`, `HostName`, …) as Hayabusa does; on by default.
     pub fn pwsh_field_extraction(&mut self, on: bool) -> &mut Self {
@@ -178,6 +186,7 @@ impl Scanner {
             crate::scan::ScanOptions {
                 progress: self.options.progress.clone(),
                 recover_records: self.options.recover_records,
+                validate_checksums: self.options.validate_checksums,
                 sort_memory: self.options.sort_memory,
                 pwsh_fields: !self.options.no_pwsh_fields,
                 file_times: self.options.file_times,

@@ -32,7 +32,7 @@
 //!     read_evtx(
 //!         &f.path,
 //!         f.size,
-//!         EvtxRead { recover: false, typed: true },
+//!         EvtxRead { recover: false, typed: true, validate_checksums: false },
 //!         || (Flattener::default(), RecordView::default()),
 //!         |(flat, view), rec| {
 //!             if rec.content.fill(flat, &table, view).is_ok() {

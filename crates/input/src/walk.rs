@@ -38,6 +38,8 @@ pub struct WalkSettings<'a> {
     /// Recover records from slack space (EVTX only); a recovered record that cannot be
     /// rendered is skipped silently, as the scan does.
     pub recover: bool,
+    /// Read an EVTX chunk only when its CRC32s match (`-V`).
+    pub validate_checksums: bool,
 }
 
 /// What a walk found.
@@ -117,7 +119,7 @@ impl<T: Tally> Drop for Worker<'_, T> {
 /// }
 /// let (files, _) = discover(&["logs".into()], &[], InputKind::Evtx);
 /// let table = FieldTable::new();
-/// let how = WalkSettings { fields: &table, recover: false };
+/// let how = WalkSettings { fields: &table, recover: false, validate_checksums: false };
 /// let walked = walk::<Count4624>(&files, how, &(), &|_, _| {});
 /// for (f, n) in files.iter().zip(walked.per_file()) {
 ///     println!("{}: {}", f.path.display(), n.0);
@@ -148,6 +150,7 @@ pub fn walk<T: Tally>(
         let read = ReadSettings {
             fields: how.fields,
             recover: how.recover,
+            validate_checksums: how.validate_checksums,
         };
         let n = read_file(
             &f.path,
@@ -216,6 +219,7 @@ mod tests {
         let how = WalkSettings {
             fields: &table,
             recover: false,
+            validate_checksums: false,
         };
         let finished = AtomicU64::new(0);
         let walked = walk::<Ids>(&files, how, &(), &|_, _| {

@@ -175,26 +175,6 @@ impl Command {
     }
 }
 
-impl Command {
-    /// The error for a flag scanner takes so that a Hayabusa command line is understood
-    /// but refuses to act on (`-V`), when given.
-    pub fn refused_flag(&self) -> Option<String> {
-        match self {
-            Command::CsvTimeline(a) => a.hayabusa.checksums.refused(),
-            Command::JsonTimeline(a) => a.timeline.hayabusa.checksums.refused(),
-            Command::DfirTimeline(a) => a.timeline.hayabusa.checksums.refused(),
-            Command::PivotKeywordsList(a) => a.timeline.hayabusa.checksums.refused(),
-            Command::EidMetrics(a) => a.common.checksums.refused(),
-            Command::ComputerMetrics(a) | Command::ExtractBase64(a) => a.checksums.refused(),
-            Command::LogMetrics(a) => a.common.checksums.refused(),
-            Command::LogonSummary(a) => a.common.checksums.refused(),
-            Command::ConfigCriticalSystems(a) => a.common.checksums.refused(),
-            Command::Search(a) => a.checksums.refused(),
-            _ => None,
-        }
-    }
-}
-
 /// `evtx` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum EvtxCommand {

@@ -151,7 +151,7 @@ pub struct HayabusaFlags {
         help_heading = GENERAL
     )]
     pub sort: bool,
-    /// `-V`, refused.
+    /// `-V`.
     #[command(flatten)]
     pub checksums: ValidateChecksums,
     /// Accepted for Hayabusa's command lines (its verbose messages).

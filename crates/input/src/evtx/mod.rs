@@ -105,6 +105,9 @@ pub struct EvtxRead {
     /// Hand live records as typed values where [`TypedState`] covers them, rendering
     /// only the others to JSON.
     pub typed: bool,
+    /// Read a chunk only when its header and records CRC32s match (Hayabusa's `-V`);
+    /// a chunk that fails, or whose header does not parse, is reported and not read.
+    pub validate_checksums: bool,
 }
 
 /// Records an EVTX file gave.
@@ -194,6 +197,15 @@ where
         let data = match c {
             Ok(d) => d,
             Err(evtx::err::EvtxError::FailedToParseChunk { chunk_id, source })
+                if matches!(*source, ChunkError::FailedToParseChunkHeader(_))
+                    && read.validate_checksums =>
+            {
+                // Its checksums cannot be checked: not salvaged.
+                let d = format!("{}; not read (-V)", chain(&source));
+                err(at_chunk(path, chunk_id, ErrorKind::DamagedChunk(d)));
+                return;
+            }
+            Err(evtx::err::EvtxError::FailedToParseChunk { chunk_id, source })
                 if matches!(*source, ChunkError::FailedToParseChunkHeader(_)) =>
             {
                 // A damaged chunk header: its records may be intact.
@@ -214,6 +226,12 @@ where
             }
         };
         let number = data.number.unwrap_or(0);
+        if read.validate_checksums {
+            if let Some(kind) = crate::integrity::checksum_error(&data.data) {
+                err(at_chunk(path, number, kind));
+                return;
+            }
+        }
         let (mut live, mut carved) = (0, 0);
         let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
             with_typed(read.typed, |typed| {

@@ -103,6 +103,32 @@ pub fn check_structure(path: &Path) -> Result<Vec<Finding>, InputError> {
     Ok(findings)
 }
 
+/// Why a chunk (`bytes`, a whole chunk, its header parsed) must not be read when
+/// checksums are validated (`-V`), if it must not.
+pub(crate) fn checksum_error(bytes: &[u8]) -> Option<ErrorKind> {
+    let (kind, _) = check_chunk(0, bytes)?;
+    Some(match kind {
+        Kind::ChunkHeaderChecksum {
+            stored, computed, ..
+        } => ErrorKind::ChecksumMismatch {
+            records: false,
+            stored,
+            computed,
+        },
+        Kind::ChunkRecordsChecksum {
+            stored, computed, ..
+        } => ErrorKind::ChecksumMismatch {
+            records: true,
+            stored,
+            computed,
+        },
+        _ => ErrorKind::DamagedChunk(
+            "its header does not parse, or its free space offset is past its end; not read (-V)"
+                .into(),
+        ),
+    })
+}
+
 /// What is wrong with chunk `n` (`bytes`, a whole chunk), if anything, with its header
 /// when that reads.
 fn check_chunk(n: u64, bytes: &[u8]) -> Option<(Kind, Option<EvtxChunkHeader>)> {

@@ -75,6 +75,7 @@ fn findings(name: &str, bytes: &[u8], recover: bool) -> Vec<Finding> {
     let how = WalkSettings {
         fields: &table,
         recover,
+        validate_checksums: false,
     };
     let walked = walk::<RecordLog>(&files, how, &fields, &|_, _| {});
     let (mut logs, errors, _) = walked.into_parts();
@@ -304,4 +305,59 @@ fn json_records_are_numbered_per_channel_by_their_event_record_id() {
             (2, 4)
         )]
     );
+}
+
+/// The records `bytes` gives with checksums validated or not, and the errors.
+fn read_validated(name: &str, bytes: &[u8], validate: bool) -> (u64, Vec<crate::InputError>) {
+    let file = TempFile::new(name, bytes);
+    let errors = std::sync::Mutex::new(Vec::new());
+    let read = crate::EvtxRead {
+        recover: false,
+        typed: true,
+        validate_checksums: validate,
+    };
+    let n = crate::read_evtx(
+        file.path(),
+        bytes.len() as u64,
+        read,
+        || (),
+        |_, _| {},
+        |e| errors.lock().unwrap().push(e),
+    );
+    (n.records, errors.into_inner().unwrap())
+}
+
+#[test]
+fn validated_checksums_leave_out_the_chunks_that_fail_and_only_those() {
+    use crate::ErrorKind;
+    let clean = write(logons(0, 1500), WriterOptions::default());
+    let all = read_validated("v-clean.evtx", &clean, true);
+    assert_eq!((all.0, all.1.len()), (1500, 0));
+    let in_chunk_0 = u64::from_le_bytes(clean[4096 + 32..4096 + 40].try_into().unwrap());
+    // A record byte, a reserved header byte, the chunk's magic.
+    let name: Vec<u8> = "user17".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let at = clean.windows(name.len()).position(|w| w == name).unwrap();
+    for (what, offset) in [("records", at), ("header", 4096 + 100), ("magic", 4096 + 2)] {
+        let mut log = clean.clone();
+        log[offset] ^= 0x20;
+        let (n, errors) = read_validated("v.evtx", &log, false);
+        assert_eq!(n, 1500, "{what}: read without -V");
+        assert_eq!(
+            errors.len(),
+            usize::from(what == "magic"),
+            "{what}: {errors:?}"
+        );
+        let (n, errors) = read_validated("v.evtx", &log, true);
+        assert_eq!(n, 1500 - in_chunk_0, "{what}: chunk 0 left out with -V");
+        let [e] = &errors[..] else {
+            panic!("{what}: {errors:?}")
+        };
+        assert_eq!(e.position(), crate::Position::Chunk(0));
+        match (what, e.kind()) {
+            ("records", ErrorKind::ChecksumMismatch { records: true, .. })
+            | ("header", ErrorKind::ChecksumMismatch { records: false, .. })
+            | ("magic", ErrorKind::DamagedChunk(_)) => {}
+            _ => panic!("{what}: {e}"),
+        }
+    }
 }

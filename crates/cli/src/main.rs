@@ -5,6 +5,7 @@ mod alloc;
 mod args;
 mod config;
 mod config_names;
+mod coverage;
 mod cpu_profile;
 mod critical_systems;
 mod default_profile;
@@ -76,6 +77,7 @@ fn main() {
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
         args::Command::LogIntegrity(a) => integrity::run(a),
+        args::Command::Coverage(a) => coverage::run(a),
     };
     if let Some(h) = heap {
         match h.finish() {

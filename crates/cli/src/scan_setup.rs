@@ -44,6 +44,8 @@ pub type Scanned = (Scanner, ScanResult<SortedRows>, usize);
 pub struct ScanSetup<'a> {
     args: &'a TimelineArgs,
     time: TimeFormat,
+    /// Count the kinds of event met (`coverage`).
+    coverage: bool,
 }
 
 impl<'a> ScanSetup<'a> {
@@ -56,7 +58,14 @@ impl<'a> ScanSetup<'a> {
         Ok(ScanSetup {
             args,
             time: config::time_format(&args.time),
+            coverage: false,
         })
+    }
+
+    /// The scan also counts the kinds of event it meets (`ScanResult::coverage`).
+    pub fn counting_types(mut self) -> Self {
+        self.coverage = true;
+        self
     }
 
     /// The timestamp format (`-U`, `-O`, …).
@@ -169,6 +178,7 @@ impl<'a> ScanSetup<'a> {
             .keep_line_breaks(line_breaks)
             .sort_memory(Some(sort_bytes))
             .file_times(file_times)
+            .coverage(self.coverage)
             .build(set);
         let result = scanner.scan_sorted(files);
         if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {

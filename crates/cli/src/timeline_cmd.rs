@@ -342,6 +342,9 @@ fn report(
                 result.stats.recovered
             );
         }
+        if let Some(line) = crate::coverage::summary_line(&result.stats) {
+            eprintln!("{line}");
+        }
     }
     std::io::stderr().flush().ok();
     Ok(if errors.is_empty() {

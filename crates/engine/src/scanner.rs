@@ -19,6 +19,7 @@ pub struct ScannerBuilder {
     progress: Option<Arc<Progress>>,
     recover_records: bool,
     validate_checksums: bool,
+    coverage: bool,
     sort_memory: Option<usize>,
     no_pwsh_fields: bool,
     file_times: bool,
@@ -116,6 +117,14 @@ impl ScannerBuilder {
         self
     }
 
+    /// Counts, per (Channel, Provider, EventID) of the records tested, the records,
+    /// computers, first and last time and detections ([`crate::TypeTally`], in
+    /// [`crate::ScanResult::coverage`]).
+    pub fn coverage(&mut self, on: bool) -> &mut Self {
+        self.coverage = on;
+        self
+    }
+
     /// Splits classic PowerShell events' `key=value` Data element into fields
     /// (`HostApplication`, `HostName`, …) as Hayabusa does; on by default.
     pub fn pwsh_field_extraction(&mut self, on: bool) -> &mut Self {
@@ -171,6 +180,7 @@ impl Scanner {
             stats: r.stats,
             errors: r.errors,
             rule_stats: r.rule_stats,
+            coverage: r.coverage,
         })
     }
 
@@ -187,6 +197,7 @@ impl Scanner {
                 progress: self.options.progress.clone(),
                 recover_records: self.options.recover_records,
                 validate_checksums: self.options.validate_checksums,
+                coverage: self.options.coverage,
                 sort_memory: self.options.sort_memory,
                 pwsh_fields: !self.options.no_pwsh_fields,
                 file_times: self.options.file_times,

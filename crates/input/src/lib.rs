@@ -62,7 +62,7 @@ mod timestamp;
 mod walk;
 mod xml;
 
-pub use channel::split_by_channel;
+pub use channel::{first_channel, split_by_channel};
 pub use discover::{discover, discover_with_extensions, InputFile, InputKind};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};

@@ -53,3 +53,15 @@ pub struct LogIntegrityArgs {
     #[command(flatten)]
     pub time: TimeArgs,
 }
+
+/// `coverage` options: the timeline's (its input and rule flags; `-o FILE` writes the
+/// coverage table).
+#[derive(Args, Debug)]
+pub struct CoverageArgs {
+    /// The scan's options; `-o FILE` writes the table (default: standard output).
+    #[command(flatten)]
+    pub timeline: super::TimelineArgs,
+    /// JSON Lines (one object per row) instead of CSV.
+    #[arg(long = "json", help_heading = OUTPUT)]
+    pub json_output: bool,
+}

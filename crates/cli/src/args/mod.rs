@@ -25,7 +25,7 @@ mod timeline;
 
 pub use evtx::{EvtxGenerateArgs, EvtxWriteArgs};
 pub use groups::{OutputFormat, TimeArgs};
-pub use integrity::LogIntegrityArgs;
+pub use integrity::{CoverageArgs, LogIntegrityArgs};
 pub use metrics::{
     CriticalSystemsArgs, EidMetricsArgs, LogMetricsArgs, LogonSummaryArgs, MetricsArgs,
 };
@@ -143,6 +143,11 @@ pub enum Command {
     /// headers, record id gaps, time going back, clears, stops, records in slack.
     #[command(name = "log-integrity")]
     LogIntegrity(LogIntegrityArgs),
+    /// Which kinds of event (Channel, Provider, EventID) the logs hold, the rules that
+    /// can read each and the detections it gave; kinds no rule reads, rules with no
+    /// events, files the channel check skips.
+    #[command(name = "coverage")]
+    Coverage(CoverageArgs),
 }
 
 impl Command {
@@ -170,6 +175,7 @@ impl Command {
             Command::PivotKeywordsList(a) => timeline(&mut a.timeline),
             Command::Search(a) => (a.source.live_analysis, &mut a.paths.dirs),
             Command::LogIntegrity(a) => (a.source.live_analysis, &mut a.input.paths.dirs),
+            Command::Coverage(a) => timeline(&mut a.timeline),
             _ => return None,
         })
     }

@@ -20,6 +20,7 @@ mod integrity;
 mod interrupt;
 mod level_tuning;
 mod metrics;
+mod navigator;
 mod output;
 mod phases;
 mod pivot;

@@ -83,7 +83,12 @@ impl<'a> ScanSetup<'a> {
     pub fn outputs(&self) -> Vec<&'a Path> {
         let a = self.args;
         let timeline = a.output.as_deref().filter(|p| *p != Path::new("-"));
-        let others = [&a.html_report, &a.rule_stats, &a.cpu_profile];
+        let others = [
+            &a.html_report,
+            &a.rule_stats,
+            &a.cpu_profile,
+            &a.attack_navigator,
+        ];
         timeline
             .into_iter()
             .chain(others.into_iter().flatten().map(PathBuf::as_path))

@@ -296,6 +296,16 @@ fn report(
     let colour = terminal && !a.no_color && std::env::var_os("NO_COLOR").is_none();
     let errors: Vec<&InputError> = inputs.errors.iter().chain(&result.errors).collect();
     let detections = tally.detections();
+    if let Some(path) = &a.attack_navigator {
+        let (rules, correlations) = tally.per_rule();
+        let counts = crate::navigator::counts(tally.rules(), &rules, &correlations);
+        let layer = crate::navigator::layer(counts);
+        write_atomically(path, a.overwrite.clobber, |f| {
+            let mut w = std::io::BufWriter::new(f);
+            serde_json::to_writer_pretty(&mut w, &layer)?;
+            w.flush()
+        })?;
+    }
     let mut summary = tally.finish();
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;

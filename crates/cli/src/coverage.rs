@@ -56,6 +56,39 @@ pub fn summary_line(stats: &ScanStats) -> Option<String> {
     })
 }
 
+/// A kind of event no loaded rule reads (the HTML report's coverage section).
+#[derive(Debug, Clone, Default)]
+pub struct Unread {
+    /// `Channel`.
+    pub channel: String,
+    /// The provider's name.
+    pub provider: String,
+    /// `EventID`.
+    pub event_id: String,
+    /// Records of this kind.
+    pub events: u64,
+}
+
+/// The kinds of `types` no rule of `set` reads, the most events first, at most `n`;
+/// and how many more there are.
+pub fn unread(set: &RuleSet, types: &TypeTally, n: usize) -> (Vec<Unread>, usize) {
+    let mut v: Vec<Unread> = types
+        .types()
+        .into_iter()
+        .filter(|(ch, _, eid, _)| rules_reading(set, ch, eid) == (0, 0))
+        .map(|(ch, p, e, c)| Unread {
+            channel: ch.to_string(),
+            provider: p.to_string(),
+            event_id: e.to_string(),
+            events: c.events,
+        })
+        .collect();
+    v.sort_by_key(|u| std::cmp::Reverse(u.events));
+    let more = v.len().saturating_sub(n);
+    v.truncate(n);
+    (v, more)
+}
+
 /// One row: the columns of [`HEADER`], empty where they do not apply.
 #[derive(Default)]
 struct Row {

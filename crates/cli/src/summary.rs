@@ -77,6 +77,11 @@ pub struct Summary {
     pub tactics: Vec<ComputerTactics>,
     /// How many more computers have tactics.
     pub tactics_left_out: usize,
+    /// The kinds of event no loaded rule reads, the most events first (the HTML
+    /// report, which counts them).
+    pub unread: Vec<crate::coverage::Unread>,
+    /// How many more such kinds there are.
+    pub unread_left_out: usize,
 }
 
 /// How many levels there are (`emergency` included).

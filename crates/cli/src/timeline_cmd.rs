@@ -53,6 +53,12 @@ struct Charts {
 fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32, String> {
     let started = Instant::now();
     let setup = ScanSetup::new(a)?;
+    // The report lists the kinds of event no rule reads: the scan counts them.
+    let setup = if a.html_report.is_some() {
+        setup.counting_types()
+    } else {
+        setup
+    };
     if let Some(dir) = &a.hayabusa.geo_ip {
         return Err(format!(
             "-G/--GeoIP {}: GeoIP lookup (MaxMind GeoLite2 databases) is not built in; run without -G",
@@ -306,7 +312,11 @@ fn report(
             w.flush()
         })?;
     }
+    let set = tally.rules();
     let mut summary = tally.finish();
+    if let Some(types) = &result.coverage {
+        (summary.unread, summary.unread_left_out) = crate::coverage::unread(set, types, 20);
+    }
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;
     summary.errors = group_errors(errors.iter().copied());

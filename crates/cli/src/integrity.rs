@@ -12,8 +12,8 @@ use crate::metrics::table::{Cell, Quote, Table};
 use crate::terminal::safe;
 use jiff::SignedDuration;
 use scanner_input::{
-    analyse, check_structure, walk, Finding, InputError, InputFile, IntegrityFields,
-    IntegrityKind as Kind, RecordLog, WalkSettings,
+    check_structure, walk, Finding, InputError, InputFile, IntegrityFields, IntegrityKind as Kind,
+    RecordLog, WalkSettings,
 };
 use scanner_rules::FieldTable;
 use scanner_timeline::TimeFormat;
@@ -44,7 +44,7 @@ pub(crate) fn findings(
 ) -> (Vec<(usize, Finding)>, Vec<InputError>) {
     use rayon::prelude::*;
     let mut table = FieldTable::new();
-    let fields = IntegrityFields::intern(&mut table);
+    let fields = IntegrityFields::intern(&mut table, tolerance);
     let how = WalkSettings {
         fields: &table,
         recover,
@@ -60,7 +60,7 @@ pub(crate) fn findings(
                 Ok(found) => (found, None),
                 Err(e) => (Vec::new(), Some(e)),
             };
-            found.extend(analyse(log, tolerance));
+            found.extend(log.into_findings());
             (found, error)
         })
         .collect();

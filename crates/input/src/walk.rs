@@ -26,6 +26,12 @@ pub trait Tally: Default + Send {
     }
     /// Adds what another worker took from the same file.
     fn merge(&mut self, other: Self);
+    /// Called once the file's records are all in (its workers merged), before the next
+    /// files are done: a tally that kept records can reduce them to its result here,
+    /// so that memory holds the records of the files being read only.
+    fn file_done(&mut self, cx: &Self::Context) {
+        let _ = cx;
+    }
 }
 
 /// How to walk: the fields the tallies read and whether to recover records from EVTX
@@ -160,6 +166,7 @@ pub fn walk<T: Tally>(
             |w, at| w.tally.add_at(&w.view, &at, cx),
             report,
         );
+        slot.lock().unwrap_or_else(|e| e.into_inner()).file_done(cx);
         let n = n.records + n.recovered;
         records.fetch_add(n, Ordering::Relaxed);
         done(f.size, n);

@@ -12,14 +12,18 @@ use std::collections::HashMap;
 pub struct IntegrityFields {
     time: FieldId,
     record_id: FieldId,
+    /// How far a record's time may go back before it is a finding.
+    tolerance: SignedDuration,
 }
 
 impl IntegrityFields {
-    /// Interns the record's `SystemTime` and `EventRecordID` in `table`.
-    pub fn intern(table: &mut FieldTable) -> IntegrityFields {
+    /// Interns the record's `SystemTime` and `EventRecordID` in `table`; a time may go
+    /// back by `tolerance` before it is a finding.
+    pub fn intern(table: &mut FieldTable, tolerance: SignedDuration) -> IntegrityFields {
         IntegrityFields {
             time: table.intern_path("Event.System.TimeCreated_attributes.SystemTime"),
             record_id: table.intern_path("Event.System.EventRecordID"),
+            tolerance,
         }
     }
 }
@@ -79,6 +83,8 @@ pub struct RecordLog {
     records: Vec<Rec>,
     /// Records with no record id (JSON or XML without `EventRecordID`).
     unnumbered: u64,
+    /// The findings, once the file is done (its records then dropped).
+    findings: Vec<Finding>,
 }
 
 impl RecordLog {
@@ -99,6 +105,11 @@ impl RecordLog {
     /// Records with no record id, which no gap or repeat can be told of.
     pub fn unnumbered(&self) -> u64 {
         self.unnumbered
+    }
+
+    /// The file's findings (after the walk: [`analyse`] of its records).
+    pub fn into_findings(self) -> Vec<Finding> {
+        self.findings
     }
 }
 
@@ -143,8 +154,19 @@ impl Tally for RecordLog {
         });
     }
 
+    fn file_done(&mut self, cx: &IntegrityFields) {
+        let unnumbered = self.unnumbered;
+        let found = analyse(std::mem::take(self), cx.tolerance);
+        *self = RecordLog {
+            unnumbered,
+            findings: found,
+            ..RecordLog::default()
+        };
+    }
+
     fn merge(&mut self, other: RecordLog) {
         self.unnumbered += other.unnumbered;
+        self.findings.extend(other.findings);
         let map: Vec<u16> = other
             .names
             .iter()

@@ -71,7 +71,7 @@ fn findings(name: &str, bytes: &[u8], recover: bool) -> Vec<Finding> {
         size: bytes.len() as u64,
     }];
     let mut table = FieldTable::new();
-    let fields = IntegrityFields::intern(&mut table);
+    let fields = IntegrityFields::intern(&mut table, SignedDuration::from_secs(60));
     let how = WalkSettings {
         fields: &table,
         recover,
@@ -81,7 +81,7 @@ fn findings(name: &str, bytes: &[u8], recover: bool) -> Vec<Finding> {
     let (mut logs, errors, _) = walked.into_parts();
     assert!(errors.is_empty(), "{errors:?}");
     let mut found = check_structure(file.path()).unwrap();
-    found.extend(analyse(logs.remove(0), SignedDuration::from_secs(60)));
+    found.extend(logs.remove(0).into_findings());
     found
 }
 

@@ -4,10 +4,9 @@
 //! keeps its own [`TypeTally`]; they are merged when the scan ends. Keys are nested maps
 //! looked up by the record's text, so a record allocates only for a new key or computer.
 
-use crate::detect::OutputFields;
 use jiff::Timestamp;
 use scanner_input::RecordView;
-use scanner_rules::{FxHashMap, FxHashSet, CHANNEL, EVENT_ID};
+use scanner_rules::{FieldId, FxHashMap, FxHashSet, CHANNEL, EVENT_ID};
 
 /// What one (Channel, Provider, EventID) holds.
 #[derive(Debug, Default, Clone)]
@@ -39,6 +38,14 @@ impl TypeCount {
 
 type ByEventId = FxHashMap<Box<str>, TypeCount>;
 
+/// Where a record's provider name, computer and time are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KindFields {
+    pub(crate) provider: FieldId,
+    pub(crate) computer: FieldId,
+    pub(crate) time: FieldId,
+}
+
 /// The kinds of event met, keyed by Channel, then Provider, then EventID (as the records
 /// write them; a missing one is empty).
 #[derive(Debug, Default)]
@@ -55,8 +62,9 @@ fn entry<'m, V: Default>(map: &'m mut FxHashMap<Box<str>, V>, key: &str) -> &'m 
 }
 
 impl TypeTally {
-    /// Counts the record in `view`, which gave `detections` rows.
-    pub(crate) fn add(&mut self, view: &RecordView, out: &OutputFields, detections: u64) {
+    /// Counts the record in `view`, which gave `detections` rows; `out` says where its
+    /// provider, computer and time are.
+    pub(crate) fn add(&mut self, view: &RecordView, out: KindFields, detections: u64) {
         let ch = view.first(CHANNEL).unwrap_or("");
         let provider = view.first(out.provider).unwrap_or("");
         let eid = view.first(EVENT_ID).unwrap_or("");

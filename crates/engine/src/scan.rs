@@ -306,7 +306,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                 det.detect(&w.view, fi, at.record_id, &mut w.found);
                 if let Some(c) = w.found.coverage.as_mut() {
                     let rows = (w.found.rows.len() - before) as u64;
-                    c.add(&w.view, det.output_fields(), rows);
+                    c.add(&w.view, det.kind_fields(), rows);
                 }
                 if let Some(b) = w.found.bad_time.take() {
                     // An EVTX record is named by its EventRecordID, as the row is; a JSON

@@ -273,9 +273,13 @@ impl<'a> Detector<'a> {
         self.set
     }
 
-    /// The record fields rows read (Computer, Provider, time, …).
-    pub(crate) fn output_fields(&self) -> &OutputFields {
-        &self.out
+    /// Where a record's provider, computer and time are (the fields rows read).
+    pub(crate) fn kind_fields(&self) -> crate::coverage::KindFields {
+        crate::coverage::KindFields {
+            provider: self.out.provider,
+            computer: self.out.computer,
+            time: self.out.time,
+        }
     }
 
     /// Tests one record; appends rows and correlation hits to `m`.

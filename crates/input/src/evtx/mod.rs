@@ -7,6 +7,7 @@
 //! `salvage` gets at chunks the crate refuses, `typed` (with `template` and
 //! `value_text`) reads records straight from their templates and values.
 
+mod checksum;
 mod chunk;
 mod chunks;
 mod salvage;
@@ -22,6 +23,7 @@ pub use value_text::push_padded;
 use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
 use crate::flatten::{Flattener, Nulls};
 use crate::record::RecordView;
+pub(crate) use checksum::{chunk_fault, ChunkFault};
 use chunk::chunk_records;
 pub(crate) use chunks::{all_zero, ChunkFile};
 use evtx::err::ChunkError;
@@ -227,7 +229,7 @@ where
         };
         let number = data.number.unwrap_or(0);
         if read.validate_checksums {
-            if let Some(kind) = crate::integrity::checksum_error(&data.data) {
+            if let Some(kind) = checksum::checksum_error(&data.data) {
                 err(at_chunk(path, number, kind));
                 return;
             }

@@ -19,7 +19,6 @@ mod structure;
 
 pub use records::{analyse, IntegrityFields, RecordLog};
 pub use structure::check_structure;
-pub(crate) use structure::checksum_error;
 
 use jiff::{SignedDuration, Timestamp};
 

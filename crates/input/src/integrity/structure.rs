@@ -4,13 +4,10 @@
 
 use super::{Finding, Kind, Severity};
 use crate::error::{ErrorKind, InputError, Position};
-use crate::evtx::{all_zero, ChunkFile, CHUNK_SIZE};
+use crate::evtx::{all_zero, chunk_fault, ChunkFault, ChunkFile, CHUNK_SIZE};
 use crate::Format;
-use evtx::{ChunkFlags, EvtxChunkHeader, EvtxFileHeader, HeaderFlags};
+use evtx::{EvtxChunkHeader, EvtxFileHeader, HeaderFlags};
 use std::path::Path;
-
-/// The chunk header's size, where its records start.
-const CHUNK_HEADER: usize = 512;
 
 /// The structural findings of the file `path` (none for JSON or XML input), or why it
 /// cannot be read (the record walk reports the same file; callers keep one of the two).
@@ -103,63 +100,22 @@ pub fn check_structure(path: &Path) -> Result<Vec<Finding>, InputError> {
     Ok(findings)
 }
 
-/// Why a chunk (`bytes`, a whole chunk, its header parsed) must not be read when
-/// checksums are validated (`-V`), if it must not.
-pub(crate) fn checksum_error(bytes: &[u8]) -> Option<ErrorKind> {
-    let (kind, _) = check_chunk(0, bytes)?;
-    Some(match kind {
-        Kind::ChunkHeaderChecksum {
-            stored, computed, ..
-        } => ErrorKind::ChecksumMismatch {
-            records: false,
-            stored,
-            computed,
-        },
-        Kind::ChunkRecordsChecksum {
-            stored, computed, ..
-        } => ErrorKind::ChecksumMismatch {
-            records: true,
-            stored,
-            computed,
-        },
-        _ => ErrorKind::DamagedChunk(
-            "its header does not parse, or its free space offset is past its end; not read (-V)"
-                .into(),
-        ),
-    })
-}
-
-/// What is wrong with chunk `n` (`bytes`, a whole chunk), if anything, with its header
-/// when that reads.
+/// What is wrong with chunk `n` (`bytes`, a whole chunk), if anything, as a finding,
+/// with its header when that reads.
 fn check_chunk(n: u64, bytes: &[u8]) -> Option<(Kind, Option<EvtxChunkHeader>)> {
-    let Ok(h) = EvtxChunkHeader::from_bytes(bytes) else {
-        return Some((Kind::ChunkUnreadable { chunk: n }, None));
-    };
-    if h.flags.contains(ChunkFlags::NO_CRC32) {
-        return None;
-    }
-    let mut crc = crc32fast::Hasher::new();
-    crc.update(&bytes[..120]);
-    crc.update(&bytes[128..CHUNK_HEADER]);
-    let computed = crc.finalize();
-    if computed != h.header_chunk_checksum {
-        let kind = Kind::ChunkHeaderChecksum {
+    let (fault, h) = chunk_fault(bytes)?;
+    let kind = match fault {
+        ChunkFault::Unreadable => Kind::ChunkUnreadable { chunk: n },
+        ChunkFault::Header { stored, computed } => Kind::ChunkHeaderChecksum {
             chunk: n,
-            stored: h.header_chunk_checksum,
+            stored,
             computed,
-        };
-        return Some((kind, Some(h)));
-    }
-    let Some(records) = bytes.get(CHUNK_HEADER..h.free_space_offset as usize) else {
-        return Some((Kind::ChunkUnreadable { chunk: n }, Some(h)));
-    };
-    let computed = crc32fast::hash(records);
-    (computed != h.events_checksum).then(|| {
-        let kind = Kind::ChunkRecordsChecksum {
+        },
+        ChunkFault::Records { stored, computed } => Kind::ChunkRecordsChecksum {
             chunk: n,
-            stored: h.events_checksum,
+            stored,
             computed,
-        };
-        (kind, Some(h))
-    })
+        },
+    };
+    Some((kind, h))
 }

@@ -76,7 +76,8 @@ pub fn scanner(
         .record_filter(filter)
         .prefilter(!a.no_prefilter)
         .rule_stats(a.rule_stats.is_some())
-        .recover_records(a.recover_records);
+        .recover_records(a.recover_records)
+        .validate_checksums(a.hayabusa.checksums.validate_checksums);
     if let Some(p) = progress {
         b.progress(p);
     }

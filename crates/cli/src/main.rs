@@ -5,6 +5,7 @@ mod alloc;
 mod args;
 mod config;
 mod config_names;
+mod coverage;
 mod cpu_profile;
 mod critical_systems;
 mod default_profile;
@@ -15,9 +16,11 @@ mod filters;
 mod freq_timeline;
 mod heap_profile;
 mod histogram;
+mod integrity;
 mod interrupt;
 mod level_tuning;
 mod metrics;
+mod navigator;
 mod output;
 mod phases;
 mod pivot;
@@ -42,10 +45,6 @@ fn main() {
     interrupt::install();
     quiet_when_stdout_closes();
     let mut cli = args::Cli::parse();
-    if let Some(e) = cli.command.refused_flag() {
-        eprintln!("error: {e}");
-        std::process::exit(exit::FATAL);
-    }
     if let Err(e) = live_analysis(&mut cli.command) {
         eprintln!("error: {}", terminal::safe(&e));
         std::process::exit(exit::FATAL);
@@ -78,6 +77,8 @@ fn main() {
         args::Command::UpdateRules(a) => update_rules::run(a),
         args::Command::Evtx(args::EvtxCommand::Write(a)) => evtx_cmd::write(a),
         args::Command::Evtx(args::EvtxCommand::Generate(a)) => evtx_cmd::generate_cmd(a),
+        args::Command::LogIntegrity(a) => integrity::run(a),
+        args::Command::Coverage(a) => coverage::run(a),
     };
     if let Some(h) = heap {
         match h.finish() {

@@ -229,6 +229,7 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
     let how = WalkSettings {
         fields: &fields.table,
         recover: t.recover_records,
+        validate_checksums: t.hayabusa.checksums.validate_checksums,
     };
     let cx = Context {
         record_id: fields.record_id,

@@ -434,6 +434,50 @@ fn tactics(summary: &Summary) -> String {
     s
 }
 
+/// What share of the events the rules can read, and the kinds of event none reads.
+fn coverage(summary: &Summary) -> String {
+    let st = &summary.stats;
+    let read = st.records + st.recovered;
+    let share = |n: u64| {
+        if read == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / read as f64
+        }
+    };
+    let mut s = format!(
+        "<section id=\"coverage\"><h2>Coverage</h2><p>{:.1}% of the {} events read are of kinds \
+         (Channel, EventID) no loaded rule reads; {:.1}% of kinds only rules without a channel \
+         read. <code>scanner coverage</code> lists every kind with the rules that read it.</p>",
+        share(st.uncovered),
+        group(read),
+        share(st.channel_less_only)
+    );
+    if !summary.unread.is_empty() {
+        s.push_str("<table class=\"wide\"><thead><tr><th>Channel</th><th>Provider</th><th>EventID</th><th>Events no rule reads</th></tr></thead><tbody>");
+        for u in &summary.unread {
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                cell(&u.channel),
+                cell(&u.provider),
+                cell(&u.event_id),
+                group(u.events)
+            );
+        }
+        s.push_str("</tbody></table>");
+        if summary.unread_left_out > 0 {
+            let _ = write!(
+                s,
+                "<p class=\"more\">and {} more kinds no rule reads</p>",
+                group(summary.unread_left_out as u64)
+            );
+        }
+    }
+    s.push_str("</section>");
+    s
+}
+
 /// The whole page; `histogram` has [`SLICES`] slices (`None`: no detections).
 pub fn render(
     summary: &Summary,
@@ -456,6 +500,7 @@ pub fn render(
     if !summary.tactics.is_empty() {
         body.push_str("<a href=\"#tactics\">MITRE ATT&amp;CK</a>");
     }
+    body.push_str("<a href=\"#coverage\">Coverage</a>");
     if !summary.errors.is_empty() {
         body.push_str("<a href=\"#errors\">Input errors</a>");
     }
@@ -506,6 +551,7 @@ pub fn render(
         }
     }
     body.push_str(&tactics(summary));
+    body.push_str(&coverage(summary));
     if !summary.errors.is_empty() {
         body.push_str("<section id=\"errors\"><h2>Input errors</h2><table><thead><tr><th>File</th><th>Errors</th></tr></thead><tbody>");
         for (f, msgs) in &summary.errors {

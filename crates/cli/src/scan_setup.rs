@@ -44,6 +44,8 @@ pub type Scanned = (Scanner, ScanResult<SortedRows>, usize);
 pub struct ScanSetup<'a> {
     args: &'a TimelineArgs,
     time: TimeFormat,
+    /// Count the kinds of event met (`coverage`).
+    coverage: bool,
 }
 
 impl<'a> ScanSetup<'a> {
@@ -56,7 +58,14 @@ impl<'a> ScanSetup<'a> {
         Ok(ScanSetup {
             args,
             time: config::time_format(&args.time),
+            coverage: false,
         })
+    }
+
+    /// The scan also counts the kinds of event it meets (`ScanResult::coverage`).
+    pub fn counting_types(mut self) -> Self {
+        self.coverage = true;
+        self
     }
 
     /// The timestamp format (`-U`, `-O`, …).
@@ -74,7 +83,12 @@ impl<'a> ScanSetup<'a> {
     pub fn outputs(&self) -> Vec<&'a Path> {
         let a = self.args;
         let timeline = a.output.as_deref().filter(|p| *p != Path::new("-"));
-        let others = [&a.html_report, &a.rule_stats, &a.cpu_profile];
+        let others = [
+            &a.html_report,
+            &a.rule_stats,
+            &a.cpu_profile,
+            &a.attack_navigator,
+        ];
         timeline
             .into_iter()
             .chain(others.into_iter().flatten().map(PathBuf::as_path))
@@ -181,6 +195,7 @@ impl<'a> ScanSetup<'a> {
             .sort_memory(Some(sort_bytes))
             .file_times(file_times)
             .geo_ip(a.hayabusa.geo_ip.is_some())
+            .coverage(self.coverage)
             .build(set);
         let result = scanner.scan_sorted(files);
         if let (Some(p), Some(path)) = (profiler, &a.cpu_profile) {

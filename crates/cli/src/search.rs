@@ -331,6 +331,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
     let how = WalkSettings {
         fields: &cx.fields.table,
         recover: a.source.recover_records,
+        validate_checksums: a.checksums.validate_checksums,
     };
     let done = |bytes: u64, records: u64| {
         if bar.is_some() {

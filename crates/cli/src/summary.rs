@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use scanner_engine::{DetectInfo, Origin, RuleRef, ScanStats};
 use scanner_input::{collapse_errors, InputError};
 use scanner_rules::FxHashMap;
-use scanner_rules::{Level, RuleMeta};
+use scanner_rules::{Level, RuleMeta, RuleSet};
 use scanner_timeline::{Layout, TimeFormat};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -77,6 +77,11 @@ pub struct Summary {
     pub tactics: Vec<ComputerTactics>,
     /// How many more computers have tactics.
     pub tactics_left_out: usize,
+    /// The kinds of event no loaded rule reads, the most events first (the HTML
+    /// report, which counts them).
+    pub unread: Vec<crate::coverage::Unread>,
+    /// How many more such kinds there are.
+    pub unread_left_out: usize,
 }
 
 /// How many levels there are (`emergency` included).
@@ -246,6 +251,17 @@ impl<'a> Tally<'a> {
     /// Detections counted so far.
     pub fn detections(&self) -> usize {
         self.detections
+    }
+
+    /// The rule set the rows came from.
+    pub fn rules(&self) -> &'a RuleSet {
+        self.layout.rules()
+    }
+
+    /// Detections per rule and per correlation, in the set's order.
+    pub fn per_rule(&self) -> (Vec<usize>, Vec<usize>) {
+        let sum = |v: &[[usize; 2]]| v.iter().map(|n| n[0] + n[1]).collect();
+        (sum(&self.rules), sum(&self.correlations))
     }
 
     /// The summary of the rows counted.

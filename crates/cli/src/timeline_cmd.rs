@@ -76,6 +76,12 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     let started = Instant::now();
     check_csv_only(a, format)?;
     let setup = ScanSetup::new(a)?;
+    // The report lists the kinds of event no rule reads: the scan counts them.
+    let setup = if a.html_report.is_some() {
+        setup.counting_types()
+    } else {
+        setup
+    };
     let profile = setup.profile()?;
     for target in setup.outputs() {
         check_target(target, a.overwrite.clobber)?;
@@ -328,7 +334,21 @@ fn report(
     let colour = terminal && !a.no_color && std::env::var_os("NO_COLOR").is_none();
     let errors: Vec<&InputError> = inputs.errors.iter().chain(&result.errors).collect();
     let detections = tally.detections();
+    if let Some(path) = &a.attack_navigator {
+        let (rules, correlations) = tally.per_rule();
+        let counts = crate::navigator::counts(tally.rules(), &rules, &correlations);
+        let layer = crate::navigator::layer(counts);
+        write_atomically(path, a.overwrite.clobber, |f| {
+            let mut w = std::io::BufWriter::new(f);
+            serde_json::to_writer_pretty(&mut w, &layer)?;
+            w.flush()
+        })?;
+    }
+    let set = tally.rules();
     let mut summary = tally.finish();
+    if let Some(types) = &result.coverage {
+        (summary.unread, summary.unread_left_out) = crate::coverage::unread(set, types, 20);
+    }
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;
     summary.errors = group_errors(errors.iter().copied());
@@ -373,6 +393,9 @@ fn report(
                 "recovered (carved) records scanned: {}",
                 result.stats.recovered
             );
+        }
+        if let Some(line) = crate::coverage::summary_line(&result.stats) {
+            eprintln!("{line}");
         }
     }
     std::io::stderr().flush().ok();

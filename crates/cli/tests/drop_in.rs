@@ -385,36 +385,6 @@ fn hayabusas_other_spellings_and_separators() {
     std::fs::remove_dir_all(d).unwrap();
 }
 
-#[test]
-fn validate_checksums_is_refused_as_not_supported_yet() {
-    let d = scratch("validate-checksums");
-    let l = log();
-    let commands: &[&[&str]] = &[
-        &["csv-timeline", "-f", &l],
-        &["dfir-timeline", "-f", &l],
-        &["eid-metrics", "-f", &l],
-        &["logon-summary", "-f", &l],
-        &["search", "-f", &l, "-k", "x"],
-    ];
-    for c in commands {
-        for flag in ["-V", "--validate-checksums"] {
-            let mut args = c.to_vec();
-            args.push(flag);
-            let out = run_in(&d, &args);
-            let err = text(&out.stderr);
-            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
-            assert!(
-                err.contains("-V/--validate-checksums: checksum validation")
-                    && err.contains("not supported yet"),
-                "{args:?}: {err}"
-            );
-            assert!(!err.contains("exclude-status"), "{args:?}: {err}");
-            assert!(out.stdout.is_empty());
-        }
-    }
-    std::fs::remove_dir_all(d).unwrap();
-}
-
 /// Writes `xml` (events as Event Viewer shows them) as `name`.evtx in `d`.
 fn evtx(d: &Path, name: &str, xml: &str) -> PathBuf {
     let src = d.join(format!("{name}.xml"));

@@ -840,3 +840,79 @@ fn elements_with_no_content_show_na_and_are_left_out_of_the_field_lists() {
     );
     std::fs::remove_dir_all(d).unwrap();
 }
+
+// --- -V/--validate-checksums (issue 34) ---
+
+/// A generated log of two chunks or more whose chunk 0 has one record byte flipped (a
+/// letter of a path: the record still reads, the chunk's records CRC32 fails), and
+/// the number of records in that chunk.
+fn log_with_a_flipped_byte(d: &Path) -> (PathBuf, u64) {
+    let mut out = std::io::Cursor::new(Vec::new());
+    scanner_evtx_writer::generate(3000, 7, &mut out).unwrap();
+    let mut bytes = out.into_inner();
+    assert!(bytes.len() > 4096 + 2 * 65536, "three chunks at least");
+    let chunk = &bytes[4096..4096 + 65536];
+    let records = |at: usize| u64::from_le_bytes(chunk[at..at + 8].try_into().unwrap());
+    let in_chunk_0 = records(16) - records(8) + 1;
+    let free = u32::from_le_bytes(chunk[48..52].try_into().unwrap()) as usize;
+    let c: Vec<u8> = "C:\\".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let at = chunk[..free]
+        .windows(c.len())
+        .position(|w| w == c)
+        .expect("a path in chunk 0");
+    scanner_evtx_writer::flip_byte(&mut bytes, 0, at, 0x20).unwrap();
+    let path = d.join("flipped.evtx");
+    std::fs::write(&path, bytes).unwrap();
+    (path, in_chunk_0)
+}
+
+#[test]
+fn validate_checksums_skips_chunks_whose_crc32_fails_on_every_command_that_takes_it() {
+    let d = scratch("validate-checksums");
+    let config = empty_config();
+    let (log, in_chunk_0) = log_with_a_flipped_byte(&d);
+    let l = log.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["csv-timeline", "-f", l, "-q", "-N"],
+        &["json-timeline", "-f", l, "-q", "-N"],
+        &["dfir-timeline", "-f", l, "-q", "-N"],
+        &["dfir-timeline", "-t", "jsonl", "-f", l, "-q", "-N"],
+        &["pivot-keywords-list", "-f", l, "-q"],
+        &["eid-metrics", "-f", l, "-q"],
+        &["computer-metrics", "-f", l, "-q"],
+        &["log-metrics", "-f", l, "-q"],
+        &["logon-summary", "-f", l, "-q"],
+        &["extract-base64", "-f", l, "-q"],
+        &["search", "-f", l, "-k", "x", "-q"],
+    ];
+    for c in commands {
+        // Without -V the chunk is read: no error.
+        ok_in(&config, c);
+        for flag in ["-V", "--validate-checksums"] {
+            let mut args = c.to_vec();
+            args.push(flag);
+            let out = run_with(&config, &args);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{l}: chunk 0: its records' CRC32 does not match (stored "
+                )) && err.contains("not read (-V)"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    // What is not read: every record of chunk 0, and nothing else.
+    let count = |extra: &[&str]| -> u64 {
+        let mut args = vec!["log-metrics", "-f", l, "-q"];
+        args.extend_from_slice(extra);
+        let out = run_with(&config, &args);
+        let mut rows = csv::Reader::from_reader(&out.stdout[..]);
+        let row = rows.records().next().expect("a row").expect("CSV");
+        row[2].replace(',', "").parse().expect("Events")
+    };
+    assert_eq!(count(&[]), 3000);
+    assert_eq!(count(&["-V"]), 3000 - in_chunk_0);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+// --- end -V ---

@@ -123,9 +123,16 @@ fn html_report_renders_in_chromium_without_console_errors() {
         "class=\"all-rules\"",
         "class=\"all-computers\"",
         "id=\"tactics\"",
+        "id=\"coverage\"",
     ] {
         assert!(dom.contains(part), "{part} not rendered");
     }
+    // The coverage section says what share of the events no rule reads.
+    let coverage = dom.split("id=\"coverage\"").nth(1).unwrap_or("");
+    assert!(
+        coverage.contains("events read are of kinds (Channel, EventID) no loaded rule reads"),
+        "{coverage}"
+    );
 
     let shot = out.join("report.png");
     let _ = std::fs::remove_file(&shot);

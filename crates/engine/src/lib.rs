@@ -33,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+mod coverage;
 mod detect;
 mod items;
 mod progress;
@@ -43,6 +44,7 @@ mod scan;
 mod scanner;
 mod sort;
 
+pub use coverage::{TypeCount, TypeTally};
 pub use detect::filter::RecordFilter;
 pub use detect::stats::{RuleStats, RuleTiming};
 pub use items::{Item, ItemEnd, ItemIter, Items, ItemsBuf};

@@ -27,6 +27,10 @@ pub struct ScanOptions {
     pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
     /// Also scan records carved from slack space and damaged chunks (EVTX only).
     pub recover_records: bool,
+    /// Read an EVTX chunk only when its CRC32s match (`-V`).
+    pub validate_checksums: bool,
+    /// Count the kinds of event met ([`crate::TypeTally`]).
+    pub coverage: bool,
     /// About how many bytes of rows to hold in memory for sorting; past it, sorted runs
     /// are spilled to temporary files. `None`: no bound.
     pub sort_memory: Option<usize>,
@@ -48,6 +52,10 @@ pub struct ScanStats {
     pub records: u64,
     /// Records carved and scanned besides them (`--recover-records`).
     pub recovered: u64,
+    /// Records tested whose (Channel, EventID) no rule reads.
+    pub uncovered: u64,
+    /// Records tested whose (Channel, EventID) only rules without a channel read.
+    pub channel_less_only: u64,
     /// Wall time of the scan.
     pub elapsed: Duration,
     /// The distribution of the files' scan times in nanoseconds (the histogram
@@ -70,6 +78,8 @@ pub struct ScanResult<R = Vec<DetectInfo>> {
     pub errors: Vec<InputError>,
     /// Per-rule timings, when rule statistics were on.
     pub rule_stats: Option<crate::detect::stats::RuleStats>,
+    /// The kinds of event tested, when [`crate::ScannerBuilder::coverage`] is on.
+    pub coverage: Option<crate::coverage::TypeTally>,
 }
 
 /// Per-worker buffers, reused for every record and, through the [`Pool`], for every
@@ -161,10 +171,12 @@ impl Drop for Worker<'_> {
         self.tested();
         self.hand_over();
         self.hand_over_hits();
-        if self.found.stats.is_none() {
-            return;
-        }
         let mut s = self.sink.lock().unwrap_or_else(|e| e.into_inner());
+        s.uncovered += self.found.uncovered;
+        s.channel_less_only += self.found.channel_less_only;
+        if let Some(mine) = self.found.coverage.take() {
+            s.coverage.get_or_insert_with(Default::default).merge(mine);
+        }
         if let Some(mine) = self.found.stats.take() {
             match &mut s.stats {
                 Some(all) => all.merge(&mine),
@@ -180,6 +192,8 @@ impl Drop for Worker<'_> {
 /// under the store's lock. A file takes an idle worker (or makes one) and gives it back
 /// when done; the last ones are dropped when the scan ends, handing over what they hold.
 struct Pool<'s> {
+    /// Workers count the kinds of event they test.
+    coverage: bool,
     idle: Mutex<Vec<Worker<'s>>>,
     sink: &'s Mutex<Matches>,
     store: &'s RowStore,
@@ -190,7 +204,11 @@ impl<'s> Pool<'s> {
     /// An idle worker, or a new one.
     fn take<'p>(&'p self, det: &Detector<'_>) -> Lease<'p, 's> {
         let idle = lock(&self.idle).pop();
-        let w = idle.unwrap_or_else(|| Worker::new(self.sink, self.store, self.hits, det));
+        let w = idle.unwrap_or_else(|| {
+            let mut w = Worker::new(self.sink, self.store, self.hits, det);
+            w.found.coverage = self.coverage.then(Default::default);
+            w
+        });
         Lease {
             worker: Some(w),
             pool: self,
@@ -260,6 +278,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let recovered = AtomicU64::new(0);
     let file_times = opts.file_times.then(|| Mutex::new(RuleTiming::default()));
     let pool = Pool {
+        coverage: opts.coverage,
         idle: Mutex::new(Vec::new()),
         sink: &sink,
         store: &store,
@@ -268,6 +287,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let read = scanner_input::ReadSettings {
         fields: table,
         recover: opts.recover_records,
+        validate_checksums: opts.validate_checksums,
     };
     let scan_file = |fi: u32| {
         let f = &files[fi as usize];
@@ -282,7 +302,12 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
                 }
                 w.found.recovered = at.recovered;
+                let before = w.found.rows.len();
                 det.detect(&w.view, fi, at.record_id, &mut w.found);
+                if let Some(c) = w.found.coverage.as_mut() {
+                    let rows = (w.found.rows.len() - before) as u64;
+                    c.add(&w.view, det.kind_fields(), rows);
+                }
                 if let Some(b) = w.found.bad_time.take() {
                     // An EVTX record is named by its EventRecordID, as the row is; a JSON
                     // line or XML event by where it stands.
@@ -344,10 +369,13 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             bytes: files.iter().map(|f| f.size).sum(),
             records: records.into_inner(),
             recovered: recovered.into_inner(),
+            uncovered: found.uncovered,
+            channel_less_only: found.channel_less_only,
             elapsed: start.elapsed(),
             file_times: file_times.map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner())),
         },
         errors,
         rule_stats: found.stats,
+        coverage: found.coverage,
     }
 }

@@ -18,6 +18,8 @@ pub struct ScannerBuilder {
     detect: DetectOptions,
     progress: Option<Arc<Progress>>,
     recover_records: bool,
+    validate_checksums: bool,
+    coverage: bool,
     sort_memory: Option<usize>,
     no_pwsh_fields: bool,
     file_times: bool,
@@ -116,6 +118,21 @@ impl ScannerBuilder {
         self
     }
 
+    /// Reads an EVTX chunk only when its header and records CRC32s match (Hayabusa's
+    /// `-V`); the others are reported as input errors and not scanned.
+    pub fn validate_checksums(&mut self, on: bool) -> &mut Self {
+        self.validate_checksums = on;
+        self
+    }
+
+    /// Counts, per (Channel, Provider, EventID) of the records tested, the records,
+    /// computers, first and last time and detections ([`crate::TypeTally`], in
+    /// [`crate::ScanResult::coverage`]).
+    pub fn coverage(&mut self, on: bool) -> &mut Self {
+        self.coverage = on;
+        self
+    }
+
     /// Splits classic PowerShell events' `key=value` Data element into fields
     /// (`HostApplication`, `HostName`, …) as Hayabusa does; on by default.
     pub fn pwsh_field_extraction(&mut self, on: bool) -> &mut Self {
@@ -171,6 +188,7 @@ impl Scanner {
             stats: r.stats,
             errors: r.errors,
             rule_stats: r.rule_stats,
+            coverage: r.coverage,
         })
     }
 
@@ -186,6 +204,8 @@ impl Scanner {
             crate::scan::ScanOptions {
                 progress: self.options.progress.clone(),
                 recover_records: self.options.recover_records,
+                validate_checksums: self.options.validate_checksums,
+                coverage: self.options.coverage,
                 sort_memory: self.options.sort_memory,
                 pwsh_fields: !self.options.no_pwsh_fields,
                 file_times: self.options.file_times,

@@ -40,6 +40,7 @@
 mod chunk;
 mod error;
 mod event;
+mod faults;
 mod generate;
 mod json;
 mod template;
@@ -50,6 +51,7 @@ mod xml;
 pub use crate::{
     error::Error,
     event::{Attribute, Element, Event, Node, EVENT_NS},
+    faults::{flip_byte, to_slack},
     generate::{generate, Generator, GroundTruth, Planted},
     json::OrderedJson,
     value::{parse_filetime, Guid, Sid, SysTime, Value},

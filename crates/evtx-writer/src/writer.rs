@@ -151,6 +151,16 @@ impl<W: Write + Seek> EvtxWriter<W> {
         Ok(id)
     }
 
+    /// Leaves the next `n` record ids unused, as in a log whose records were deleted
+    /// one by one (the records after them keep their ids).
+    pub fn skip_record_ids(&mut self, n: u64) -> Result<(), Error> {
+        if self.finished {
+            return Err(Error::Finished);
+        }
+        self.next_id = self.next_id.checked_add(n).ok_or(Error::RecordIdOverflow)?;
+        Ok(())
+    }
+
     fn write_record(&mut self, event: &Event, id: u64) -> Result<(), Error> {
         validate(&event.root, 0)?;
         let time = match event.time_created() {

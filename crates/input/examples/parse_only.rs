@@ -100,6 +100,7 @@ fn view(f: &InputFile, typed: bool) -> u64 {
     let read = EvtxRead {
         recover: false,
         typed,
+        validate_checksums: false,
     };
     let init = || (Flattener::default(), RecordView::default());
     let each = |(flat, v): &mut (Flattener, RecordView), rec: scanner_input::RawRecord<'_>| {

@@ -79,6 +79,16 @@ pub enum ErrorKind {
     DamagedStringTable(String),
     /// A chunk that does not parse; its records are skipped.
     DamagedChunk(String),
+    /// A chunk whose header or records CRC32 does not match, with checksums validated
+    /// (`-V`): not read.
+    ChecksumMismatch {
+        /// The records' CRC32 (else the header's).
+        records: bool,
+        /// As stored in the chunk header.
+        stored: u32,
+        /// As computed.
+        computed: u32,
+    },
     /// A last chunk cut short; its complete records are read.
     TruncatedChunk {
         /// The bytes of the chunk the file holds.
@@ -276,6 +286,16 @@ impl ErrorKind {
             ErrorKind::DamagedStringTable(d) => {
                 write!(f, "damaged string table ({d}); read without it")
             }
+            ErrorKind::ChecksumMismatch {
+                records,
+                stored,
+                computed,
+            } => write!(
+                f,
+                "its {} CRC32 does not match (stored {stored:08x}, computed {computed:08x}); \
+                 not read (-V)",
+                if *records { "records'" } else { "header's" }
+            ),
             ErrorKind::TruncatedChunk { read, size } => write!(
                 f,
                 "truncated at {read} of its {size} bytes; its complete records read"

@@ -32,7 +32,7 @@
 //!     read_evtx(
 //!         &f.path,
 //!         f.size,
-//!         EvtxRead { recover: false, typed: true },
+//!         EvtxRead { recover: false, typed: true, validate_checksums: false },
 //!         || (Flattener::default(), RecordView::default()),
 //!         |(flat, view), rec| {
 //!             if rec.content.fill(flat, &table, view).is_ok() {
@@ -53,6 +53,7 @@ mod error_run;
 mod evtx;
 mod flatten;
 mod format;
+mod integrity;
 mod json;
 mod read_file;
 mod record;
@@ -61,7 +62,7 @@ mod timestamp;
 mod walk;
 mod xml;
 
-pub use channel::split_by_channel;
+pub use channel::{first_channel, split_by_channel};
 pub use discover::{discover, discover_with_extensions, InputFile, InputKind};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
@@ -71,6 +72,9 @@ pub use evtx::{
 };
 pub use flatten::Flattener;
 pub use format::{format_of, sniff, sniff_open, Format};
+pub use integrity::{
+    analyse, check_structure, Finding, IntegrityFields, Kind as IntegrityKind, RecordLog, Severity,
+};
 pub use json::{read_json, MAX_LINE};
 pub use read_file::{read_file, FileCounts, ReadSettings, RecordAt, RecordWorker};
 pub use record::{FieldValues, RecordView};

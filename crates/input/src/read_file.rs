@@ -44,6 +44,8 @@ pub struct ReadSettings<'a> {
     /// Recover records from slack space (EVTX only); a recovered record that cannot be
     /// rendered is skipped silently (carved records are often garbage).
     pub recover: bool,
+    /// Read an EVTX chunk only when its CRC32s match (`-V`).
+    pub validate_checksums: bool,
 }
 
 /// What reading one file gave.
@@ -87,6 +89,7 @@ where
             let read = EvtxRead {
                 recover: how.recover,
                 typed: true,
+                validate_checksums: how.validate_checksums,
             };
             let n = read_evtx_file(
                 path,
@@ -218,6 +221,7 @@ mod tests {
         let how = ReadSettings {
             fields: &table,
             recover: false,
+            validate_checksums: false,
         };
         let errors = Mutex::new(Vec::new());
         let report = |e: InputError| errors.lock().unwrap().push(e.to_string());

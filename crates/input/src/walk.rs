@@ -18,8 +18,20 @@ pub trait Tally: Default + Send {
     /// Takes one record. Its fields are those of the [`FieldTable`] given to [`walk`]
     /// (plus the built-in ones: `Channel`, `EventID`).
     fn add(&mut self, record: &RecordView, cx: &Self::Context);
+    /// Takes one record with where it came from (its record id, whether carved); by
+    /// default, [`Tally::add`].
+    fn add_at(&mut self, record: &RecordView, at: &crate::RecordAt, cx: &Self::Context) {
+        let _ = at;
+        self.add(record, cx);
+    }
     /// Adds what another worker took from the same file.
     fn merge(&mut self, other: Self);
+    /// Called once the file's records are all in (its workers merged), before the next
+    /// files are done: a tally that kept records can reduce them to its result here,
+    /// so that memory holds the records of the files being read only.
+    fn file_done(&mut self, cx: &Self::Context) {
+        let _ = cx;
+    }
 }
 
 /// How to walk: the fields the tallies read and whether to recover records from EVTX
@@ -32,6 +44,8 @@ pub struct WalkSettings<'a> {
     /// Recover records from slack space (EVTX only); a recovered record that cannot be
     /// rendered is skipped silently, as the scan does.
     pub recover: bool,
+    /// Read an EVTX chunk only when its CRC32s match (`-V`).
+    pub validate_checksums: bool,
 }
 
 /// What a walk found.
@@ -111,7 +125,7 @@ impl<T: Tally> Drop for Worker<'_, T> {
 /// }
 /// let (files, _) = discover(&["logs".into()], &[], InputKind::Evtx);
 /// let table = FieldTable::new();
-/// let how = WalkSettings { fields: &table, recover: false };
+/// let how = WalkSettings { fields: &table, recover: false, validate_checksums: false };
 /// let walked = walk::<Count4624>(&files, how, &(), &|_, _| {});
 /// for (f, n) in files.iter().zip(walked.per_file()) {
 ///     println!("{}: {}", f.path.display(), n.0);
@@ -142,15 +156,17 @@ pub fn walk<T: Tally>(
         let read = ReadSettings {
             fields: how.fields,
             recover: how.recover,
+            validate_checksums: how.validate_checksums,
         };
         let n = read_file(
             &f.path,
             f.size,
             read,
             new_worker,
-            |w, _| w.tally.add(&w.view, cx),
+            |w, at| w.tally.add_at(&w.view, &at, cx),
             report,
         );
+        slot.lock().unwrap_or_else(|e| e.into_inner()).file_done(cx);
         let n = n.records + n.recovered;
         records.fetch_add(n, Ordering::Relaxed);
         done(f.size, n);
@@ -210,6 +226,7 @@ mod tests {
         let how = WalkSettings {
             fields: &table,
             recover: false,
+            validate_checksums: false,
         };
         let finished = AtomicU64::new(0);
         let walked = walk::<Ids>(&files, how, &(), &|_, _| {

@@ -473,6 +473,7 @@ fn read_through_source(log: &[u8], typed: bool) -> (Vec<(u64, Vec<String>)>, Vec
     let read = scanner_input::EvtxRead {
         recover: false,
         typed,
+        validate_checksums: false,
     };
     scanner_input::read_evtx(
         &path,

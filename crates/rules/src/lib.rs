@@ -107,7 +107,7 @@ pub use crate::{
     meta::{Level, RuleMeta},
     prefilter::Admission,
     report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport, SetCacheUse},
-    rule::Rule,
+    rule::{Constraint, Rule},
     set::RuleSet,
     text_file::read as read_text_file,
 };

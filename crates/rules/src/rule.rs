@@ -215,7 +215,7 @@ impl Rule {
     }
 
     /// The Channel/EventID values the rule requires of a record.
-    pub(crate) fn constraint(&self) -> Constraint {
+    pub fn constraint(&self) -> Constraint {
         Constraint::of_cond(&self.detection.condition, &self.detection.selections)
     }
 }

@@ -67,7 +67,9 @@ impl RuleSet {
     /// (lowercase) `channel` and `event_id`: the rules indexed under its (Channel,
     /// EventID) pair, its channel, its EventID or neither, those of a large bucket only
     /// when its prefilter admits them (every one with `prefilter` off). `adm` holds a
-    /// worker's reused buffers and memo.
+    /// worker's reused buffers and memo. Returns which rules read records of this
+    /// (Channel, EventID) at all: (some rule indexed under its channel, some rule with
+    /// no channel), by the buckets that exist.
     #[inline]
     pub fn for_each_candidate(
         &self,
@@ -77,14 +79,28 @@ impl RuleSet {
         adm: &mut Admission,
         prefilter: bool,
         mut f: impl FnMut(u32),
-    ) {
+    ) -> (bool, bool) {
         let rules = self.rules.len();
         let buckets = self.index.candidates(channel, event_id);
+        let reads = (
+            buckets[0].is_some() || buckets[1].is_some(),
+            buckets[2].is_some() || buckets[3].is_some(),
+        );
         for b in buckets.into_iter().flatten() {
             for &r in b.admit(adm, event, rules, prefilter) {
                 f(r);
             }
         }
+        reads
+    }
+
+    /// How many rules the index gives a record of this (lowercase) `channel` and
+    /// `event_id`: those indexed under its channel (with its EventID or any), and those
+    /// with no channel (with its EventID or none).
+    pub fn candidate_rules(&self, channel: &str, event_id: &str) -> (usize, usize) {
+        let [exact, channel_any, eid_any, any] = self.index.candidates(channel, event_id);
+        let n = |b: Option<&crate::index::Bucket>| b.map_or(0, |b| b.rules.len());
+        (n(exact) + n(channel_any), n(eid_any) + n(any))
     }
 
     /// Whether some rule may match a record of this (lowercase) channel: a rule

@@ -46,7 +46,7 @@ pub struct MetricsArgs {
     /// `-t`.
     #[command(flatten)]
     pub pool: ThreadArgs,
-    /// `-V`, refused.
+    /// `-V`.
     #[command(flatten)]
     pub checksums: ValidateChecksums,
     /// `-q`, `-Q`, `-K`, `-v`.

@@ -16,6 +16,7 @@
 
 mod evtx;
 mod groups;
+mod integrity;
 mod metrics;
 mod rule_tools;
 mod rules;
@@ -24,6 +25,7 @@ mod timeline;
 
 pub use evtx::{EvtxGenerateArgs, EvtxWriteArgs};
 pub use groups::{OutputFormat, TimeArgs};
+pub use integrity::{CoverageArgs, LogIntegrityArgs};
 pub use metrics::{
     CriticalSystemsArgs, EidMetricsArgs, LogMetricsArgs, LogonSummaryArgs, MetricsArgs,
 };
@@ -137,6 +139,15 @@ pub enum Command {
     /// Write EVTX files: from events you give, or a synthetic log with planted attacks.
     #[command(subcommand)]
     Evtx(EvtxCommand),
+    /// What the logs' structure and record ids say of tampering or damage: checksums,
+    /// headers, record id gaps, time going back, clears, stops, records in slack.
+    #[command(name = "log-integrity")]
+    LogIntegrity(LogIntegrityArgs),
+    /// Which kinds of event (Channel, Provider, EventID) the logs hold, the rules that
+    /// can read each and the detections it gave; kinds no rule reads, rules with no
+    /// events, files the channel check skips.
+    #[command(name = "coverage")]
+    Coverage(CoverageArgs),
 }
 
 impl Command {
@@ -163,28 +174,10 @@ impl Command {
             Command::ExtractBase64(a) => metrics(a),
             Command::PivotKeywordsList(a) => timeline(&mut a.timeline),
             Command::Search(a) => (a.source.live_analysis, &mut a.paths.dirs),
+            Command::LogIntegrity(a) => (a.source.live_analysis, &mut a.input.paths.dirs),
+            Command::Coverage(a) => timeline(&mut a.timeline),
             _ => return None,
         })
-    }
-}
-
-impl Command {
-    /// The error for a flag scanner takes so that a Hayabusa command line is understood
-    /// but refuses to act on (`-V`), when given.
-    pub fn refused_flag(&self) -> Option<String> {
-        match self {
-            Command::CsvTimeline(a) => a.hayabusa.checksums.refused(),
-            Command::JsonTimeline(a) => a.timeline.hayabusa.checksums.refused(),
-            Command::DfirTimeline(a) => a.timeline.hayabusa.checksums.refused(),
-            Command::PivotKeywordsList(a) => a.timeline.hayabusa.checksums.refused(),
-            Command::EidMetrics(a) => a.common.checksums.refused(),
-            Command::ComputerMetrics(a) | Command::ExtractBase64(a) => a.checksums.refused(),
-            Command::LogMetrics(a) => a.common.checksums.refused(),
-            Command::LogonSummary(a) => a.common.checksums.refused(),
-            Command::ConfigCriticalSystems(a) => a.common.checksums.refused(),
-            Command::Search(a) => a.checksums.refused(),
-            _ => None,
-        }
     }
 }
 

@@ -135,7 +135,7 @@ pub struct SearchArgs {
         help_heading = GENERAL
     )]
     pub threads: Option<usize>,
-    /// `-V`, refused.
+    /// `-V`.
     #[command(flatten)]
     pub checksums: ValidateChecksums,
     /// `-q`, `-Q`, `-K`, `-v`.

@@ -110,6 +110,10 @@ pub struct TimelineArgs {
         help_heading = OUTPUT
     )]
     pub html_report: Option<PathBuf>,
+    /// Write an ATT&CK Navigator layer (4.5, Enterprise) to FILE: the techniques of the
+    /// rules that fired, scored by their detections.
+    #[arg(long = "attack-navigator", value_name = "FILE", help_heading = OUTPUT)]
+    pub attack_navigator: Option<PathBuf>,
     /// Show a detection-frequency timeline in the terminal.
     #[arg(short = 'T', long = "visualize-timeline", help_heading = DISPLAY)]
     pub visualize_timeline: bool,
@@ -151,7 +155,7 @@ pub struct HayabusaFlags {
         help_heading = GENERAL
     )]
     pub sort: bool,
-    /// `-V`, refused.
+    /// `-V`.
     #[command(flatten)]
     pub checksums: ValidateChecksums,
     /// Accepted for Hayabusa's command lines (its verbose messages).

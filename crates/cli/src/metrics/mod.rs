@@ -16,7 +16,7 @@ mod extract_base64;
 mod log;
 mod logon;
 mod span;
-mod table;
+pub(crate) mod table;
 
 pub use computer::run as computer;
 pub use critical::run as critical_systems;
@@ -341,6 +341,7 @@ impl<'a> Run<'a> {
         let how = WalkSettings {
             fields,
             recover: self.args.source.recover_records,
+            validate_checksums: self.args.checksums.validate_checksums,
         };
         let walked = walk::<T>(&self.files, how, cx, &|bytes, records| {
             if bar.is_some() {

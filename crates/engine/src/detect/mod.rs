@@ -68,6 +68,13 @@ pub struct Matches {
     /// After [`Detector::detect`]: the record had a detection but no readable time
     /// (its rows are timed at the epoch); the caller takes it and reports it.
     pub bad_time: Option<BadTime>,
+    /// Records tested for which no rule reads their (Channel, EventID): no bucket of
+    /// the index holds them.
+    pub uncovered: u64,
+    /// Records tested whose (Channel, EventID) only rules without a channel read.
+    pub channel_less_only: u64,
+    /// The kinds of event tested, when the scan counts them.
+    pub coverage: Option<crate::coverage::TypeTally>,
     /// Reused buffers of the prefilter.
     scratch: Admission,
     /// The record (`RenderScratch::record`) whose correlation hits start at
@@ -290,6 +297,15 @@ impl<'a> Detector<'a> {
         self.set
     }
 
+    /// Where a record's provider, computer and time are (the fields rows read).
+    pub(crate) fn kind_fields(&self) -> crate::coverage::KindFields {
+        crate::coverage::KindFields {
+            provider: self.out.provider,
+            computer: self.out.computer,
+            time: self.out.time,
+        }
+    }
+
     /// Tests one record; appends rows and correlation hits to `m`.
     #[inline]
     pub fn detect(&self, view: &RecordView, file: u32, record_id: Option<u64>, m: &mut Matches) {
@@ -306,12 +322,15 @@ impl<'a> Detector<'a> {
         }
         let mut scratch = std::mem::take(&mut m.scratch);
         let rules = self.set.rules();
-        self.set
+        let read = self
+            .set
             .for_each_candidate(ch, eid, view, &mut scratch, self.prefilter, |r| {
                 if rules[r as usize].is_match(view) {
                     self.on_match(r, view, file, record_id, m);
                 }
             });
+        m.uncovered += u64::from(read == (false, false));
+        m.channel_less_only += u64::from(read == (false, true));
         m.scratch = scratch;
     }
 
@@ -339,7 +358,8 @@ impl<'a> Detector<'a> {
     ) {
         let mut scratch = std::mem::take(&mut m.scratch);
         let rules = self.set.rules();
-        self.set
+        let read = self
+            .set
             .for_each_candidate(ch, eid, view, &mut scratch, self.prefilter, |r| {
                 let t = std::time::Instant::now();
                 let hit = rules[r as usize].is_match(view);
@@ -351,6 +371,8 @@ impl<'a> Detector<'a> {
                     self.on_match(r, view, file, record_id, m);
                 }
             });
+        m.uncovered += u64::from(read == (false, false));
+        m.channel_less_only += u64::from(read == (false, true));
         m.scratch = scratch;
     }
 

@@ -58,8 +58,19 @@ impl ChunkFile {
 
     /// Reads chunk `n`'s bytes into `buf` (a chunk's length) until it is full or the
     /// file ends; returns the bytes read.
-    pub(super) fn read_chunk(&self, n: u64, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read_chunk(&self, n: u64, buf: &mut [u8]) -> io::Result<usize> {
         read_at(&self.file, HEADER_SIZE + n * CHUNK_SIZE, buf)
+    }
+
+    /// Reads the file header block's first bytes into `buf` (until full or the file
+    /// ends); returns the bytes read.
+    pub(crate) fn read_header(&self, buf: &mut [u8]) -> io::Result<usize> {
+        read_at(&self.file, 0, buf)
+    }
+
+    /// Whole chunks in the file, as the walk counts them (past its header block).
+    pub(crate) fn chunk_count(&self) -> u64 {
+        self.len.saturating_sub(self.header_block) / CHUNK_SIZE
     }
 
     /// Its chunks, in the order the crate's parser walks them.
@@ -194,7 +205,7 @@ fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> ErrorKind {
 }
 
 /// Whether `bytes` are all zeros, checked a block at a time.
-pub(super) fn all_zero(bytes: &[u8]) -> bool {
+pub(crate) fn all_zero(bytes: &[u8]) -> bool {
     bytes
         .chunks(256)
         .all(|block| block.iter().fold(0, |acc, b| acc | b) == 0)

@@ -7,6 +7,7 @@
 //! `salvage` gets at chunks the crate refuses, `typed` (with `template` and
 //! `value_text`) reads records straight from their templates and values.
 
+mod checksum;
 mod chunk;
 mod chunks;
 mod salvage;
@@ -22,8 +23,9 @@ pub use value_text::push_padded;
 use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
 use crate::flatten::{Flattener, Nulls};
 use crate::record::RecordView;
+pub(crate) use checksum::{chunk_fault, ChunkFault};
 use chunk::chunk_records;
-pub(crate) use chunks::ChunkFile;
+pub(crate) use chunks::{all_zero, ChunkFile};
 use evtx::err::ChunkError;
 use evtx::{EvtxChunkData, ParserSettings};
 use rayon::prelude::*;
@@ -105,6 +107,9 @@ pub struct EvtxRead {
     /// Hand live records as typed values where [`TypedState`] covers them, rendering
     /// only the others to JSON.
     pub typed: bool,
+    /// Read a chunk only when its header and records CRC32s match (Hayabusa's `-V`);
+    /// a chunk that fails, or whose header does not parse, is reported and not read.
+    pub validate_checksums: bool,
 }
 
 /// Records an EVTX file gave.
@@ -118,7 +123,7 @@ pub struct EvtxCounts {
 
 /// Files with more chunks than this are scanned chunk-parallel.
 const PARALLEL_CHUNKS: u64 = 8;
-const CHUNK_SIZE: u64 = 64 * 1024;
+pub(crate) const CHUNK_SIZE: u64 = 64 * 1024;
 const HEADER_SIZE: u64 = 4096;
 
 /// The parser settings the scan uses: single-threaded parsers (rayon parallelism is
@@ -194,6 +199,15 @@ where
         let data = match c {
             Ok(d) => d,
             Err(evtx::err::EvtxError::FailedToParseChunk { chunk_id, source })
+                if matches!(*source, ChunkError::FailedToParseChunkHeader(_))
+                    && read.validate_checksums =>
+            {
+                // Its checksums cannot be checked: not salvaged.
+                let d = format!("{}; not read (-V)", chain(&source));
+                err(at_chunk(path, chunk_id, ErrorKind::DamagedChunk(d)));
+                return;
+            }
+            Err(evtx::err::EvtxError::FailedToParseChunk { chunk_id, source })
                 if matches!(*source, ChunkError::FailedToParseChunkHeader(_)) =>
             {
                 // A damaged chunk header: its records may be intact.
@@ -214,6 +228,12 @@ where
             }
         };
         let number = data.number.unwrap_or(0);
+        if read.validate_checksums {
+            if let Some(kind) = checksum::checksum_error(&data.data) {
+                err(at_chunk(path, number, kind));
+                return;
+            }
+        }
         let (mut live, mut carved) = (0, 0);
         let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
             with_typed(read.typed, |typed| {

@@ -93,6 +93,7 @@ mod tests {
         let read = EvtxRead {
             recover: false,
             typed: true,
+            validate_checksums: false,
         };
         let push = |e| errors.lock().unwrap().push(e);
         let counts = read_evtx(

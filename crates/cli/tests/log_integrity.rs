@@ -1,0 +1,183 @@
+//! `log-integrity` end to end: a folder of logs written by the project's EVTX writer,
+//! each with one planted fault (records deleted from the middle, a cleared log, a
+//! stopped service, a dirty header, a flipped byte, records left in slack, a clock set
+//! back) and a clean one, gives exactly the planted findings, as JSON Lines and CSV; a
+//! file that is not a log is an input error naming it, and the rest is still checked.
+
+mod support;
+
+use scanner_evtx_writer::{
+    flip_byte, to_slack, Element, Event, EvtxWriter, Value, WriterOptions, EVENT_NS,
+};
+use std::io::Cursor;
+use support::{scanner_utc, scratch, text};
+
+/// 2024-01-01T00:00:00Z as a FILETIME, and a minute.
+const START: u64 = 133_485_408_000_000_000;
+const MINUTE: u64 = 600_000_000;
+
+fn event(channel: &str, id: u16, minutes: u64) -> Event {
+    let system = Element::new("System")
+        .child(Element::new("Provider").attr("Name", "Microsoft-Windows-Eventlog"))
+        .child(Element::new("EventID").text(Value::U16(id)))
+        .child(
+            Element::new("TimeCreated")
+                .attr("SystemTime", Value::FileTime(START + minutes * MINUTE)),
+        )
+        .child(Element::new("Channel").text(channel))
+        .child(Element::new("Computer").text("host"));
+    let data = Element::new("EventData").child(
+        Element::new("Data")
+            .attr("Name", "TargetUserName")
+            .text(format!("user{minutes}")),
+    );
+    Event {
+        root: Element::new("Event")
+            .attr("xmlns", EVENT_NS)
+            .child(system)
+            .child(data),
+    }
+}
+
+/// A log of `channel` events: `(event id, minute)` each, `None` for a record id left
+/// unused (a deleted record).
+fn log(channel: &str, records: &[Option<(u16, u64)>], options: WriterOptions) -> Vec<u8> {
+    let mut w = EvtxWriter::new(Cursor::new(Vec::new()), options).unwrap();
+    for r in records {
+        match r {
+            Some((id, m)) => {
+                w.write(&event(channel, *id, *m)).unwrap();
+            }
+            None => w.skip_record_ids(1).unwrap(),
+        }
+    }
+    w.finish_into_inner().unwrap().0.into_inner()
+}
+
+fn logons(from: u64, to: u64) -> Vec<Option<(u16, u64)>> {
+    (from..to).map(|m| Some((4624, m))).collect()
+}
+
+#[test]
+fn planted_faults_give_exactly_their_findings() {
+    let dir = scratch("log-integrity");
+    let d = WriterOptions::default;
+    let write = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+    write("clean.evtx", &log("Security", &logons(0, 1500), d()));
+    let mut deleted = logons(0, 10);
+    deleted.extend([None, None, None]);
+    deleted.extend(logons(10, 20));
+    write("deleted.evtx", &log("Security", &deleted, d()));
+    let mut cleared = vec![Some((1102, 0))];
+    cleared.extend(logons(1, 10));
+    write("cleared.evtx", &log("Security", &cleared, d()));
+    let service = [Some((7036, 0)), Some((6006, 1)), Some((6005, 31))];
+    write("service.evtx", &log("System", &service, d()));
+    let dirty = WriterOptions { dirty: true, ..d() };
+    write("dirty.evtx", &log("Security", &logons(0, 5), dirty));
+    let mut flipped = log("Security", &logons(0, 30), d());
+    let name: Vec<u8> = "user17".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let at = flipped.windows(name.len()).position(|w| w == name).unwrap();
+    flip_byte(&mut flipped, 0, at - 4096, 0x20).unwrap();
+    write("flipped.evtx", &flipped);
+    let mut slack = log("Security", &logons(0, 30), d());
+    to_slack(&mut slack, 0, 3).unwrap();
+    write("slack.evtx", &slack);
+    let mut clock = logons(100, 110);
+    clock.extend(logons(40, 45));
+    write("clock.evtx", &log("Security", &clock, d()));
+    write(
+        "not-a-log.evtx",
+        b"this is not an event log at all, but long enough",
+    );
+
+    let out = dir.join("found.jsonl");
+    let d = dir.display().to_string();
+    let o = out.display().to_string();
+    let args = ["log-integrity", "-d", &d, "-x", "--json", "-o", &o, "-U"];
+    let run = scanner_utc(&args);
+    assert_eq!(run.status.code(), Some(3), "{}", text(&run.stderr));
+    let stderr = text(&run.stderr);
+    assert!(
+        stderr.contains("not-a-log.evtx") && stderr.contains("not an EVTX file"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("log-integrity: 7 findings in 7 of 9 files"),
+        "{stderr}"
+    );
+    let mut rows: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let file = v["File"].as_str().unwrap().rsplit('/').next().unwrap();
+            format!(
+                "{file} | {} | {} | {} | {}-{} | {} | {} | {}",
+                v["Finding"].as_str().unwrap(),
+                v["Severity"].as_str().unwrap(),
+                v["Channel"],
+                v["FirstRecordID"],
+                v["LastRecordID"],
+                v["FirstTime"],
+                v["LastTime"],
+                v["Details"].as_str().unwrap()
+            )
+        })
+        .collect();
+    rows.sort();
+    let t = |m: &str| format!("\"2024-01-01 {m}:00.000 +00:00\"");
+    let want = [
+        format!(
+            "cleared.evtx | log cleared | certain | \"Security\" | 1-1 | {} | {} | EventID 1102",
+            t("00:00"),
+            t("00:00")
+        ),
+        format!(
+            "clock.evtx | time backwards | possible | \"Security\" | 10-11 | {} | {} | back by 4140s",
+            t("01:49"),
+            t("00:40")
+        ),
+        format!(
+            "deleted.evtx | record id gap | likely | \"Security\" | 10-14 | {} | {} | 3 records missing",
+            t("00:09"),
+            t("00:10")
+        ),
+        "dirty.evtx | dirty file header | expected | null | null-null | null | null | the log was open or not closed cleanly".to_string(),
+        "flipped.evtx | chunk records checksum | certain | null | 1-30 | null | null | ".to_string(),
+        format!(
+            "service.evtx | logging stopped | possible | \"System\" | 2-3 | {} | {} | EventID 6006, for 1800s",
+            t("00:01"),
+            t("00:31")
+        ),
+        format!(
+            "slack.evtx | records in slack space | possible | \"Security\" | 28-30 | {} | {} | 3 records recovered",
+            t("00:27"),
+            t("00:29")
+        ),
+    ];
+    assert_eq!(rows.len(), 7, "{rows:#?}");
+    for (got, want) in rows
+        .iter()
+        .filter(|r| !r.starts_with("flipped"))
+        .zip(want.iter().filter(|w| !w.starts_with("flipped")))
+    {
+        assert_eq!(got, want);
+    }
+    let flipped: Vec<&String> = rows.iter().filter(|r| r.starts_with("flipped")).collect();
+    assert_eq!(flipped.len(), 1, "{rows:#?}");
+    assert!(flipped[0].starts_with(&want[4]), "{}", flipped[0]);
+    // The CSV says the same, under its header.
+    let csv = dir.join("found.csv");
+    let c = csv.display().to_string();
+    let run = scanner_utc(&["log-integrity", "-d", &d, "-x", "-o", &c, "-q"]);
+    assert_eq!(run.status.code(), Some(3));
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("File,Finding,Severity,Channel,Chunk,FirstRecordID,LastRecordID,FirstTime,LastTime,Details")
+    );
+    assert_eq!(lines.count(), 7);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -88,6 +88,9 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     })?;
     if inputs.files.is_empty() {
         if inputs.skipped == 0 {
+            if let Some(line) = crate::summary::not_read_line(&inputs.not_read) {
+                eprintln!("note: {line}");
+            }
             // Why nothing was found, before the error that ends the run.
             for run in scanner_input::collapse_errors(&inputs.errors) {
                 let line = format!("{}: {}", run.file().display(), run.message());
@@ -299,6 +302,7 @@ fn report(
     let mut summary = tally.finish();
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;
+    summary.not_read = inputs.not_read.clone();
     summary.errors = group_errors(errors.iter().copied());
     summary.error_count = errors.len();
     if let Some(path) = &a.html_report {

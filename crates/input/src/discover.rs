@@ -51,6 +51,61 @@ impl Accept<'_> {
     }
 }
 
+/// The files a folder search met and did not take, counted by extension (lowercased,
+/// without its dot; empty for a name without one), so that a summary can say what was
+/// not read instead of passing over it in silence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotRead {
+    by_extension: std::collections::BTreeMap<String, u64>,
+}
+
+impl NotRead {
+    /// Counts one file not read, named `path`.
+    pub fn add(&mut self, path: &Path) {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        *self.by_extension.entry(ext).or_default() += 1;
+    }
+
+    /// Adds the counts of `other`.
+    pub fn merge(&mut self, other: &NotRead) {
+        for (ext, n) in &other.by_extension {
+            *self.by_extension.entry(ext.clone()).or_default() += n;
+        }
+    }
+
+    /// Files not read, in all.
+    pub fn total(&self) -> u64 {
+        self.by_extension.values().sum()
+    }
+
+    /// Each extension (lowercased, no dot; empty for none) with its count, most files
+    /// first, then by extension.
+    pub fn by_extension(&self) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self
+            .by_extension
+            .iter()
+            .map(|(e, n)| (e.as_str(), *n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+}
+
+/// What a search for input found: the files to read, the problems met, and the files
+/// met and not read.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// The input files, sorted by path, each once.
+    pub files: Vec<InputFile>,
+    /// Problems: a path that does not open, a folder given as a file, a symlink loop, ….
+    pub errors: Vec<InputError>,
+    /// Files under the folders searched that are not input, by extension.
+    pub not_read: NotRead,
+}
+
 /// Lists the input files under `dirs` plus `files`, sorted by path; problems (a path
 /// that does not open, a folder given as a file, a symlink loop, …) are returned beside
 /// them. Folder symlinks are followed; a folder is searched once however many links
@@ -74,6 +129,17 @@ pub fn discover_with_extensions(
     kind: InputKind,
     extra: &[String],
 ) -> (Vec<InputFile>, Vec<InputError>) {
+    let d = discover_all(dirs, files, kind, extra);
+    (d.files, d.errors)
+}
+
+/// [`discover_with_extensions`], with the files met and not read.
+pub fn discover_all(
+    dirs: &[PathBuf],
+    files: &[PathBuf],
+    kind: InputKind,
+    extra: &[String],
+) -> Discovered {
     let accept = Accept { kind, extra };
     let mut found = Found::default();
     for f in files {
@@ -127,6 +193,7 @@ struct Visit {
 struct Found {
     files: Vec<(InputFile, Identity)>,
     errors: Vec<InputError>,
+    not_read: NotRead,
     /// Folders searched or waiting to be, across every `-d`.
     folders: std::collections::HashSet<Identity>,
     /// The folders entered, each with the one that led to it (to tell a loop).
@@ -182,6 +249,9 @@ impl Found {
                 let p = entry.path();
                 let Ok(ft) = entry.file_type() else { continue };
                 if !ft.is_dir() && !ft.is_symlink() && !kind.accepts(&p) {
+                    if ft.is_file() {
+                        self.not_read.add(&p);
+                    }
                     continue;
                 }
                 // Follows a symlink: what it leads to decides.
@@ -203,6 +273,9 @@ impl Found {
                     }
                 } else if m.is_file() && kind.accepts(&p) {
                     self.file(p, &m);
+                } else if m.is_file() {
+                    // A link to a file that is not input.
+                    self.not_read.add(&p);
                 }
             }
             // Popped in name order.
@@ -211,7 +284,7 @@ impl Found {
     }
 
     /// The files sorted by path, each once, and the errors.
-    fn finish(mut self) -> (Vec<InputFile>, Vec<InputError>) {
+    fn finish(mut self) -> Discovered {
         self.files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
         let mut seen = std::collections::HashSet::new();
         let files = self
@@ -220,7 +293,11 @@ impl Found {
             .filter(|(_, id)| seen.insert(id.clone()))
             .map(|(f, _)| f)
             .collect();
-        (files, self.errors)
+        Discovered {
+            files,
+            errors: self.errors,
+            not_read: self.not_read,
+        }
     }
 }
 
@@ -258,6 +335,24 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn files_not_taken_are_counted_by_extension() {
+        let s = Scratch::new("not-read");
+        s.file("a.evtx", 1);
+        s.file("notes.txt", 1);
+        s.file("sub/more.TXT", 1);
+        s.file("sub/run.log", 1);
+        s.file("README", 1);
+        let d = discover_all(std::slice::from_ref(&s.0), &[], InputKind::Evtx, &[]);
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.not_read.total(), 4);
+        assert_eq!(d.not_read.by_extension(), [("txt", 2), ("", 1), ("log", 1)]);
+        // An extension --target-file-ext adds is read, so not counted.
+        let extra = ["log".to_string()];
+        let d = discover_all(std::slice::from_ref(&s.0), &[], InputKind::Evtx, &extra);
+        assert_eq!(d.not_read.by_extension(), [("txt", 2), ("", 1)]);
     }
 
     /// What `discover` finds, relative to the scratch folder, in order; no errors.

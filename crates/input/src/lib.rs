@@ -62,7 +62,9 @@ mod walk;
 mod xml;
 
 pub use channel::split_by_channel;
-pub use discover::{discover, discover_with_extensions, InputFile, InputKind};
+pub use discover::{
+    discover, discover_all, discover_with_extensions, Discovered, InputFile, InputKind, NotRead,
+};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::{

@@ -105,7 +105,9 @@ impl<'a> ScanSetup<'a> {
         let a = self.args;
         let extra = &a.hayabusa.extensions.target_file_ext;
         let paths = &a.input.paths;
-        let found = scanner_input::discover_all(&paths.dirs, &paths.files, a.input.kind(), extra);
+        let password = paths.archive_password.as_ref();
+        let found =
+            scanner_input::discover_all(&paths.dirs, &paths.files, a.input.kind(), extra, password);
         let files = found.files.iter().map(|f| f.path.as_path());
         crate::output::refuse_inputs(&self.outputs(), files)?;
         Ok(found)

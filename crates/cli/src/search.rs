@@ -307,6 +307,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         &a.paths.files,
         a.input_kind(),
         &a.extensions.target_file_ext,
+        a.paths.archive_password.as_ref(),
     );
     crate::summary::note_not_read(&found.not_read, a.console.quiet);
     let (files, mut errors) = (found.files, found.errors);

@@ -62,3 +62,306 @@ fn files_not_read_are_counted_by_extension_in_the_summary() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use zip::write::SimpleFileOptions;
+use zip::{AesMode, CompressionMethod, ZipWriter};
+
+/// The project's own EVTX files, by name.
+fn logs() -> Vec<(&'static str, Vec<u8>)> {
+    ["security.evtx", "generated.evtx"]
+        .iter()
+        .map(|n| {
+            (
+                *n,
+                std::fs::read(root().join("testdata/evtx").join(n)).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A zip of `members` (name, bytes), each written with `options`.
+fn zip_of(members: &[(String, Vec<u8>)], options: SimpleFileOptions) -> Vec<u8> {
+    let mut w = ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes) in members {
+        w.start_file(name.as_str(), options).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+fn deflated() -> SimpleFileOptions {
+    SimpleFileOptions::default().compression_method(CompressionMethod::Deflated)
+}
+
+/// A Velociraptor offline collection of the project's logs: the logs under
+/// `uploads/auto/C%3A/…` and `uploads/ntfs/%5C%5C.%5CC%3A/…`, beside the collection's
+/// own JSON records and a file that is not a log.
+fn collection(options: SimpleFileOptions) -> Vec<u8> {
+    let logs = logs();
+    let members = vec![
+        (
+            "uploads/auto/C%3A/Windows/System32/winevt/Logs/Security.evtx".to_string(),
+            logs[0].1.clone(),
+        ),
+        (
+            "uploads/ntfs/%5C%5C.%5CC%3A/Windows/System32/winevt/Logs/Generated.evtx".to_string(),
+            logs[1].1.clone(),
+        ),
+        (
+            "uploads.json".to_string(),
+            b"{\"Type\":\"auto\"}\n".to_vec(),
+        ),
+        ("log.json".to_string(), b"{\"level\":\"INFO\"}\n".to_vec()),
+        (
+            "uploads/auto/C%3A/Windows/notes.txt".to_string(),
+            b"not a log".to_vec(),
+        ),
+    ];
+    zip_of(&members, options)
+}
+
+/// A folder holding the project's logs unpacked.
+fn unpacked(d: &Path) -> PathBuf {
+    let u = d.join("unpacked");
+    std::fs::create_dir_all(&u).unwrap();
+    for (n, b) in logs() {
+        std::fs::write(u.join(n), b).unwrap();
+    }
+    u
+}
+
+/// The timeline (standard profile: time, rule, level, computer, channel, EventID,
+/// RecordID, Details, …) of `args` with the built-in rules, the run's exit code and
+/// its standard error; a private temporary folder that must be left empty.
+fn timeline(d: &Path, args: &[&str]) -> (String, Option<i32>, String) {
+    let out = d.join("out.csv");
+    let tmp = d.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let o = out.display().to_string();
+    let mut all = vec!["csv-timeline", "--builtin-rules", "-w", "-C", "-o", &o];
+    all.extend_from_slice(args);
+    let run = support::scanner_in(&tmp, &all);
+    assert_eq!(
+        support::names_in(&tmp),
+        Vec::<String>::new(),
+        "nothing is left in the temporary folder"
+    );
+    let csv = std::fs::read_to_string(&out).unwrap_or_default();
+    (csv, run.status.code(), text(&run.stderr))
+}
+
+/// The expected timeline: the unpacked logs'.
+fn expected(d: &Path) -> String {
+    let u = unpacked(d).display().to_string();
+    let (csv, code, err) = timeline(d, &["-d", &u]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(csv.lines().count() > 3, "{csv}");
+    csv
+}
+
+#[test]
+fn a_velociraptor_collection_gives_the_detections_of_its_logs_unpacked() {
+    let d = scratch("velociraptor");
+    let want = expected(&d);
+    let c = d.join("collections");
+    std::fs::create_dir_all(&c).unwrap();
+    // Named as Velociraptor names it, and once more under a name that says nothing:
+    // archives are told by their first bytes.
+    std::fs::write(
+        c.join("Collection-WS01-2024-03-12T09_00_00Z.zip"),
+        collection(deflated()),
+    )
+    .unwrap();
+    let dir = c.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-d", &dir]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(csv, want);
+    assert!(err.contains("not read: 3 files (.json 2, .txt 1)"), "{err}");
+    // -f, and the verbose profile's EvtxFile: archive and member, decoded.
+    let f = c.join("Collection-WS01-2024-03-12T09_00_00Z.zip");
+    std::fs::rename(&f, c.join("evidence.bin")).unwrap();
+    let f = c.join("evidence.bin").display().to_string();
+    let (csv, code, err) = timeline(&d, &["-f", &f, "-p", "verbose"]);
+    assert_eq!(code, Some(0), "{err}");
+    let security = format!("{f}/uploads/auto/C:/Windows/System32/winevt/Logs/Security.evtx");
+    let generated =
+        format!("{f}/uploads/ntfs/\\\\.\\C:/Windows/System32/winevt/Logs/Generated.evtx");
+    assert!(csv.contains(&format!("\"{security}\"")), "{csv}");
+    // So do the commands that read every record.
+    let out = support::scanner_utc(&["eid-metrics", "-f", &f]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = support::scanner_utc(&["log-metrics", "-f", &f]);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("Security.evtx") && table.contains("Generated.evtx"),
+        "{table}"
+    );
+    let out = support::scanner_utc(&["search", "-f", &f, "-k", "jsmith"]);
+    assert!(
+        text(&out.stdout).contains(&security),
+        "{}",
+        text(&out.stdout)
+    );
+    let _ = generated;
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn an_encrypted_collection_is_read_with_its_password_never_shown() {
+    let d = scratch("password");
+    let want = expected(&d);
+    let secret = "Velociraptor-S3cret!";
+    let z = d.join("Collection-WS01.zip");
+    let aes = deflated().with_aes_encryption(AesMode::Aes256, secret);
+    std::fs::write(&z, collection(aes)).unwrap();
+    let f = z.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-f", &f, "--archive-password", secret]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(csv, want);
+    assert!(!err.contains(secret) && !csv.contains(secret));
+    // Without it, or with another: an input error naming archive and member, and
+    // exit 3 (beside a log read, as for other input errors).
+    let u = d.join("unpacked/security.evtx").display().to_string();
+    for extra in [&[][..], &["--archive-password", "wrong"][..]] {
+        let mut args = vec!["-f", f.as_str(), "-f", &u];
+        args.extend_from_slice(extra);
+        let (_, code, err) = timeline(&d, &args);
+        assert_eq!(code, Some(3), "{err}");
+        let member = format!("{f}/uploads/auto/C:/Windows/System32/winevt/Logs/Security.evtx");
+        assert!(err.contains(&member), "{err}");
+        let why = if extra.is_empty() {
+            "encrypted, and no password was given (--archive-password)"
+        } else {
+            "encrypted, and the password given does not open it"
+        };
+        assert!(err.contains(why), "{err}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_zip_inside_a_zip_is_read_and_named_through_both() {
+    let d = scratch("nested");
+    let want = expected(&d);
+    let inner = zip_of(
+        &logs()
+            .into_iter()
+            .map(|(n, b)| (n.to_string(), b))
+            .collect::<Vec<_>>(),
+        deflated(),
+    );
+    let outer = zip_of(
+        &[("host/inner.zip".to_string(), inner)],
+        SimpleFileOptions::default(),
+    );
+    let z = d.join("outer.zip");
+    std::fs::write(&z, outer).unwrap();
+    let f = z.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-f", &f]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(csv, want);
+    let (csv, _, _) = timeline(&d, &["-f", &f, "-p", "verbose"]);
+    assert!(
+        csv.contains(&format!("\"{f}/host/inner.zip/security.evtx\"")),
+        "{csv}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Sets the uncompressed size a zip of one member declares, in its local header and
+/// its central directory entry, to `size`.
+fn declare_size(zip: &mut [u8], size: u32) {
+    assert_eq!(&zip[..4], b"PK\x03\x04");
+    zip[22..26].copy_from_slice(&size.to_le_bytes());
+    let c = zip
+        .windows(4)
+        .position(|w| w == b"PK\x01\x02")
+        .expect("central directory");
+    zip[c + 24..c + 28].copy_from_slice(&size.to_le_bytes());
+}
+
+/// Scans the archive `bytes` (written as `name`) beside a plain log; its stderr, after
+/// checking it ended with exit 3 and the plain log's detections.
+fn hostile(d: &Path, name: &str, bytes: &[u8]) -> String {
+    let z = d.join(name);
+    std::fs::write(&z, bytes).unwrap();
+    let u = unpacked(d).join("security.evtx").display().to_string();
+    let f = z.display().to_string();
+    let (csv, code, err) = timeline(d, &["-f", &f, "-f", &u]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        csv.contains("Successful RDP Logon"),
+        "the rest is read: {csv}"
+    );
+    err
+}
+
+#[test]
+fn hostile_zips_end_with_clear_errors_and_write_nothing_outside() {
+    let d = scratch("hostile");
+    let security = logs()[0].1.clone();
+    let one = |name: &str, o| zip_of(&[(name.to_string(), security.clone())], o);
+    let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+
+    // A member that holds more than its header declares.
+    let mut lying = one("Security.evtx", stored);
+    declare_size(&mut lying, 1000);
+    let err = hostile(&d, "lying.zip", &lying);
+    assert!(
+        err.contains("lying.zip/Security.evtx: holds more than the 1000 bytes its header declares"),
+        "{err}"
+    );
+
+    // A member that declares an expansion no log needs: refused before it is read.
+    let mut bomb = one("bomb.evtx", deflated());
+    declare_size(&mut bomb, 3 << 30);
+    let err = hostile(&d, "bomb.zip", &bomb);
+    assert!(err.contains("bomb.zip/bomb.evtx: expands"), "{err}");
+    assert!(err.contains("(a zip bomb?)"), "{err}");
+
+    // Names that would leave any folder they were extracted to: only shown.
+    let names = [
+        "../../../../../../../../../tmp/escaped.evtx",
+        "/etc/absolute.evtx",
+        "C:\\Windows\\drive.evtx",
+        "nul\u{0}byte.evtx",
+    ];
+    let members: Vec<(String, Vec<u8>)> = names
+        .iter()
+        .map(|n| (n.to_string(), security.clone()))
+        .collect();
+    let z = d.join("names.zip");
+    std::fs::write(&z, zip_of(&members, deflated())).unwrap();
+    let f = z.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-f", &f, "-p", "verbose"]);
+    assert_eq!(code, Some(0), "{err}");
+    for shown in [
+        format!("{f}/../../../../../../../../../tmp/escaped.evtx"),
+        format!("{f}//etc/absolute.evtx"),
+        format!("{f}/C:\\Windows\\drive.evtx"),
+        format!("{f}/nul\u{FFFD}byte.evtx"),
+    ] {
+        assert!(csv.contains(&shown), "{shown} in {csv}");
+    }
+    assert!(!Path::new("/tmp/escaped.evtx").exists());
+    assert!(!Path::new("/etc/absolute.evtx").exists());
+
+    // Archives nested deeper than the bound: not opened.
+    let mut nested = one("Security.evtx", deflated());
+    for i in 0..6 {
+        nested = zip_of(&[(format!("level{i}.zip"), nested)], deflated());
+    }
+    let err = hostile(&d, "deep.zip", &nested);
+    assert!(
+        err.contains("/level2.zip: an archive nested deeper than 4 archives; not opened"),
+        "{err}"
+    );
+
+    // A damaged archive (cut short).
+    let whole = collection(deflated());
+    let err = hostile(&d, "cut.zip", &whole[..whole.len() / 2]);
+    assert!(err.contains("cut.zip: not a readable zip archive"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

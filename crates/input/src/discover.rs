@@ -3,16 +3,42 @@
 //! device and inode), and a link that leads back into its own ancestry is reported as
 //! a loop instead of followed.
 
+use crate::archive::{self, Member, Password};
 use crate::error::{ErrorKind, InputError, Position};
+pub use crate::not_read::NotRead;
+use crate::not_read::EXTENSIONS;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// An input file.
 #[derive(Debug, Clone)]
 pub struct InputFile {
     /// The path as traversed (relative when the argument was relative).
     pub path: PathBuf,
-    /// Size in bytes.
+    /// Size in bytes (a member's: expanded).
     pub size: u64,
+    /// Where in the archive at `path` it is, for a member of one.
+    pub member: Option<Arc<Member>>,
+}
+
+impl InputFile {
+    /// The file `path`, of `size` bytes.
+    pub fn new(path: PathBuf, size: u64) -> InputFile {
+        InputFile {
+            path,
+            size,
+            member: None,
+        }
+    }
+
+    /// The name it is shown by: its path, or for a member the archive's path and the
+    /// members' names (`Collection-WS01.zip/uploads/auto/C:/…/Security.evtx`).
+    pub fn name(&self) -> &Path {
+        match &self.member {
+            Some(m) => m.shown(),
+            None => &self.path,
+        }
+    }
 }
 
 /// Which files are input. A folder search takes `.evtx`, `.json`, `.jsonl`, `.xml` and
@@ -25,9 +51,6 @@ pub enum InputKind {
     /// Hayabusa's `-J`: JSON event files (the other formats are taken too).
     Json,
 }
-
-/// The extensions a folder search takes for every kind.
-const EXTENSIONS: &[&str] = &["evtx", "json", "jsonl", "xml", "gz"];
 
 /// The extensions a folder search takes: the kind's, plus (for EVTX) those of
 /// `--target-file-ext`.
@@ -48,49 +71,6 @@ impl Accept<'_> {
                     let x = x.strip_prefix('.').unwrap_or(x);
                     ext.eq_ignore_ascii_case(x)
                 }))
-    }
-}
-
-/// The files a folder search met and did not take, counted by extension (lowercased,
-/// without its dot; empty for a name without one), so that a summary can say what was
-/// not read instead of passing over it in silence.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NotRead {
-    by_extension: std::collections::BTreeMap<String, u64>,
-}
-
-impl NotRead {
-    /// Counts one file not read, named `path`.
-    pub fn add(&mut self, path: &Path) {
-        let ext = path
-            .extension()
-            .map(|e| e.to_string_lossy().to_lowercase())
-            .unwrap_or_default();
-        *self.by_extension.entry(ext).or_default() += 1;
-    }
-
-    /// Adds the counts of `other`.
-    pub fn merge(&mut self, other: &NotRead) {
-        for (ext, n) in &other.by_extension {
-            *self.by_extension.entry(ext.clone()).or_default() += n;
-        }
-    }
-
-    /// Files not read, in all.
-    pub fn total(&self) -> u64 {
-        self.by_extension.values().sum()
-    }
-
-    /// Each extension (lowercased, no dot; empty for none) with its count, most files
-    /// first, then by extension.
-    pub fn by_extension(&self) -> Vec<(&str, u64)> {
-        let mut v: Vec<(&str, u64)> = self
-            .by_extension
-            .iter()
-            .map(|(e, n)| (e.as_str(), *n))
-            .collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        v
     }
 }
 
@@ -129,19 +109,25 @@ pub fn discover_with_extensions(
     kind: InputKind,
     extra: &[String],
 ) -> (Vec<InputFile>, Vec<InputError>) {
-    let d = discover_all(dirs, files, kind, extra);
+    let d = discover_all(dirs, files, kind, extra, None);
     (d.files, d.errors)
 }
 
-/// [`discover_with_extensions`], with the files met and not read.
+/// [`discover_with_extensions`], with the files met and not read; archives (by their
+/// first bytes) are listed, their members that are input listed as files, encrypted
+/// ones opened with `password`.
 pub fn discover_all(
     dirs: &[PathBuf],
     files: &[PathBuf],
     kind: InputKind,
     extra: &[String],
+    password: Option<&Password>,
 ) -> Discovered {
     let accept = Accept { kind, extra };
-    let mut found = Found::default();
+    let mut found = Found {
+        password: password.cloned(),
+        ..Found::default()
+    };
     for f in files {
         match std::fs::metadata(f) {
             Ok(m) if m.is_file() => found.file(f.clone(), &m),
@@ -188,10 +174,17 @@ struct Visit {
     parent: Option<usize>,
 }
 
+/// What tells two files found apart: the file's identity, and for an archive's
+/// member its places in the archives that lead to it.
+type Key = (Identity, Box<[usize]>);
+
 /// What the search found so far.
 #[derive(Default)]
 struct Found {
-    files: Vec<(InputFile, Identity)>,
+    /// Each file, with what tells it apart: its identity, and for a member its places
+    /// in the archives that lead to it.
+    files: Vec<(InputFile, Key)>,
+    password: Option<Password>,
     errors: Vec<InputError>,
     not_read: NotRead,
     /// Folders searched or waiting to be, across every `-d`.
@@ -201,10 +194,42 @@ struct Found {
 }
 
 impl Found {
+    /// Takes the file `path` (metadata `m`): an archive's members, or the file.
     fn file(&mut self, path: PathBuf, m: &std::fs::Metadata) {
         let id = identity(&path, m);
+        if let Some(kind) = archive::probe(&path) {
+            return self.archive(path, id, kind);
+        }
         let size = m.len();
-        self.files.push((InputFile { path, size }, id));
+        self.files
+            .push((InputFile::new(path, size), (id, Box::default())));
+    }
+
+    /// A file that is not input by its name: an archive's members, or not read.
+    fn other(&mut self, path: PathBuf, m: &std::fs::Metadata) {
+        match archive::probe(&path) {
+            Some(kind) => {
+                let id = identity(&path, m);
+                self.archive(path, id, kind);
+            }
+            None => self.not_read.add(&path),
+        }
+    }
+
+    /// The members of the archive `path` that are input.
+    fn archive(&mut self, path: PathBuf, id: Identity, kind: archive::Kind) {
+        let listed = archive::list(&path, kind, self.password.as_ref());
+        self.errors.extend(listed.errors);
+        self.not_read.merge(&listed.not_read);
+        for (member, size) in listed.members {
+            let key = (id.clone(), member.indices());
+            let file = InputFile {
+                path: path.clone(),
+                size,
+                member: Some(Arc::new(member)),
+            };
+            self.files.push((file, key));
+        }
     }
 
     /// Whether the folder `id` is `at` or one of the folders that led to it.
@@ -250,7 +275,9 @@ impl Found {
                 let Ok(ft) = entry.file_type() else { continue };
                 if !ft.is_dir() && !ft.is_symlink() && !kind.accepts(&p) {
                     if ft.is_file() {
-                        self.not_read.add(&p);
+                        if let Ok(m) = entry.metadata() {
+                            self.other(p, &m);
+                        }
                     }
                     continue;
                 }
@@ -274,8 +301,8 @@ impl Found {
                 } else if m.is_file() && kind.accepts(&p) {
                     self.file(p, &m);
                 } else if m.is_file() {
-                    // A link to a file that is not input.
-                    self.not_read.add(&p);
+                    // A link to a file that is not input by its name.
+                    self.other(p, &m);
                 }
             }
             // Popped in name order.
@@ -285,6 +312,7 @@ impl Found {
 
     /// The files sorted by path, each once, and the errors.
     fn finish(mut self) -> Discovered {
+        // By path; an archive's members in the order of its list.
         self.files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
         let mut seen = std::collections::HashSet::new();
         let files = self
@@ -345,13 +373,19 @@ mod tests {
         s.file("sub/more.TXT", 1);
         s.file("sub/run.log", 1);
         s.file("README", 1);
-        let d = discover_all(std::slice::from_ref(&s.0), &[], InputKind::Evtx, &[]);
+        let d = discover_all(std::slice::from_ref(&s.0), &[], InputKind::Evtx, &[], None);
         assert_eq!(d.files.len(), 1);
         assert_eq!(d.not_read.total(), 4);
         assert_eq!(d.not_read.by_extension(), [("txt", 2), ("", 1), ("log", 1)]);
         // An extension --target-file-ext adds is read, so not counted.
         let extra = ["log".to_string()];
-        let d = discover_all(std::slice::from_ref(&s.0), &[], InputKind::Evtx, &extra);
+        let d = discover_all(
+            std::slice::from_ref(&s.0),
+            &[],
+            InputKind::Evtx,
+            &extra,
+            None,
+        );
         assert_eq!(d.not_read.by_extension(), [("txt", 2), ("", 1)]);
     }
 

@@ -46,6 +46,7 @@
 
 #![warn(missing_docs)]
 
+mod archive;
 mod channel;
 mod discover;
 mod error;
@@ -54,6 +55,7 @@ mod evtx;
 mod flatten;
 mod format;
 mod json;
+mod not_read;
 mod read_file;
 mod record;
 mod shape;
@@ -61,6 +63,10 @@ mod timestamp;
 mod walk;
 mod xml;
 
+pub use archive::{
+    Member, Password, MAX_DEPTH as MAX_ARCHIVE_DEPTH, MAX_MEMBER, MAX_MEMBERS, MAX_RATIO,
+    MAX_TOTAL, RATIO_FLOOR,
+};
 pub use channel::split_by_channel;
 pub use discover::{
     discover, discover_all, discover_with_extensions, Discovered, InputFile, InputKind, NotRead,

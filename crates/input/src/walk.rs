@@ -143,14 +143,7 @@ pub fn walk<T: Tally>(
             fields: how.fields,
             recover: how.recover,
         };
-        let n = read_file(
-            &f.path,
-            f.size,
-            read,
-            new_worker,
-            |w, _| w.tally.add(&w.view, cx),
-            report,
-        );
+        let n = read_file(f, read, new_worker, |w, _| w.tally.add(&w.view, cx), report);
         let n = n.records + n.recovered;
         records.fetch_add(n, Ordering::Relaxed);
         done(f.size, n);
@@ -201,10 +194,7 @@ mod tests {
         std::fs::write(&bad, "{not json\n").unwrap();
         let files: Vec<InputFile> = [&b, &a, &bad]
             .iter()
-            .map(|p| InputFile {
-                path: p.to_path_buf(),
-                size: std::fs::metadata(p).unwrap().len(),
-            })
+            .map(|p| InputFile::new(p.to_path_buf(), std::fs::metadata(p).unwrap().len()))
             .collect();
         let table = FieldTable::new();
         let how = WalkSettings {

@@ -276,6 +276,7 @@ impl<'a> Run<'a> {
             &paths.files,
             args.input.kind(),
             &args.extensions.target_file_ext,
+            paths.archive_password.as_ref(),
         );
         crate::summary::note_not_read(&found.not_read, args.console.quiet);
         let (files, errors) = (found.files, found.errors);

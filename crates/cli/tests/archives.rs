@@ -365,3 +365,111 @@ fn hostile_zips_end_with_clear_errors_and_write_nothing_outside() {
     assert!(err.contains("cut.zip: not a readable zip archive"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A tar of `members` (name, bytes), with a symbolic and a hard link to the first.
+fn tar_of(members: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, bytes) in members {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(bytes.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        b.append_data(&mut h, name, bytes.as_slice()).unwrap();
+    }
+    for (kind, name) in [
+        (tar::EntryType::Symlink, "link-to-passwd.evtx"),
+        (tar::EntryType::Link, "hard-link.evtx"),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(0);
+        h.set_cksum();
+        b.append_link(&mut h, name, "/etc/passwd").unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+/// A KAPE target's layout of the project's logs, with a file that is not a log.
+fn kape_members() -> Vec<(String, Vec<u8>)> {
+    let mut m: Vec<(String, Vec<u8>)> = logs()
+        .into_iter()
+        .map(|(n, b)| (format!("C/Windows/System32/winevt/Logs/{n}"), b))
+        .collect();
+    m.push(("C/$MFT".to_string(), vec![0x46; 1024]));
+    m
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+fn bzip2_of(bytes: &[u8]) -> Vec<u8> {
+    let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    bz.write_all(bytes).unwrap();
+    bz.finish().unwrap()
+}
+
+#[test]
+fn a_kape_tree_and_tar_gz_bz2_and_a_tar_in_a_zip_give_the_detections_of_the_logs() {
+    let d = scratch("kape");
+    let want = expected(&d);
+    // The tree a KAPE target writes.
+    let tree = d.join("kape");
+    for (name, bytes) in kape_members() {
+        let p = tree.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    let t = tree.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-d", &t]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(csv, want);
+    assert!(err.contains("not read: 1 file (no extension 1)"), "{err}");
+    // The same as tar, tar.gz, tgz, tar.bz2, and a tar.gz inside a zip.
+    let tar = tar_of(&kape_members());
+    let a = d.join("archives");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::write(a.join("host.tar"), &tar).unwrap();
+    std::fs::write(a.join("host.tgz"), gzip(&tar)).unwrap();
+    std::fs::write(a.join("host.tar.bz2"), bzip2_of(&tar)).unwrap();
+    let zipped = zip_of(&[("host.tar.gz".to_string(), gzip(&tar))], deflated());
+    std::fs::write(a.join("sent.zip"), zipped).unwrap();
+    for name in ["host.tar", "host.tgz", "host.tar.bz2", "sent.zip"] {
+        let f = a.join(name).display().to_string();
+        let (csv, code, err) = timeline(&d, &["-f", &f]);
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert_eq!(csv, want, "{name}");
+        // $MFT and the two links are not read; the links are never followed.
+        assert!(
+            err.contains("not read: 3 files (.evtx 2, no extension 1)"),
+            "{name}: {err}"
+        );
+    }
+    let f = a.join("sent.zip").display().to_string();
+    let (csv, _, _) = timeline(&d, &["-f", &f, "-p", "verbose"]);
+    let shown = format!("\"{f}/host.tar.gz/C/Windows/System32/winevt/Logs/security.evtx\"");
+    assert!(csv.contains(&shown), "{csv}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn hostile_tars_end_with_clear_errors() {
+    let d = scratch("hostile-tar");
+    // A stream that expands past the ratio allowed: stopped as it is read.
+    let bomb = tar_of(&[("bomb.evtx".to_string(), vec![0u8; 80 << 20])]);
+    let err = hostile(&d, "bomb.tar.bz2", &bzip2_of(&bomb));
+    // Listed by its first bytes, it is stopped where the stream passes the bound, then
+    // and when it is read.
+    let listed = "bomb.tar.bz2: stops after 1 of its entries: the archive expands";
+    assert!(err.contains(listed), "{err}");
+    let read = "bomb.tar.bz2/bomb.evtx: damaged: the archive expands";
+    assert!(err.contains(read), "{err}");
+    assert!(err.contains("past the 2000 allowed (a bomb?)"), "{err}");
+    // Cut short in its second member.
+    let tar = tar_of(&kape_members());
+    let err = hostile(&d, "cut.tar", &tar[..tar.len() / 2]);
+    assert!(err.contains("cut.tar"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

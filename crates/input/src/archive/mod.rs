@@ -17,6 +17,7 @@
 //! [`MAX_DEPTH`] are errors naming the archive and the member; the rest is read.
 
 mod names;
+mod tarred;
 mod temp;
 mod zipped;
 
@@ -137,31 +138,151 @@ impl Member {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Zip,
+    /// A POSIX (ustar) or GNU tar.
+    Tar,
+    /// A tar in gzip (`.tar.gz`, `.tgz`).
+    TarGz,
+    /// A tar in bzip2 (`.tar.bz2`, `.tbz2`).
+    TarBz2,
 }
 
-/// Bytes looked at to tell an archive.
-pub(crate) const HEAD: usize = 8;
+/// Bytes of a tar looked at to tell it: its first header.
+const TAR_HEADER: usize = 512;
 
-/// The archive a file starting with `head` is, if any.
-pub(crate) fn kind_of(head: &[u8]) -> Option<Kind> {
+/// Whether `block` is a tar header: `ustar` at offset 257 (POSIX and GNU).
+fn is_tar(block: &[u8]) -> bool {
+    block.get(257..262) == Some(b"ustar")
+}
+
+/// The first [`TAR_HEADER`] bytes `r` gives (fewer at its end or on an error).
+fn first_block(r: impl std::io::Read) -> Vec<u8> {
+    use std::io::Read;
+    let mut block = Vec::with_capacity(TAR_HEADER);
+    let _ = r.take(TAR_HEADER as u64).read_to_end(&mut block);
+    block
+}
+
+/// The archive a file starting with `head` is, if any. A gzip stream is looked into
+/// for a tar header; bzip2 cannot be from its first bytes alone (a block is needed
+/// whole), so a file named `.tar.bz2`, `.tbz2` or `.tbz` with bzip2's signature is
+/// taken as a tar in bzip2.
+pub(crate) fn kind_of(head: &[u8], name: &Path) -> Option<Kind> {
     let zip = [&b"PK\x03\x04"[..], b"PK\x05\x06", b"PK\x07\x08"];
-    zip.iter().any(|m| head.starts_with(m)).then_some(Kind::Zip)
+    if zip.iter().any(|m| head.starts_with(m)) {
+        return Some(Kind::Zip);
+    }
+    if is_tar(head) {
+        return Some(Kind::Tar);
+    }
+    if head.starts_with(b"\x1f\x8b") {
+        let block = first_block(flate2::bufread::MultiGzDecoder::new(head));
+        return is_tar(&block).then_some(Kind::TarGz);
+    }
+    let bz_name = name.to_str().is_some_and(|n| {
+        let n = n.to_ascii_lowercase();
+        [".tar.bz2", ".tbz2", ".tbz"].iter().any(|x| n.ends_with(x))
+    });
+    (head.starts_with(b"BZh") && bz_name).then_some(Kind::TarBz2)
 }
 
 /// The archive `path` is, by its first bytes; None for anything else, or a file that
-/// does not open (its reader says why).
+/// does not open (its reader says why). A bzip2 file is looked into for a tar header.
 pub(crate) fn probe(path: &Path) -> Option<Kind> {
-    use std::io::Read;
-    let mut head = [0u8; HEAD];
     let mut f = File::open(path).ok()?;
-    let mut n = 0;
-    while n < HEAD {
-        match f.read(&mut head[n..]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
-        }
+    let head = first_block(&mut f);
+    if head.starts_with(b"BZh") {
+        use std::io::Seek;
+        f.rewind().ok()?;
+        let r = bzip2::bufread::MultiBzDecoder::new(std::io::BufReader::new(f));
+        return is_tar(&first_block(r)).then_some(Kind::TarBz2);
     }
-    kind_of(&head[..n])
+    if head.starts_with(b"\x1f\x8b") {
+        use std::io::Seek;
+        f.rewind().ok()?;
+        let r = flate2::bufread::MultiGzDecoder::new(std::io::BufReader::new(f));
+        return is_tar(&first_block(r)).then_some(Kind::TarGz);
+    }
+    kind_of(&head, path)
+}
+
+/// Whether a member declaring `size` bytes, `packed` compressed, is within the bounds,
+/// with `total` declared by the archive's members so far; else why not.
+pub(crate) fn bounded(size: u64, packed: u64, total: u64) -> Result<(), Refused> {
+    if size > MAX_MEMBER {
+        return refuse(format!(
+            "declares {size} bytes, more than the {} GiB a member may expand to; not read",
+            MAX_MEMBER >> 30
+        ));
+    }
+    if total > MAX_TOTAL {
+        return refuse(format!(
+            "the archive's members expand past {} GiB together here; not read",
+            MAX_TOTAL >> 30
+        ));
+    }
+    if size >= RATIO_FLOOR && size / packed.max(1) > MAX_RATIO {
+        return refuse(format!(
+            "expands {} times from {packed} bytes, past the {MAX_RATIO} allowed (a zip bomb?); not read",
+            size / packed.max(1)
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a member's name says it is an archive (which a missing password keeps
+/// from being told by its bytes).
+pub(crate) fn is_archive_name(p: &Path) -> bool {
+    let n = p.to_string_lossy().to_ascii_lowercase();
+    [
+        ".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tbz2", ".tbz",
+    ]
+    .iter()
+    .any(|x| n.ends_with(x))
+}
+
+/// Decides what the member at `here` (named `path`, `size` bytes, starting with
+/// `head`) is: an archive (copied with `copy` and listed in turn, within
+/// [`MAX_DEPTH`]), input (by extension or EVTX's signature), or not read.
+pub(crate) fn classify(
+    head: &[u8],
+    here: &Place<'_>,
+    path: &Path,
+    size: u64,
+    out: &mut Listed,
+    copy: impl FnOnce() -> Result<TempCopy, Refused>,
+) {
+    if let Some(kind) = kind_of(head, path) {
+        if here.depth() > MAX_DEPTH {
+            out.errors.push(here.error(format!(
+                "an archive nested deeper than {MAX_DEPTH} archives; not opened"
+            )));
+            return;
+        }
+        let copied = copy().and_then(|c| {
+            let f = c.file.try_clone();
+            f.map(|f| (c, f))
+                .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))
+        });
+        match copied {
+            // The copy is held while its clone is listed.
+            Ok((_copy, file)) => list_file(file, kind, here, out),
+            Err(why) => out.errors.push(here.error(why)),
+        }
+    } else if crate::not_read::taken_by_extension(path)
+        || crate::format_of(head) == Some(crate::Format::Evtx)
+    {
+        out.members.push((here.member(), size));
+    } else {
+        out.not_read.add(path);
+    }
+}
+
+/// Lists the archive `file` (of kind `kind`) at `at` into `out`.
+fn list_file(file: File, kind: Kind, at: &Place<'_>, out: &mut Listed) {
+    match kind {
+        Kind::Zip => zipped::list(file, at, out),
+        Kind::Tar | Kind::TarGz | Kind::TarBz2 => tarred::list(file, kind, at, out),
+    }
 }
 
 /// What listing an archive found: its members to read (each with its shown name and
@@ -191,9 +312,7 @@ pub(crate) fn list(path: &Path, kind: Kind, password: Option<&Password>) -> List
         shown: path.as_os_str().to_owned(),
         password,
     };
-    match kind {
-        Kind::Zip => zipped::list(file, &at, &mut out),
-    }
+    list_file(file, kind, &at, &mut out);
     out
 }
 
@@ -259,6 +378,7 @@ pub(crate) fn open(path: &Path, m: &Member) -> Result<TempCopy, InputError> {
     for step in m.steps.iter() {
         let copy = match step.kind {
             Kind::Zip => zipped::extract(file, step.index, m.password.as_ref()),
+            kind => tarred::extract(file, kind, step.index),
         }
         .map_err(err)?;
         file = copy.file.try_clone().map_err(|e| {

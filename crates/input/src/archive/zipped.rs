@@ -3,8 +3,8 @@
 
 use super::temp::TempCopy;
 use super::{
-    kind_of, refuse, shown_name, Kind, Listed, Password, Place, Refused, MAX_DEPTH, MAX_MEMBER,
-    MAX_MEMBERS, MAX_RATIO, MAX_TOTAL, RATIO_FLOOR,
+    bounded, classify, is_archive_name, refuse, shown_name, Kind, Listed, Password, Place, Refused,
+    MAX_MEMBERS,
 };
 use crate::not_read::taken_by_extension;
 use std::fs::File;
@@ -97,69 +97,10 @@ pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
                 continue;
             }
         };
-        if kind_of(&head) == Some(Kind::Zip) {
-            nested(&mut zip, i, &here, out);
-        } else if wanted || crate::format_of(&head) == Some(crate::Format::Evtx) {
-            out.members.push((here.member(), size));
-        } else {
-            out.not_read.add(path);
-        }
+        classify(&head, &here, path, size, out, || {
+            copy(&mut zip, i, at.password)
+        });
     }
-}
-
-/// Lists the zip that is member `i` of `zip`, at `here`.
-fn nested(zip: &mut ZipArchive<File>, i: usize, here: &Place<'_>, out: &mut Listed) {
-    if here.depth() > MAX_DEPTH {
-        out.errors.push(here.error(format!(
-            "an archive nested deeper than {MAX_DEPTH} archives; not opened"
-        )));
-        return;
-    }
-    let copied = copy(zip, i, here.password).and_then(|c| {
-        let f = c.file.try_clone();
-        f.map(|f| (c, f))
-            .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))
-    });
-    match copied {
-        // The copy is held while its clone is listed.
-        Ok((_copy, file)) => list(file, here, out),
-        Err(why) => out.errors.push(here.error(why)),
-    }
-}
-
-/// Whether a member's name says it is an archive (which a missing password keeps
-/// from being told by its bytes).
-fn is_archive_name(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"))
-}
-
-/// Whether a member declaring `size` bytes, `packed` compressed, is within the bounds,
-/// with `total` declared by the archive's members so far; else why not.
-fn bounded(size: u64, packed: u64, total: u64) -> Result<(), Refused> {
-    if size > MAX_MEMBER {
-        return refuse(format!(
-            "declares {size} bytes, more than the {} GiB a member may expand to; not read",
-            MAX_MEMBER >> 30
-        ));
-    }
-    if total > MAX_TOTAL {
-        return refuse(format!(
-            "the archive's members expand past {} GiB together here; not read",
-            MAX_TOTAL >> 30
-        ));
-    }
-    ratio(size, packed)
-}
-
-/// Whether `size` bytes from `packed` compressed is a ratio within the bound.
-fn ratio(size: u64, packed: u64) -> Result<(), Refused> {
-    if size >= RATIO_FLOOR && size / packed.max(1) > MAX_RATIO {
-        return refuse(format!(
-            "expands {} times from {packed} bytes, past the {MAX_RATIO} allowed (a zip bomb?); not read",
-            size / packed.max(1)
-        ));
-    }
-    Ok(())
 }
 
 /// Opens member `i` of `zip` for reading, decrypted with `password` when it is

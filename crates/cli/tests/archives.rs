@@ -473,3 +473,55 @@ fn hostile_tars_end_with_clear_errors() {
     assert!(err.contains("cut.tar"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A 7z (solid, LZMA2) of `members`, encrypted with AES-256 when `secret` is given.
+fn sevenz_of(members: &[(String, Vec<u8>)], secret: Option<&str>) -> Vec<u8> {
+    use sevenz_rust2::{encoder_options::AesEncoderOptions, ArchiveEntry, ArchiveWriter};
+    let mut w = ArchiveWriter::new(std::io::Cursor::new(Vec::new())).unwrap();
+    if let Some(s) = secret {
+        w.set_content_methods(vec![
+            AesEncoderOptions::new(s.into()).into(),
+            sevenz_rust2::EncoderMethod::LZMA2.into(),
+        ]);
+    }
+    let entries = members
+        .iter()
+        .map(|(n, _)| ArchiveEntry::new_file(n))
+        .collect();
+    let readers = members
+        .iter()
+        .map(|(_, b)| sevenz_rust2::SourceReader::new(b.as_slice()))
+        .collect();
+    w.push_archive_entries(entries, readers).unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+#[test]
+fn a_7z_plain_or_encrypted_gives_the_detections_of_the_logs() {
+    let d = scratch("sevenz");
+    let want = expected(&d);
+    let plain = d.join("host.7z");
+    std::fs::write(&plain, sevenz_of(&kape_members(), None)).unwrap();
+    let f = plain.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-f", &f]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(csv, want);
+    assert!(err.contains("not read: 1 file (no extension 1)"), "{err}");
+    let (csv, _, _) = timeline(&d, &["-f", &f, "-p", "verbose"]);
+    let shown = format!("\"{f}/C/Windows/System32/winevt/Logs/security.evtx\"");
+    assert!(csv.contains(&shown), "{csv}");
+    // Encrypted: read with its password; without it an error naming the archive.
+    let secret = "7z-S3cret";
+    let locked = d.join("locked.7z");
+    std::fs::write(&locked, sevenz_of(&kape_members(), Some(secret))).unwrap();
+    let f = locked.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-f", &f, "--archive-password", secret]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(csv, want);
+    let u = d.join("unpacked/security.evtx").display().to_string();
+    let (_, code, err) = timeline(&d, &["-f", &f, "-f", &u]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("locked.7z"), "{err}");
+    assert!(err.contains("encrypted"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -17,6 +17,7 @@
 //! [`MAX_DEPTH`] are errors naming the archive and the member; the rest is read.
 
 mod names;
+mod sevenz;
 mod tarred;
 mod temp;
 mod zipped;
@@ -144,6 +145,8 @@ pub(crate) enum Kind {
     TarGz,
     /// A tar in bzip2 (`.tar.bz2`, `.tbz2`).
     TarBz2,
+    /// A 7z archive.
+    SevenZ,
 }
 
 /// Bytes of a tar looked at to tell it: its first header.
@@ -173,6 +176,9 @@ pub(crate) fn kind_of(head: &[u8], name: &Path) -> Option<Kind> {
     }
     if is_tar(head) {
         return Some(Kind::Tar);
+    }
+    if head.starts_with(b"7z\xBC\xAF\x27\x1C") {
+        return Some(Kind::SevenZ);
     }
     if head.starts_with(b"\x1f\x8b") {
         let block = first_block(flate2::bufread::MultiGzDecoder::new(head));
@@ -220,6 +226,12 @@ pub(crate) fn bounded(size: u64, packed: u64, total: u64) -> Result<(), Refused>
             MAX_TOTAL >> 30
         ));
     }
+    ratio(size, packed)
+}
+
+/// Whether `size` bytes expanded from `packed` is within [`MAX_RATIO`] (checked from
+/// [`RATIO_FLOOR`] on); else why not.
+pub(crate) fn ratio(size: u64, packed: u64) -> Result<(), Refused> {
     if size >= RATIO_FLOOR && size / packed.max(1) > MAX_RATIO {
         return refuse(format!(
             "expands {} times from {packed} bytes, past the {MAX_RATIO} allowed (a zip bomb?); not read",
@@ -282,6 +294,7 @@ fn list_file(file: File, kind: Kind, at: &Place<'_>, out: &mut Listed) {
     match kind {
         Kind::Zip => zipped::list(file, at, out),
         Kind::Tar | Kind::TarGz | Kind::TarBz2 => tarred::list(file, kind, at, out),
+        Kind::SevenZ => sevenz::list(file, at, out),
     }
 }
 
@@ -378,6 +391,7 @@ pub(crate) fn open(path: &Path, m: &Member) -> Result<TempCopy, InputError> {
     for step in m.steps.iter() {
         let copy = match step.kind {
             Kind::Zip => zipped::extract(file, step.index, m.password.as_ref()),
+            Kind::SevenZ => sevenz::extract(file, step.index, m.password.as_ref()),
             kind => tarred::extract(file, kind, step.index),
         }
         .map_err(err)?;

@@ -4,7 +4,7 @@
 //! expansion is bounded as it is read ([`Guard`]). Links (symbolic or hard) are never
 //! followed: they are counted as not read.
 
-use super::temp::TempCopy;
+use super::temp::{copy_rest, TempCopy};
 use super::{
     bounded, classify, refuse, shown_name, Kind, Listed, Place, Refused, MAX_MEMBERS, MAX_RATIO,
     MAX_TOTAL, RATIO_FLOOR,
@@ -139,31 +139,6 @@ pub(super) fn list(file: File, kind: Kind, at: &Place<'_>, out: &mut Listed) {
             copy_rest(&head, &mut e, size)
         });
     }
-}
-
-/// Copies a member of `size` bytes, whose first bytes `head` were read already and the
-/// rest of which `rest` gives, into a private file, rewound.
-fn copy_rest(head: &[u8], rest: &mut impl Read, size: u64) -> Result<TempCopy, Refused> {
-    use std::io::{Seek, Write};
-    let mut copy = TempCopy::new()
-        .map_err(|e| Refused::of(format!("cannot make a private temporary copy: {e}")))?;
-    let mut w = io::BufWriter::with_capacity(1 << 20, &copy.file);
-    let write = |e: io::Error| Refused::of(format!("cannot write its private temporary copy: {e}"));
-    w.write_all(head).map_err(write)?;
-    let n =
-        io::copy(&mut rest.take(size), &mut w).map_err(|e| Refused::of(format!("damaged: {e}")))?;
-    w.flush().map_err(write)?;
-    drop(w);
-    if head.len() as u64 + n < size {
-        return refuse(format!(
-            "holds {} of the {size} bytes its header declares (damaged); not read",
-            head.len() as u64 + n
-        ));
-    }
-    copy.file
-        .rewind()
-        .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))?;
-    Ok(copy)
 }
 
 /// Copies member `index` of the tar `file` (of kind `kind`) into a private file.

@@ -3,8 +3,9 @@
 //! and (on Unix) unlinked at once, so that it is gone however the run ends; elsewhere
 //! it is removed when dropped, and by the signal handler's clean-up meanwhile.
 
+use super::{refuse, Refused};
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::path::PathBuf;
 
 /// A member's private copy: the file, and (where it could not be unlinked while open)
@@ -45,4 +46,32 @@ impl Drop for TempCopy {
             let _ = scanner_files::remove_temp_file(&p);
         }
     }
+}
+
+/// Copies a member of `size` bytes, whose first bytes `head` were read already and the
+/// rest of which `rest` gives, into a private file, rewound.
+pub(crate) fn copy_rest(head: &[u8], rest: &mut dyn Read, size: u64) -> Result<TempCopy, Refused> {
+    use std::io::{Seek, Write};
+    let mut copy = TempCopy::new()
+        .map_err(|e| Refused::of(format!("cannot make a private temporary copy: {e}")))?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, &copy.file);
+    let write = |e: io::Error| Refused::of(format!("cannot write its private temporary copy: {e}"));
+    w.write_all(head).map_err(write)?;
+    let n = io::copy(
+        &mut rest.take(size.saturating_sub(head.len() as u64)),
+        &mut w,
+    )
+    .map_err(|e| Refused::of(format!("damaged: {e}")))?;
+    w.flush().map_err(write)?;
+    drop(w);
+    if head.len() as u64 + n < size {
+        return refuse(format!(
+            "holds {} of the {size} bytes its header declares (damaged); not read",
+            head.len() as u64 + n
+        ));
+    }
+    copy.file
+        .rewind()
+        .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))?;
+    Ok(copy)
 }

@@ -287,7 +287,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     // line or XML event by where it stands.
                     let place = match at.format {
                         Format::Evtx => Position::Record(b.record_id),
-                        Format::Json | Format::Xml => at.position,
+                        Format::Json | Format::Xml | Format::EvtxECmdCsv => at.position,
                     };
                     report(InputError::bad_time(f.name(), place, b.value.as_deref()));
                 }

@@ -212,6 +212,12 @@ impl Found {
                 let id = identity(&path, m);
                 self.archive(path, id, kind);
             }
+            // EvtxECmd's CSV, told by its header whatever its name.
+            None if crate::format::sniff_head(&path) == Some(crate::Format::EvtxECmdCsv) => {
+                let id = identity(&path, m);
+                self.files
+                    .push((InputFile::new(path, m.len()), (id, Box::default())));
+            }
             None => self.not_read.add(&path),
         }
     }

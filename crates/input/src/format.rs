@@ -36,6 +36,8 @@ pub enum Format {
     Json,
     /// Windows Event XML (`<Events><Event>…`).
     Xml,
+    /// EvtxECmd's CSV (its header's first columns: `RecordNumber,EventRecordId,…`).
+    EvtxECmdCsv,
 }
 
 /// Bytes looked at: enough to pass a byte-order mark and leading blank lines.
@@ -115,12 +117,23 @@ pub(crate) fn sniff_file(
     Ok((format, file))
 }
 
+/// The format [`format_of`] tells from the first bytes of the file `path`, if it opens.
+pub(crate) fn sniff_head(path: &Path) -> Option<Format> {
+    let mut head = Vec::with_capacity(512);
+    let f = std::fs::File::open(path).ok()?;
+    f.take(512).read_to_end(&mut head).ok()?;
+    format_of(&head)
+}
+
 /// The format of a file starting with `head`, if known.
 pub fn format_of(head: &[u8]) -> Option<Format> {
     if head.starts_with(b"ElfFile\0") {
         return Some(Format::Evtx);
     }
     let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    if text.starts_with(crate::evtxecmd::CSV_HEADER.as_bytes()) {
+        return Some(Format::EvtxECmdCsv);
+    }
     match text.iter().find(|b| !b.is_ascii_whitespace())? {
         b'{' | b'[' => Some(Format::Json),
         b'<' => Some(Format::Xml),

@@ -52,6 +52,7 @@ mod discover;
 mod error;
 mod error_run;
 mod evtx;
+mod evtxecmd;
 mod flatten;
 mod format;
 mod json;

@@ -156,6 +156,26 @@ where
                 recovered: 0,
             }
         }
+        Format::EvtxECmdCsv => {
+            let mut w = new_worker();
+            let records = crate::evtxecmd::read_csv(
+                path,
+                stream_of(file),
+                &mut w,
+                |w, v, at| {
+                    let (flat, view) = w.buffers();
+                    match flat.fill_event(v, table, view) {
+                        Ok(()) => on_record(w, plain(format, at)),
+                        Err(kind) => report(InputError::new(path, at, kind)),
+                    }
+                },
+                &report,
+            );
+            FileCounts {
+                records,
+                recovered: 0,
+            }
+        }
         Format::Xml => {
             let mut w = new_worker();
             let records = crate::xml::read_xml_from(

@@ -281,7 +281,10 @@ pub(crate) fn classify(
             Err(why) => out.errors.push(here.error(why)),
         }
     } else if crate::not_read::taken_by_extension(path)
-        || crate::format_of(head) == Some(crate::Format::Evtx)
+        || matches!(
+            crate::format_of(head),
+            Some(crate::Format::Evtx | crate::Format::EvtxECmdCsv)
+        )
     {
         out.members.push((here.member(), size));
     } else {

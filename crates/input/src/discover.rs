@@ -318,8 +318,9 @@ impl Found {
 
     /// The files sorted by path, each once, and the errors.
     fn finish(mut self) -> Discovered {
-        // By path; an archive's members in the order of its list.
-        self.files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        // By the name shown: an archive's members in the order the same files would
+        // have unpacked.
+        self.files.sort_by(|a, b| a.0.name().cmp(b.0.name()));
         let mut seen = std::collections::HashSet::new();
         let files = self
             .files

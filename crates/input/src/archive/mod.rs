@@ -391,8 +391,10 @@ pub(crate) fn open(path: &Path, m: &Member) -> Result<TempCopy, InputError> {
     let mut file = File::open(path)
         .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
     let mut held = None;
-    for step in m.steps.iter() {
+    for (i, step) in m.steps.iter().enumerate() {
         let copy = match step.kind {
+            // The archive on disk: its central directory kept for the next member.
+            Kind::Zip if i == 0 => zipped::extract_at(path, step.index, m.password.as_ref()),
             Kind::Zip => zipped::extract(file, step.index, m.password.as_ref()),
             Kind::SevenZ => sevenz::extract(file, step.index, m.password.as_ref()),
             kind => tarred::extract(file, kind, step.index),

@@ -54,7 +54,7 @@ pub(crate) fn copy_rest(head: &[u8], rest: &mut dyn Read, size: u64) -> Result<T
     use std::io::{Seek, Write};
     let mut copy = TempCopy::new()
         .map_err(|e| Refused::of(format!("cannot make a private temporary copy: {e}")))?;
-    let mut w = io::BufWriter::with_capacity(1 << 20, &copy.file);
+    let mut w = io::BufWriter::with_capacity(1 << 16, &copy.file);
     let write = |e: io::Error| Refused::of(format!("cannot write its private temporary copy: {e}"));
     w.write_all(head).map_err(write)?;
     let n = io::copy(

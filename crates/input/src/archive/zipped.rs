@@ -157,7 +157,7 @@ fn copy(
     bounded(declared, packed, 0)?;
     let mut copy = TempCopy::new()
         .map_err(|e| Refused::of(format!("cannot make a private temporary copy: {e}")))?;
-    let mut out = io::BufWriter::with_capacity(1 << 20, &copy.file);
+    let mut out = io::BufWriter::with_capacity(1 << 16, &copy.file);
     let n = io::copy(&mut (&mut m).take(declared + 1), &mut out)
         .map_err(|e| Refused::of(format!("damaged: {e}")))?;
     out.flush()
@@ -177,6 +177,34 @@ fn copy(
         .rewind()
         .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))?;
     Ok(copy)
+}
+
+thread_local! {
+    /// The zip on disk this thread read a member of last, its central directory read:
+    /// the next member of the same archive is reached without reading it again (a
+    /// collection's members are scanned one after another).
+    static LAST: std::cell::RefCell<Option<(std::path::PathBuf, ZipArchive<File>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Copies member `index` of the zip on disk at `path` into a private file, rewound.
+pub(super) fn extract_at(
+    path: &Path,
+    index: usize,
+    password: Option<&Password>,
+) -> Result<TempCopy, Refused> {
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.as_ref().is_none_or(|(p, _)| p != path) {
+            *last = None;
+            let file = File::open(path).map_err(|e| Refused::of(format!("cannot open: {e}")))?;
+            let zip = ZipArchive::new(file)
+                .map_err(|e| Refused::of(format!("not a readable zip archive: {e}")))?;
+            *last = Some((path.to_path_buf(), zip));
+        }
+        let (_, zip) = last.as_mut().expect("just opened");
+        copy(zip, index, password)
+    })
 }
 
 /// Copies member `index` of the zip `file` into a private file, rewound.

@@ -210,7 +210,10 @@ fn evtxecmd_time(v: &Value) -> Option<jiff::Timestamp> {
         return Some(t);
     }
     let civil: jiff::civil::DateTime = s.parse().ok()?;
-    civil.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+    civil
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()
+        .map(|z| z.timestamp())
 }
 
 /// Reads EvtxECmd's CSV from `opened` (the file shown as `path`): each row handed to

@@ -96,6 +96,13 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
                 let line = format!("{}: {}", run.file().display(), run.message());
                 eprintln!("input error: {}", safe(&line));
             }
+            // Archives were met but none of their members could be read (encrypted
+            // without the password, damaged): input errors, as a damaged log is.
+            let archive = |e: &InputError| matches!(e.kind(), scanner_input::ErrorKind::Archive(_));
+            if inputs.errors.iter().any(archive) {
+                eprintln!("error: no input file could be read: the archives' members above are unreadable");
+                return Ok(exit::INPUT_ERRORS);
+            }
             return Err(
                 "no input file to scan: no .evtx, .json, .jsonl, .xml or .gz file in the folders and files given"
                     .to_string(),

@@ -221,6 +221,15 @@ fn an_encrypted_collection_is_read_with_its_password_never_shown() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(csv, want);
     assert!(!err.contains(secret) && !csv.contains(secret));
+    // Alone and without it: nothing can be read, an input error naming archive and
+    // member, exit 3.
+    let (_, code, err) = timeline(&d, &["-f", &f]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("Logs/Security.evtx: encrypted, and no password"),
+        "{err}"
+    );
+    assert!(err.contains("no input file could be read"), "{err}");
     // Without it, or with another: an input error naming archive and member, and
     // exit 3 (beside a log read, as for other input errors).
     let u = d.join("unpacked/security.evtx").display().to_string();

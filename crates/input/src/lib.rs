@@ -19,6 +19,13 @@
 //! in a [`scanner_rules::FieldTable`] and gives a [`Tally`] type; it gets one tally per
 //! file, in file order.
 //!
+//! Evidence arrives in archives and other tools' output: zip, 7z and tar (plain, gzip,
+//! bzip2) files, nested too, are read in place (`archive/`: each member that is input
+//! is an [`InputFile`] with a [`Member`], copied when read into a private unlinked
+//! temporary file, every bound an error naming archive and member); EvtxECmd's CSV and
+//! JSON are read as events (`evtxecmd.rs`); files met and not read are counted
+//! ([`NotRead`]).
+//!
 //! Problems are [`InputError`]s: the file, a [`Position`] in it (chunk, record, line)
 //! and an [`ErrorKind`]; reading goes on past them where it can, and their text is the
 //! message the scan reports.

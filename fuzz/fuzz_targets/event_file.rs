@@ -35,10 +35,7 @@ fuzz_target!(|data: &[u8]| {
     let ext = EXTENSIONS[usize::from(pick) % EXTENSIONS.len()];
     let path = dir.join(format!("scanner-fuzz-{}.{ext}", std::process::id()));
     std::fs::write(&path, content).unwrap();
-    let files = [InputFile {
-        path,
-        size: content.len() as u64,
-    }];
+    let files = [InputFile::new(path, content.len() as u64)];
     scanner()
         .scan(&files)
         .expect("spilled rows read back");

@@ -39,10 +39,7 @@ fn ctx() -> &'static Ctx {
 fuzz_target!(|data: &[u8]| {
     let c = ctx();
     std::fs::write(&c.path, data).unwrap();
-    let files = [InputFile {
-        path: c.path.clone(),
-        size: data.len() as u64,
-    }];
+    let files = [InputFile::new(c.path.clone(), data.len() as u64)];
     let plain = c.plain.scan(&files)
             .expect("spilled rows read back");
     let recovering = c.recovering.scan(&files)

@@ -133,7 +133,8 @@ fn run_checked(a: &CoverageArgs) -> Result<i32, String> {
     if !t.quiet {
         crate::rules_cmd::print_report(&set, t.rules.show_errors);
     }
-    let (files, mut errors) = setup.find_inputs()?;
+    let found = setup.find_inputs()?;
+    let (files, mut errors) = (found.files, found.errors);
     // What the timeline's channel check would leave out (all files are read here).
     let skipped: Vec<(InputFile, Option<String>)> =
         if t.input.kind() == InputKind::Evtx && !t.scan_all_files {

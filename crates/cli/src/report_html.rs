@@ -197,6 +197,9 @@ fn overview(summary: &Summary, time: &TimeFormat) -> String {
             group(summary.skipped_files as u64)
         );
     }
+    if let Some(line) = crate::summary::not_read_line(&summary.not_read) {
+        let _ = write!(files, "; {line}");
+    }
     rows.push(("Files scanned", files));
     rows.push(("Total events", group(st.records)));
     if st.recovered > 0 {

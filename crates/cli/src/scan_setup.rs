@@ -15,15 +15,16 @@ use crate::config;
 use crate::progress_bar::ProgressBar;
 use crate::rule_choice::RuleChoice;
 use scanner_engine::{Progress, ScanResult, Scanner, SortedRows};
-use scanner_input::{InputError, InputFile, InputKind};
+use scanner_input::{Discovered, InputError, InputFile, InputKind, NotRead};
 use scanner_rules::RuleSet;
 use scanner_timeline::{GeoIp, Layout, Profile, TimeFormat};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The input files found, and the errors finding them (before any is left out).
-pub type Found = (Vec<InputFile>, Vec<InputError>);
+/// The input files found, the errors finding them (before any is left out), and the
+/// files met and not read.
+pub type Found = Discovered;
 
 /// What the run reads: the files to scan, the problems met finding them, and how many
 /// files the channel check left out.
@@ -34,6 +35,8 @@ pub struct Inputs {
     pub errors: Vec<InputError>,
     /// EVTX files left out because no rule reads their channel.
     pub skipped: usize,
+    /// Files met in the folders searched and not read, by extension.
+    pub not_read: NotRead,
 }
 
 /// A finished scan: the scanner (which owns the rule set), its result and the sort
@@ -127,20 +130,22 @@ impl<'a> ScanSetup<'a> {
         let a = self.args;
         let extra = &a.hayabusa.extensions.target_file_ext;
         let paths = &a.input.paths;
-        let (files, errors) = scanner_input::discover_with_extensions(
-            &paths.dirs,
-            &paths.files,
-            a.input.kind(),
-            extra,
-        );
-        crate::output::refuse_inputs(&self.outputs(), files.iter().map(|f| f.path.as_path()))?;
-        Ok((files, errors))
+        let password = paths.archive_password.as_ref();
+        let found =
+            scanner_input::discover_all(&paths.dirs, &paths.files, a.input.kind(), extra, password);
+        let files = found.files.iter().map(|f| f.path.as_path());
+        crate::output::refuse_inputs(&self.outputs(), files)?;
+        Ok(found)
     }
 
     /// Of the files `found`, those to scan: EVTX files whose channel no rule of `set`
     /// reads are left out unless `-a`.
     pub fn keep_inputs(&self, found: Found, set: &RuleSet) -> Inputs {
-        let (mut files, errors) = found;
+        let Discovered {
+            mut files,
+            errors,
+            not_read,
+        } = found;
         let mut skipped = 0;
         if self.args.input.kind() == InputKind::Evtx && !self.args.scan_all_files {
             let (kept, left) = scanner_input::split_by_channel(files, set);
@@ -151,6 +156,7 @@ impl<'a> ScanSetup<'a> {
             files,
             errors,
             skipped,
+            not_read,
         }
     }
 

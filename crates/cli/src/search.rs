@@ -302,12 +302,15 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         .iter()
         .map(|f| FieldFilter::parse(f, names.aliases(), &mut fields.table))
         .collect::<Result<Vec<_>, _>>()?;
-    let (files, mut errors) = scanner_input::discover_with_extensions(
+    let found = scanner_input::discover_all(
         &a.paths.dirs,
         &a.paths.files,
         a.input_kind(),
         &a.extensions.target_file_ext,
+        a.paths.archive_password.as_ref(),
     );
+    crate::summary::note_not_read(&found.not_read, a.console.quiet);
+    let (files, mut errors) = (found.files, found.errors);
     crate::output::refuse_inputs(
         &output_path(a).into_iter().collect::<Vec<_>>(),
         files.iter().map(|f| f.path.as_path()),

@@ -119,10 +119,20 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     })?;
     if inputs.files.is_empty() {
         if inputs.skipped == 0 {
+            if let Some(line) = crate::summary::not_read_line(&inputs.not_read) {
+                eprintln!("note: {line}");
+            }
             // Why nothing was found, before the error that ends the run.
             for run in scanner_input::collapse_errors(&inputs.errors) {
                 let line = format!("{}: {}", run.file().display(), run.message());
                 eprintln!("input error: {}", safe(&line));
+            }
+            // Archives were met but none of their members could be read (encrypted
+            // without the password, damaged): input errors, as a damaged log is.
+            let archive = |e: &InputError| matches!(e.kind(), scanner_input::ErrorKind::Archive(_));
+            if inputs.errors.iter().any(archive) {
+                eprintln!("error: no input file could be read: the archives' members above are unreadable");
+                return Ok(exit::INPUT_ERRORS);
             }
             return Err(
                 "no input file to scan: no .evtx, .json, .jsonl, .xml or .gz file in the folders and files given"
@@ -351,6 +361,7 @@ fn report(
     }
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;
+    summary.not_read = inputs.not_read.clone();
     summary.errors = group_errors(errors.iter().copied());
     summary.error_count = errors.len();
     if let Some(path) = &a.html_report {

@@ -54,10 +54,7 @@ fn main() {
     let set = load(&[source], &LoadOptions::default());
     let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-    let files = [InputFile {
-        path: file.into(),
-        size,
-    }];
+    let files = [InputFile::new(file.into(), size)];
     let (a0, b0) = (
         ALLOCS.load(Ordering::Relaxed),
         BYTES.load(Ordering::Relaxed),

@@ -292,8 +292,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let scan_file = |fi: u32| {
         let f = &files[fi as usize];
         let n = scanner_input::read_file(
-            &f.path,
-            f.size,
+            f,
             read,
             || pool.take(det),
             |lease: &mut Lease, at| {
@@ -313,9 +312,9 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
                     // line or XML event by where it stands.
                     let place = match at.format {
                         Format::Evtx => Position::Record(b.record_id),
-                        Format::Json | Format::Xml => at.position,
+                        Format::Json | Format::Xml | Format::EvtxECmdCsv => at.position,
                     };
-                    report(InputError::bad_time(&f.path, place, b.value.as_deref()));
+                    report(InputError::bad_time(f.name(), place, b.value.as_deref()));
                 }
                 w.tested();
             },
@@ -340,7 +339,7 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     drop(pool);
 
     let found = sink.into_inner().unwrap_or_else(|e| e.into_inner());
-    let name = |i: u32| files[i as usize].path.display().to_string();
+    let name = |i: u32| files[i as usize].name().display().to_string();
     let hit_runs = hits.runs();
     // Correlation rows join the store in batches as they are made.
     let (mut batch, mut bytes, limit) = (Vec::new(), 0, store.worker_batch());

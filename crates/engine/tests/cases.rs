@@ -22,10 +22,7 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
     let mut problems: Vec<String> = set.report().errors.iter().map(|e| e.to_string()).collect();
     let scanner = Scanner::new(set);
     let size = std::fs::metadata(events).map(|m| m.len()).unwrap_or(0);
-    let files = [InputFile {
-        path: events.to_path_buf(),
-        size,
-    }];
+    let files = [InputFile::new(events.to_path_buf(), size)];
     let result = scanner.scan(&files).expect("spilled rows read back");
     problems.extend(result.errors.iter().map(ToString::to_string));
     let first_at = first_record_at(events);

@@ -57,7 +57,7 @@ fn run(corr: &str, events: &[String]) -> (Vec<(String, String)>, Vec<String>) {
     let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(&ev).unwrap().len();
     let result = scanner
-        .scan(&[InputFile { path: ev, size }])
+        .scan(&[InputFile::new(ev, size)])
         .expect("spilled rows read back");
     let mut corr_rows = Vec::new();
     let mut record_rows = Vec::new();

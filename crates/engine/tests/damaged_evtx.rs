@@ -29,10 +29,10 @@ fn scan(path: &Path, recover: bool) -> ScanResult {
         .extra_field_info(true)
         .recover_records(recover)
         .build(load(&[RuleSource::Builtin], &LoadOptions::default()));
-    let files = [InputFile {
-        path: path.to_path_buf(),
-        size: std::fs::metadata(path).unwrap().len(),
-    }];
+    let files = [InputFile::new(
+        path.to_path_buf(),
+        std::fs::metadata(path).unwrap().len(),
+    )];
     s.scan(&files).expect("spilled rows read back")
 }
 

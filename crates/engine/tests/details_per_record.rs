@@ -74,10 +74,7 @@ fn rows_of_one_record_share_a_template_render_and_no_other() {
     let scanner = ScannerBuilder::new().extra_field_info(true).build(set);
     let size = std::fs::metadata(&events).unwrap().len();
     let result = scanner
-        .scan(&[InputFile {
-            path: events.clone(),
-            size,
-        }])
+        .scan(&[InputFile::new(events.clone(), size)])
         .unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert!(result.errors.is_empty(), "{:?}", result.errors);

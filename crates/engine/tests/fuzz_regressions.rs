@@ -24,7 +24,7 @@ fn evtx_scan_regressions() {
         let q = p.clone();
         std::thread::spawn(move || {
             let size = std::fs::metadata(&q).unwrap().len();
-            let files = [InputFile { path: q, size }];
+            let files = [InputFile::new(q, size)];
             let rules = || load(&[RuleSource::Builtin], &LoadOptions::default());
             let plain = ScannerBuilder::new()
                 .extra_field_info(true)
@@ -77,7 +77,7 @@ fn event_file_regressions() {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let size = std::fs::metadata(&file).unwrap().len();
-            let files = [InputFile { path: file, size }];
+            let files = [InputFile::new(file, size)];
             let r = ScannerBuilder::new()
                 .all_field_info(true)
                 .build(load(&[RuleSource::Builtin], &LoadOptions::default()))

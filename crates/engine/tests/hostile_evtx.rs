@@ -390,10 +390,7 @@ fn check(scanners: &Arc<[Scanner; 2]>, path: &Path, limit: Duration) -> Result<O
     std::thread::spawn(move || {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-            let files = [InputFile {
-                path: p.clone(),
-                size,
-            }];
+            let files = [InputFile::new(p.clone(), size)];
             let result = s[0].scan(&files).expect("spilled rows read back");
             let recovering = s[1].scan(&files).expect("spilled rows read back");
             let (crate_records, crate_panicked) = crate_records(&p, &scanner_input::settings());
@@ -621,7 +618,7 @@ fn edge_case_corpus() {
     let scan_one = |n: &str| {
         let p = shared().join("evtx-edge-cases").join(n);
         let size = std::fs::metadata(&p).unwrap().len();
-        s.scan(&[InputFile { path: p, size }])
+        s.scan(&[InputFile::new(p, size)])
             .expect("spilled rows read back")
     };
     let r = scan_one("sample_with_a_bad_chunk_magic.evtx");
@@ -652,7 +649,7 @@ fn edge_case_corpus() {
     let p = shared().join("evtx-edge-cases/sample_with_a_bad_chunk_magic.evtx");
     let size = std::fs::metadata(&p).unwrap().len();
     let r = scanners[1]
-        .scan(&[InputFile { path: p, size }])
+        .scan(&[InputFile::new(p, size)])
         .expect("spilled rows read back");
     if r.stats.recovered == 0 {
         failures.push("bad chunk magic: nothing carved with recovery on".into());

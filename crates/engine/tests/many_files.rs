@@ -54,7 +54,7 @@ fn every_copy_of_a_log_gives_its_detections_once() {
         .map(|name| {
             let path = testdata.join(name);
             let size = std::fs::metadata(&path).expect("test log").len();
-            InputFile { path, size }
+            InputFile::new(path, size)
         })
         .collect();
     const COPIES: usize = 12;
@@ -68,7 +68,7 @@ fn every_copy_of_a_log_gives_its_detections_once() {
                 f.path.file_name().unwrap().to_string_lossy()
             ));
             std::fs::copy(&f.path, &path).expect("copy");
-            many.push(InputFile { path, size: f.size });
+            many.push(InputFile::new(path, f.size));
         }
     }
     let alone = scan(&one, None);

@@ -92,10 +92,7 @@ fn scan(file: &Path, extract: bool) -> Vec<(String, String, String, String)> {
         .pwsh_field_extraction(extract)
         .build(set);
     let size = std::fs::metadata(file).unwrap().len();
-    let files = [InputFile {
-        path: file.to_path_buf(),
-        size,
-    }];
+    let files = [InputFile::new(file.to_path_buf(), size)];
     let result = scanner.scan(&files).unwrap();
     assert!(result.errors.is_empty(), "{:?}", result.errors);
     let title = |r: &DetectInfo| {

@@ -86,10 +86,7 @@ fn every_regression_case_fires_its_rule() {
     let mut failures = Vec::new();
     for c in &cases {
         let size = std::fs::metadata(&c.evtx).map(|m| m.len()).unwrap_or(0);
-        let files = [InputFile {
-            path: c.evtx.clone(),
-            size,
-        }];
+        let files = [InputFile::new(c.evtx.clone(), size)];
         let result = scanner.scan(&files).expect("spilled rows read back");
         let fired = result
             .rows

@@ -40,7 +40,8 @@ pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>
     let keep: Vec<bool> = files
         .par_iter()
         .map(|f| {
-            match (f.size >= MIN_BYTES)
+            // An archive's member is not copied out twice: it is scanned.
+            match (f.size >= MIN_BYTES && f.member.is_none())
                 .then(|| first_channel(&f.path))
                 .flatten()
             {
@@ -103,10 +104,7 @@ mod tests {
 
     fn file(name: &str, bytes: &[u8]) -> (TempFile, InputFile) {
         let t = TempFile::new(name, bytes);
-        let f = InputFile {
-            path: t.path().to_path_buf(),
-            size: bytes.len() as u64,
-        };
+        let f = InputFile::new(t.path().to_path_buf(), bytes.len() as u64);
         (t, f)
     }
 

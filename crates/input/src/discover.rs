@@ -3,16 +3,42 @@
 //! device and inode), and a link that leads back into its own ancestry is reported as
 //! a loop instead of followed.
 
+use crate::archive::{self, Member, Password};
 use crate::error::{ErrorKind, InputError, Position};
+pub use crate::not_read::NotRead;
+use crate::not_read::EXTENSIONS;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// An input file.
 #[derive(Debug, Clone)]
 pub struct InputFile {
     /// The path as traversed (relative when the argument was relative).
     pub path: PathBuf,
-    /// Size in bytes.
+    /// Size in bytes (a member's: expanded).
     pub size: u64,
+    /// Where in the archive at `path` it is, for a member of one.
+    pub member: Option<Arc<Member>>,
+}
+
+impl InputFile {
+    /// The file `path`, of `size` bytes.
+    pub fn new(path: PathBuf, size: u64) -> InputFile {
+        InputFile {
+            path,
+            size,
+            member: None,
+        }
+    }
+
+    /// The name it is shown by: its path, or for a member the archive's path and the
+    /// members' names (`Collection-WS01.zip/uploads/auto/C:/…/Security.evtx`).
+    pub fn name(&self) -> &Path {
+        match &self.member {
+            Some(m) => m.shown(),
+            None => &self.path,
+        }
+    }
 }
 
 /// Which files are input. A folder search takes `.evtx`, `.json`, `.jsonl`, `.xml` and
@@ -25,9 +51,6 @@ pub enum InputKind {
     /// Hayabusa's `-J`: JSON event files (the other formats are taken too).
     Json,
 }
-
-/// The extensions a folder search takes for every kind.
-const EXTENSIONS: &[&str] = &["evtx", "json", "jsonl", "xml", "gz"];
 
 /// The extensions a folder search takes: the kind's, plus (for EVTX) those of
 /// `--target-file-ext`.
@@ -49,6 +72,18 @@ impl Accept<'_> {
                     ext.eq_ignore_ascii_case(x)
                 }))
     }
+}
+
+/// What a search for input found: the files to read, the problems met, and the files
+/// met and not read.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// The input files, sorted by path, each once.
+    pub files: Vec<InputFile>,
+    /// Problems: a path that does not open, a folder given as a file, a symlink loop, ….
+    pub errors: Vec<InputError>,
+    /// Files under the folders searched that are not input, by extension.
+    pub not_read: NotRead,
 }
 
 /// Lists the input files under `dirs` plus `files`, sorted by path; problems (a path
@@ -74,8 +109,25 @@ pub fn discover_with_extensions(
     kind: InputKind,
     extra: &[String],
 ) -> (Vec<InputFile>, Vec<InputError>) {
+    let d = discover_all(dirs, files, kind, extra, None);
+    (d.files, d.errors)
+}
+
+/// [`discover_with_extensions`], with the files met and not read; archives (by their
+/// first bytes) are listed, their members that are input listed as files, encrypted
+/// ones opened with `password`.
+pub fn discover_all(
+    dirs: &[PathBuf],
+    files: &[PathBuf],
+    kind: InputKind,
+    extra: &[String],
+    password: Option<&Password>,
+) -> Discovered {
     let accept = Accept { kind, extra };
-    let mut found = Found::default();
+    let mut found = Found {
+        password: password.cloned(),
+        ..Found::default()
+    };
     for f in files {
         match std::fs::metadata(f) {
             Ok(m) if m.is_file() => found.file(f.clone(), &m),
@@ -122,11 +174,19 @@ struct Visit {
     parent: Option<usize>,
 }
 
+/// What tells two files found apart: the file's identity, and for an archive's
+/// member its places in the archives that lead to it.
+type Key = (Identity, Box<[usize]>);
+
 /// What the search found so far.
 #[derive(Default)]
 struct Found {
-    files: Vec<(InputFile, Identity)>,
+    /// Each file, with what tells it apart: its identity, and for a member its places
+    /// in the archives that lead to it.
+    files: Vec<(InputFile, Key)>,
+    password: Option<Password>,
     errors: Vec<InputError>,
+    not_read: NotRead,
     /// Folders searched or waiting to be, across every `-d`.
     folders: std::collections::HashSet<Identity>,
     /// The folders entered, each with the one that led to it (to tell a loop).
@@ -134,10 +194,48 @@ struct Found {
 }
 
 impl Found {
+    /// Takes the file `path` (metadata `m`): an archive's members, or the file.
     fn file(&mut self, path: PathBuf, m: &std::fs::Metadata) {
         let id = identity(&path, m);
+        if let Some(kind) = archive::probe(&path) {
+            return self.archive(path, id, kind);
+        }
         let size = m.len();
-        self.files.push((InputFile { path, size }, id));
+        self.files
+            .push((InputFile::new(path, size), (id, Box::default())));
+    }
+
+    /// A file that is not input by its name: an archive's members, or not read.
+    fn other(&mut self, path: PathBuf, m: &std::fs::Metadata) {
+        match archive::probe(&path) {
+            Some(kind) => {
+                let id = identity(&path, m);
+                self.archive(path, id, kind);
+            }
+            // EvtxECmd's CSV, told by its header whatever its name.
+            None if crate::format::sniff_head(&path) == Some(crate::Format::EvtxECmdCsv) => {
+                let id = identity(&path, m);
+                self.files
+                    .push((InputFile::new(path, m.len()), (id, Box::default())));
+            }
+            None => self.not_read.add(&path),
+        }
+    }
+
+    /// The members of the archive `path` that are input.
+    fn archive(&mut self, path: PathBuf, id: Identity, kind: archive::Kind) {
+        let listed = archive::list(&path, kind, self.password.as_ref());
+        self.errors.extend(listed.errors);
+        self.not_read.merge(&listed.not_read);
+        for (member, size) in listed.members {
+            let key = (id.clone(), member.indices());
+            let file = InputFile {
+                path: path.clone(),
+                size,
+                member: Some(Arc::new(member)),
+            };
+            self.files.push((file, key));
+        }
     }
 
     /// Whether the folder `id` is `at` or one of the folders that led to it.
@@ -182,6 +280,11 @@ impl Found {
                 let p = entry.path();
                 let Ok(ft) = entry.file_type() else { continue };
                 if !ft.is_dir() && !ft.is_symlink() && !kind.accepts(&p) {
+                    if ft.is_file() {
+                        if let Ok(m) = entry.metadata() {
+                            self.other(p, &m);
+                        }
+                    }
                     continue;
                 }
                 // Follows a symlink: what it leads to decides.
@@ -203,6 +306,9 @@ impl Found {
                     }
                 } else if m.is_file() && kind.accepts(&p) {
                     self.file(p, &m);
+                } else if m.is_file() {
+                    // A link to a file that is not input by its name.
+                    self.other(p, &m);
                 }
             }
             // Popped in name order.
@@ -211,8 +317,10 @@ impl Found {
     }
 
     /// The files sorted by path, each once, and the errors.
-    fn finish(mut self) -> (Vec<InputFile>, Vec<InputError>) {
-        self.files.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    fn finish(mut self) -> Discovered {
+        // By the name shown: an archive's members in the order the same files would
+        // have unpacked.
+        self.files.sort_by(|a, b| a.0.name().cmp(b.0.name()));
         let mut seen = std::collections::HashSet::new();
         let files = self
             .files
@@ -220,7 +328,11 @@ impl Found {
             .filter(|(_, id)| seen.insert(id.clone()))
             .map(|(f, _)| f)
             .collect();
-        (files, self.errors)
+        Discovered {
+            files,
+            errors: self.errors,
+            not_read: self.not_read,
+        }
     }
 }
 
@@ -258,6 +370,30 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    #[test]
+    fn files_not_taken_are_counted_by_extension() {
+        let s = Scratch::new("not-read");
+        s.file("a.evtx", 1);
+        s.file("notes.txt", 1);
+        s.file("sub/more.TXT", 1);
+        s.file("sub/run.log", 1);
+        s.file("README", 1);
+        let d = discover_all(std::slice::from_ref(&s.0), &[], InputKind::Evtx, &[], None);
+        assert_eq!(d.files.len(), 1);
+        assert_eq!(d.not_read.total(), 4);
+        assert_eq!(d.not_read.by_extension(), [("txt", 2), ("", 1), ("log", 1)]);
+        // An extension --target-file-ext adds is read, so not counted.
+        let extra = ["log".to_string()];
+        let d = discover_all(
+            std::slice::from_ref(&s.0),
+            &[],
+            InputKind::Evtx,
+            &extra,
+            None,
+        );
+        assert_eq!(d.not_read.by_extension(), [("txt", 2), ("", 1)]);
     }
 
     /// What `discover` finds, relative to the scratch folder, in order; no errors.

@@ -127,6 +127,8 @@ pub enum ErrorKind {
     NoXmlEvent,
     /// A gzip file holding EVTX, which is read by random access, not as a stream.
     CompressedEvtx,
+    /// An archive, or a member of one, that cannot be read: why.
+    Archive(String),
     /// A record with a detection but no `TimeCreated/@SystemTime`: its rows are timed
     /// at the Unix epoch.
     MissingTime,
@@ -329,6 +331,7 @@ impl ErrorKind {
             ErrorKind::NoXmlEvent => {
                 f.write_str("XML without any <Event> element: not Windows event XML; nothing read")
             }
+            ErrorKind::Archive(d) => f.write_str(d),
             ErrorKind::CompressedEvtx => {
                 f.write_str("gzip-compressed EVTX; not read (decompress it first)")
             }

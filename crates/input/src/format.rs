@@ -12,7 +12,14 @@ const GZIP: &[u8] = b"\x1f\x8b";
 /// concatenated members included). A truncated or damaged gzip stream fails the read
 /// where the damage starts, after the data before it was handed over.
 pub(crate) fn open_stream(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
-    let mut file = BufReader::new(std::fs::File::open(path)?);
+    stream_of(std::fs::File::open(path)?)
+}
+
+/// [`open_stream`] on `file`, read from its start.
+pub(crate) fn stream_of(mut file: std::fs::File) -> std::io::Result<Box<dyn BufRead>> {
+    use std::io::Seek;
+    file.rewind()?;
+    let mut file = BufReader::new(file);
     if file.fill_buf()?.starts_with(GZIP) {
         let gz = flate2::bufread::MultiGzDecoder::new(file);
         return Ok(Box::new(BufReader::new(gz)));
@@ -29,6 +36,8 @@ pub enum Format {
     Json,
     /// Windows Event XML (`<Events><Event>…`).
     Xml,
+    /// EvtxECmd's CSV (its header's first columns: `RecordNumber,EventRecordId,…`).
+    EvtxECmdCsv,
 }
 
 /// Bytes looked at: enough to pass a byte-order mark and leading blank lines.
@@ -44,8 +53,17 @@ pub fn sniff(path: &Path) -> Result<Format, InputError> {
 /// [`sniff`], handing back the file opened (at some position in its first bytes), for
 /// its reader to go on with rather than open it again.
 pub fn sniff_open(path: &Path) -> Result<(Format, std::fs::File), InputError> {
+    sniff_file(path, std::fs::File::open(path))
+}
+
+/// [`sniff_open`] on `opened`, the file shown as `path` (a member's copy, or the file
+/// opened from `path`).
+pub(crate) fn sniff_file(
+    path: &Path,
+    opened: std::io::Result<std::fs::File>,
+) -> Result<(Format, std::fs::File), InputError> {
     let mut head = Vec::with_capacity(HEAD);
-    let opened = std::fs::File::open(path).and_then(|mut f| {
+    let opened = opened.and_then(|mut f| {
         (&mut f).take(HEAD as u64).read_to_end(&mut head)?;
         Ok(f)
     });
@@ -62,7 +80,10 @@ pub fn sniff_open(path: &Path) -> Result<(Format, std::fs::File), InputError> {
     if head.starts_with(GZIP) {
         head.clear();
         // A stream damaged this early is reported by its reader; tell what came through.
-        let _ = open_stream(path).and_then(|r| r.take(HEAD as u64).read_to_end(&mut head));
+        let _ = file
+            .try_clone()
+            .and_then(stream_of)
+            .and_then(|r| r.take(HEAD as u64).read_to_end(&mut head));
         return match format_of(&head) {
             Some(Format::Evtx) => Err(InputError::new(
                 path,
@@ -96,12 +117,23 @@ pub fn sniff_open(path: &Path) -> Result<(Format, std::fs::File), InputError> {
     Ok((format, file))
 }
 
+/// The format [`format_of`] tells from the first bytes of the file `path`, if it opens.
+pub(crate) fn sniff_head(path: &Path) -> Option<Format> {
+    let mut head = Vec::with_capacity(512);
+    let f = std::fs::File::open(path).ok()?;
+    f.take(512).read_to_end(&mut head).ok()?;
+    format_of(&head)
+}
+
 /// The format of a file starting with `head`, if known.
 pub fn format_of(head: &[u8]) -> Option<Format> {
     if head.starts_with(b"ElfFile\0") {
         return Some(Format::Evtx);
     }
     let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    if text.starts_with(crate::evtxecmd::CSV_HEADER.as_bytes()) {
+        return Some(Format::EvtxECmdCsv);
+    }
     match text.iter().find(|b| !b.is_ascii_whitespace())? {
         b'{' | b'[' => Some(Format::Json),
         b'<' => Some(Format::Xml),

@@ -34,7 +34,22 @@ where
     F: Fn(&mut S, &serde_json::Value, Position),
     E: Fn(InputError),
 {
-    let mut reader = match crate::format::open_stream(path) {
+    read_json_from(path, crate::format::open_stream(path), state, f, err)
+}
+
+/// [`read_json`] from `opened`, the stream of the file shown as `path`.
+pub(crate) fn read_json_from<S, F, E>(
+    path: &Path,
+    opened: std::io::Result<Box<dyn BufRead>>,
+    state: &mut S,
+    f: F,
+    err: E,
+) -> u64
+where
+    F: Fn(&mut S, &serde_json::Value, Position),
+    E: Fn(InputError),
+{
+    let mut reader = match opened {
         Ok(r) => r,
         Err(e) => {
             err(InputError::new(path, Position::None, ErrorKind::Io(e)));

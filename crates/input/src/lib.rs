@@ -19,6 +19,13 @@
 //! in a [`scanner_rules::FieldTable`] and gives a [`Tally`] type; it gets one tally per
 //! file, in file order.
 //!
+//! Evidence arrives in archives and other tools' output: zip, 7z and tar (plain, gzip,
+//! bzip2) files, nested too, are read in place (`archive/`: each member that is input
+//! is an [`InputFile`] with a [`Member`], copied when read into a private unlinked
+//! temporary file, every bound an error naming archive and member); EvtxECmd's CSV and
+//! JSON are read as events (`evtxecmd.rs`); files met and not read are counted
+//! ([`NotRead`]).
+//!
 //! Problems are [`InputError`]s: the file, a [`Position`] in it (chunk, record, line)
 //! and an [`ErrorKind`]; reading goes on past them where it can, and their text is the
 //! message the scan reports.
@@ -46,15 +53,18 @@
 
 #![warn(missing_docs)]
 
+mod archive;
 mod channel;
 mod discover;
 mod error;
 mod error_run;
 mod evtx;
+mod evtxecmd;
 mod flatten;
 mod format;
 mod integrity;
 mod json;
+mod not_read;
 mod read_file;
 mod record;
 mod shape;
@@ -62,8 +72,14 @@ mod timestamp;
 mod walk;
 mod xml;
 
+pub use archive::{
+    Member, Password, MAX_DEPTH as MAX_ARCHIVE_DEPTH, MAX_MEMBER, MAX_MEMBERS, MAX_RATIO,
+    MAX_TOTAL, RATIO_FLOOR,
+};
 pub use channel::{first_channel, split_by_channel};
-pub use discover::{discover, discover_with_extensions, InputFile, InputKind};
+pub use discover::{
+    discover, discover_all, discover_with_extensions, Discovered, InputFile, InputKind, NotRead,
+};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::{

@@ -10,12 +10,12 @@
 //! parallel, one worker per group of chunks (`new_worker` is called for each); a JSON or
 //! XML file is read by one.
 
+use crate::format::stream_of;
 use crate::{
-    panic_message, read_evtx_file, read_json, EvtxRead, Flattener, Format, InputError, Position,
+    panic_message, read_evtx_file, EvtxRead, Flattener, Format, InputError, InputFile, Position,
     RecordView,
 };
 use scanner_rules::FieldTable;
-use std::path::Path;
 
 /// What [`read_file`] needs of a worker: the buffers a record is filled into.
 pub trait RecordWorker {
@@ -57,12 +57,12 @@ pub struct FileCounts {
     pub recovered: u64,
 }
 
-/// Reads the file `path` (`size` bytes), handing each record to `on_record` with the
-/// worker whose view holds it; errors go to `report`. Returns what was read (nothing
+/// Reads the input file `input` (a file, or a member of an archive read from a private
+/// copy), handing each record to `on_record` with the worker whose view holds it;
+/// errors, named by [`InputFile::name`], go to `report`. Returns what was read (nothing
 /// when the file could not be opened, or when reading it panicked).
 pub fn read_file<W, I, F, E>(
-    path: &Path,
-    size: u64,
+    input: &InputFile,
     how: ReadSettings<'_>,
     new_worker: I,
     on_record: F,
@@ -74,7 +74,22 @@ where
     F: Fn(&mut W, RecordAt) + Sync + Send,
     E: Fn(InputError) + Sync + Send,
 {
-    let (format, file) = match crate::sniff_open(path) {
+    let (path, size) = (input.name(), input.size);
+    // A member's private copy lives as long as its reading.
+    let (_copy, opened) = match &input.member {
+        None => (None, std::fs::File::open(&input.path)),
+        Some(m) => match crate::archive::open(&input.path, m) {
+            Ok(copy) => {
+                let file = copy.file.try_clone();
+                (Some(copy), file)
+            }
+            Err(e) => {
+                report(e);
+                return FileCounts::default();
+            }
+        },
+    };
+    let (format, file) = match crate::format::sniff_file(path, opened) {
         Ok(opened) => opened,
         Err(e) => {
             report(e);
@@ -126,8 +141,29 @@ where
         }
         Format::Json => {
             let mut w = new_worker();
-            let records = read_json(
+            let records = crate::json::read_json_from(
                 path,
+                stream_of(file),
+                &mut w,
+                |w, v, at| {
+                    let (flat, view) = w.buffers();
+                    match flat.fill_event(v, table, view) {
+                        Ok(()) => on_record(w, plain(format, at)),
+                        Err(kind) => report(InputError::new(path, at, kind)),
+                    }
+                },
+                &report,
+            );
+            FileCounts {
+                records,
+                recovered: 0,
+            }
+        }
+        Format::EvtxECmdCsv => {
+            let mut w = new_worker();
+            let records = crate::evtxecmd::read_csv(
+                path,
+                stream_of(file),
                 &mut w,
                 |w, v, at| {
                     let (flat, view) = w.buffers();
@@ -145,8 +181,9 @@ where
         }
         Format::Xml => {
             let mut w = new_worker();
-            let records = crate::read_xml(
+            let records = crate::xml::read_xml_from(
                 path,
+                stream_of(file),
                 table,
                 &mut w,
                 |w, view, at| {
@@ -226,11 +263,10 @@ mod tests {
         let errors = Mutex::new(Vec::new());
         let report = |e: InputError| errors.lock().unwrap().push(e.to_string());
         let mut seen = Vec::new();
-        for (path, size) in [(&xml, 0), (&json, 0), (&dir.join("absent.evtx"), 0)] {
+        for path in [&xml, &json, &dir.join("absent.evtx")] {
             let got = Mutex::new(Vec::new());
             let n = read_file(
-                path,
-                size,
+                &InputFile::new(path.clone(), 0),
                 how,
                 Seen::default,
                 |w, at| {

@@ -9,6 +9,7 @@
 //! | Splunk export | `result._raw` (or `_raw`) holding `<Event>` XML | the XML |
 //! | Velociraptor `parse_evtx()` | `System` and `EventData`/`UserData` objects | `System.EventID.Value`, `System.TimeCreated.SystemTime` (epoch seconds), … |
 //! | Azure Monitor `SecurityEvent` / `Event` | `TimeGenerated` with `EventID` | `Channel` or `EventLog`, `EventSourceName` or `Source`, `EventData` XML text |
+//! | EvtxECmd (CSV rows, JSON) | `EventRecordId`, `EventId` and `Payload` | see [`crate::evtxecmd`] |
 //! | flat rows (NXLog, the Security-Datasets files) | `EventID` at the top | `Channel`, `Hostname`/`Computer`, `SourceName`/`ProviderName`, `RecordNumber`, a time, the event data beside them |
 //!
 //! Every time is written as UTC RFC 3339 in `TimeCreated_attributes.SystemTime`.
@@ -62,6 +63,9 @@ impl Flattener {
         } else if let Some(sys) = o.get("System").and_then(Value::as_object) {
             view.clear(table.len());
             self.velociraptor(o, sys, table, view);
+        } else if crate::evtxecmd::is_row(o) {
+            view.clear(table.len());
+            self.evtxecmd(o, table, view)?;
         } else if o.contains_key("TimeGenerated") && o.contains_key("EventID") {
             view.clear(table.len());
             self.azure(o, table, view)?;
@@ -97,7 +101,7 @@ impl Flattener {
     }
 
     /// A field of the event data: `Event.EventData.<key>`.
-    fn data(&mut self, key: &str, v: &Value, table: &FieldTable, view: &mut RecordView) {
+    pub(crate) fn data(&mut self, key: &str, v: &Value, table: &FieldTable, view: &mut RecordView) {
         self.path.clear();
         self.path.push_str("Event.EventData.");
         self.path.push_str(key);
@@ -106,7 +110,7 @@ impl Flattener {
         self.path = path;
     }
 
-    fn time(&mut self, t: Option<Timestamp>, table: &FieldTable, view: &mut RecordView) {
+    pub(crate) fn time(&mut self, t: Option<Timestamp>, table: &FieldTable, view: &mut RecordView) {
         if let Some(t) = t {
             self.num.clear();
             let _ = write!(self.num, "{t}");
@@ -144,7 +148,85 @@ impl Flattener {
         let t = o.get("@timestamp").and_then(time_of);
         self.time(t, table, view);
         self.put("Event.EventData", get("event_data"), table, view);
-        self.put("Event.UserData", get("user_data"), table, view);
+        self.beats_system(o, w, table, view);
+        // UserData's one child element is named by `xml_name`, its fields beside it.
+        match get("user_data") {
+            Value::Object(u) => match u.get("xml_name").and_then(Value::as_str) {
+                Some(name) => {
+                    let base = format!("Event.UserData.{name}");
+                    for (k, v) in u.iter().filter(|(k, _)| *k != "xml_name") {
+                        self.put(&format!("{base}.{k}"), v, table, view);
+                    }
+                }
+                None => self.put("Event.UserData", get("user_data"), table, view),
+            },
+            v => self.put("Event.UserData", v, table, view),
+        }
+    }
+
+    /// The System elements Winlogbeat gives as names, turned back into EVTX's numbers
+    /// where the name is one Windows defines (`log.level` `warning` → `Level` 3,
+    /// `winlog.opcode` `Info` → `Opcode` 0, `winlog.keywords` `Audit Success` →
+    /// `Keywords` 0x8020000000000000), and those it gives as they are (`version`,
+    /// `activity_id`). `winlog.task` is a name only (`Logon`): EVTX's `Task` number is
+    /// not in the document.
+    fn beats_system(
+        &mut self,
+        o: &Map<String, Value>,
+        w: &Map<String, Value>,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) {
+        let level = o
+            .get("log")
+            .and_then(|l| l.get("level"))
+            .and_then(Value::as_str)
+            .and_then(|l| match l.to_ascii_lowercase().as_str() {
+                "critical" => Some("1"),
+                "error" => Some("2"),
+                "warning" => Some("3"),
+                "information" | "info" => Some("4"),
+                "verbose" => Some("5"),
+                _ => None,
+            });
+        if let Some(l) = level {
+            view.push(table, "Event.System.Level", l);
+        }
+        let opcode = w
+            .get("opcode")
+            .and_then(Value::as_str)
+            .and_then(|op| match op {
+                "Info" => Some("0"),
+                "Start" => Some("1"),
+                "Stop" => Some("2"),
+                _ => None,
+            });
+        if let Some(op) = opcode {
+            view.push(table, "Event.System.Opcode", op);
+        }
+        let keywords = w.get("keywords").and_then(Value::as_array).and_then(|k| {
+            let names: Vec<&str> = k.iter().filter_map(Value::as_str).collect();
+            match names.as_slice() {
+                ["Audit Success"] => Some("0x8020000000000000"),
+                ["Audit Failure"] => Some("0x8010000000000000"),
+                ["Classic"] => Some("0x80000000000000"),
+                _ => None,
+            }
+        });
+        if let Some(k) = keywords {
+            view.push(table, "Event.System.Keywords", k);
+        }
+        if let Some(v) = w.get("version") {
+            self.put("Event.System.Version", v, table, view);
+        }
+        if let Some(a) = w.get("activity_id") {
+            self.put(
+                "Event.System.Correlation_attributes.ActivityID",
+                a,
+                table,
+                view,
+            );
+        }
     }
 
     fn velociraptor(

@@ -159,8 +159,7 @@ pub fn walk<T: Tally>(
             validate_checksums: how.validate_checksums,
         };
         let n = read_file(
-            &f.path,
-            f.size,
+            f,
             read,
             new_worker,
             |w, at| w.tally.add_at(&w.view, &at, cx),
@@ -217,10 +216,7 @@ mod tests {
         std::fs::write(&bad, "{not json\n").unwrap();
         let files: Vec<InputFile> = [&b, &a, &bad]
             .iter()
-            .map(|p| InputFile {
-                path: p.to_path_buf(),
-                size: std::fs::metadata(p).unwrap().len(),
-            })
+            .map(|p| InputFile::new(p.to_path_buf(), std::fs::metadata(p).unwrap().len()))
             .collect();
         let table = FieldTable::new();
         let how = WalkSettings {

@@ -46,7 +46,24 @@ where
     F: Fn(&mut S, &mut RecordView, Position),
     E: Fn(InputError),
 {
-    let file = match crate::format::open_stream(path) {
+    let opened = crate::format::open_stream(path);
+    read_xml_from(path, opened, table, state, f, err)
+}
+
+/// [`read_xml`] from `opened`, the stream of the file shown as `path`.
+pub(crate) fn read_xml_from<S, F, E>(
+    path: &Path,
+    opened: std::io::Result<Box<dyn std::io::BufRead>>,
+    table: &FieldTable,
+    state: &mut S,
+    f: F,
+    err: E,
+) -> u64
+where
+    F: Fn(&mut S, &mut RecordView, Position),
+    E: Fn(InputError),
+{
+    let file = match opened {
         Ok(f) => f,
         Err(e) => {
             err(InputError::new(path, Position::None, ErrorKind::Io(e)));

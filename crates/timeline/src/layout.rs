@@ -101,15 +101,16 @@ fn push_path(files: &[InputFile], file: u32, out: &mut String) {
     let Some(f) = files.get(file as usize) else {
         return;
     };
-    match f.path.to_str() {
+    let name = f.name();
+    match name.to_str() {
         Some(p) => out.push_str(p),
-        None => out.push_str(&f.path.to_string_lossy()),
+        None => out.push_str(&name.to_string_lossy()),
     }
 }
 
 /// An input file's path, when it is valid UTF-8 (nearly every path).
 fn path_text(files: &[InputFile], file: u32) -> Option<&str> {
-    files.get(file as usize)?.path.to_str()
+    files.get(file as usize)?.name().to_str()
 }
 
 /// The layout of a timeline: a profile's columns, the cell style, the time format,
@@ -494,10 +495,7 @@ correlation:
             assert_eq!(set.correlations().len(), 1);
             let files = ["logs/a.evtx", "logs/b.evtx"]
                 .into_iter()
-                .map(|p| InputFile {
-                    path: PathBuf::from(p),
-                    size: 1,
-                })
+                .map(|p| InputFile::new(PathBuf::from(p), 1))
                 .collect();
             Fixture { set, files }
         }

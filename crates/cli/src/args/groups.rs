@@ -69,6 +69,14 @@ pub struct LogPaths {
     /// A log file; repeatable.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// The password of encrypted archive members (zip AES or ZipCrypto); never shown.
+    #[arg(long = "archive-password", value_name = "PASSWORD", value_parser = archive_password)]
+    pub archive_password: Option<scanner_input::Password>,
+}
+
+/// `--archive-password` as the archive readers take it.
+fn archive_password(s: &str) -> Result<scanner_input::Password, String> {
+    Ok(scanner_input::Password::new(s))
 }
 
 impl LogPaths {

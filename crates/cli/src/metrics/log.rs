@@ -64,7 +64,7 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
         let mut rows: Vec<(usize, FileTally)> = per_file
             .into_iter()
             .enumerate()
-            .filter(|(i, t)| t.span.records > 0 && kept(a, &computers, &run.files[*i].path, t))
+            .filter(|(i, t)| t.span.records > 0 && kept(a, &computers, run.files[*i].name(), t))
             .collect();
         // Most events first; a stable sort keeps the files' path order among equals.
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.span.records));
@@ -78,7 +78,11 @@ pub fn run(a: &LogMetricsArgs) -> i32 {
         let mut table = Table::new(HEADER, Quote::Necessary);
         for (i, t) in rows {
             let file = &run.files[i];
-            let name = file.path.file_name().unwrap_or_default().to_string_lossy();
+            let name = file
+                .name()
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy();
             let names = |set: &BTreeSet<String>, show: &dyn Fn(&str) -> String| {
                 let mut v: Vec<String> = set.iter().map(|s| show(s)).collect();
                 v.sort();

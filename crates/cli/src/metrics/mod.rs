@@ -271,12 +271,15 @@ impl<'a> Run<'a> {
             }
         }
         let paths = &args.input.paths;
-        let (files, errors) = scanner_input::discover_with_extensions(
+        let found = scanner_input::discover_all(
             &paths.dirs,
             &paths.files,
             args.input.kind(),
             &args.extensions.target_file_ext,
+            paths.archive_password.as_ref(),
         );
+        crate::summary::note_not_read(&found.not_read, args.console.quiet);
+        let (files, errors) = (found.files, found.errors);
         let outs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
         crate::output::refuse_inputs(&outs, files.iter().map(|f| f.path.as_path()))
             .map_err(MetricsError::Output)?;

@@ -103,7 +103,7 @@ fn cells(
         all,
         files
             .get(h.file as usize)
-            .map_or_else(String::new, |f| f.path.display().to_string()),
+            .map_or_else(String::new, |f| f.name().display().to_string()),
     ]
 }
 

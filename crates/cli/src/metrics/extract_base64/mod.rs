@@ -196,7 +196,7 @@ pub fn run(a: &MetricsArgs) -> i32 {
         let epoch = Timestamp::UNIX_EPOCH;
         for (file, mut t) in run.files.iter().zip(per_file) {
             t.rows.sort_by_key(|r| r.order);
-            let name = file.path.to_string_lossy();
+            let name = file.name().to_string_lossy();
             for r in t.rows {
                 let (decoded, length, binary, double, encoding, kind) = match r.decoded {
                     Decoded::Text(enc, s) => {

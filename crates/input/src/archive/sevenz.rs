@@ -1,0 +1,111 @@
+//! 7z archives (the `sevenz-rust2` crate: LZMA, LZMA2, AES-256): listing their members
+//! and copying one into a private file. A solid 7z is one stream: members are reached
+//! by decoding through those before them, each read to its end, in the crate's order
+//! (blocks, then empty files), which numbers them.
+
+use super::temp::{copy_rest, TempCopy};
+use super::{
+    bounded, classify, ratio, refuse, shown_name, Kind, Listed, Password, Place, Refused,
+    MAX_MEMBERS,
+};
+use sevenz_rust2::{ArchiveReader, Error};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Bytes of a member looked at to tell what it is.
+const HEAD: u64 = 4096;
+
+/// The crate's password for `p` (none: the empty one).
+fn password(p: Option<&Password>) -> sevenz_rust2::Password {
+    match p {
+        Some(p) => sevenz_rust2::Password::new(&String::from_utf8_lossy(p.bytes())),
+        None => sevenz_rust2::Password::empty(),
+    }
+}
+
+/// What a 7z error means.
+fn why(e: &Error) -> String {
+    match e {
+        Error::PasswordRequired => {
+            "encrypted, and no password was given (--archive-password); not read".into()
+        }
+        Error::MaybeBadPassword(e) => {
+            format!("encrypted, and the password given does not open it ({e}); not read")
+        }
+        e => format!("damaged or not readable: {e}"),
+    }
+}
+
+/// Reads the rest of `r` and drops it (a solid block's next member starts after it).
+fn drain(r: &mut dyn Read) -> Result<(), Error> {
+    io::copy(r, &mut io::sink())?;
+    Ok(())
+}
+
+/// Lists the 7z `file` at `at` into `out`.
+pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
+    let packed = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut reader = match ArchiveReader::new(file, password(at.password)) {
+        Ok(r) => r,
+        Err(e) => return out.errors.push(at.error(why(&e))),
+    };
+    let files = &reader.archive().files;
+    if files.len() > MAX_MEMBERS {
+        return out.errors.push(at.error(format!(
+            "lists {} entries, more than the {MAX_MEMBERS} read; not read",
+            files.len()
+        )));
+    }
+    // The members' sizes are declared together: bounded against the archive's size.
+    let declared = files.iter().fold(0u64, |t, f| t.saturating_add(f.size()));
+    if let Err(why) = bounded(0, packed, declared).and_then(|()| ratio(declared, packed)) {
+        return out.errors.push(at.error(why));
+    }
+    let mut n = 0;
+    let walked = reader.for_each_entries(|entry, data| {
+        let i = n;
+        n += 1;
+        if entry.is_directory() || entry.is_anti_item() {
+            drain(data)?;
+            return Ok(true);
+        }
+        let name = shown_name(entry.name().as_bytes());
+        let here = at.member_at(Kind::SevenZ, i, &name);
+        let size = entry.size();
+        let mut head = Vec::with_capacity(HEAD as usize);
+        data.take(HEAD).read_to_end(&mut head)?;
+        classify(&head, &here, Path::new(&name), size, out, || {
+            copy_rest(&head, data, size)
+        });
+        drain(data)?;
+        Ok(true)
+    });
+    if let Err(e) = walked {
+        out.errors.push(at.error(why(&e)));
+    }
+}
+
+/// Copies member `index` (in the crate's order) of the 7z `file` into a private file.
+pub(super) fn extract(file: File, index: usize, p: Option<&Password>) -> Result<TempCopy, Refused> {
+    let mut reader = ArchiveReader::new(file, password(p)).map_err(|e| Refused(why(&e)))?;
+    let (mut n, mut got) = (0, None);
+    let walked = reader.for_each_entries(|entry, data| {
+        let i = n;
+        n += 1;
+        if i == index {
+            got = Some(
+                bounded(entry.size(), u64::MAX, 0)
+                    .and_then(|()| copy_rest(&[], data, entry.size())),
+            );
+            return Ok(false);
+        }
+        drain(data)?;
+        Ok(true)
+    });
+    walked.map_err(|e| Refused(why(&e)))?;
+    match got {
+        Some(copied) => copied,
+        None => refuse("the archive ends before the member (damaged); not read".into()),
+    }
+}

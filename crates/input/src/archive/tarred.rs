@@ -1,0 +1,159 @@
+//! tar archives, plain, gzip- or bzip2-compressed (the `tar` crate over `flate2` and
+//! `bzip2`): listing their members, and copying one into a private file. A tar is a
+//! stream: a member is reached by reading through those before it, and the stream's
+//! expansion is bounded as it is read ([`Guard`]). Links (symbolic or hard) are never
+//! followed: they are counted as not read.
+
+use super::temp::{copy_rest, TempCopy};
+use super::{
+    bounded, classify, refuse, shown_name, Kind, Listed, Place, Refused, MAX_MEMBERS, MAX_RATIO,
+    MAX_TOTAL, RATIO_FLOOR,
+};
+use std::cell::Cell;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::rc::Rc;
+
+/// Bytes of a member looked at to tell what it is.
+const HEAD: u64 = 4096;
+
+/// Counts the compressed bytes read from the file.
+struct Counted<R> {
+    inner: R,
+    read: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The expanded stream, failing once it passes [`MAX_TOTAL`] (plus tar's headers) or,
+/// past [`RATIO_FLOOR`], expands more than [`MAX_RATIO`] times the compressed bytes.
+struct Guard<R> {
+    inner: R,
+    packed: Rc<Cell<u64>>,
+    out: u64,
+    compressed: bool,
+}
+
+impl<R: Read> Read for Guard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.out += n as u64;
+        if self.out > MAX_TOTAL + (MAX_TOTAL >> 6) {
+            return Err(io::Error::other(format!(
+                "the archive expands past {} GiB",
+                MAX_TOTAL >> 30
+            )));
+        }
+        let packed = self.packed.get().max(1);
+        if self.compressed && self.out >= RATIO_FLOOR && self.out / packed > MAX_RATIO {
+            return Err(io::Error::other(format!(
+                "the archive expands {} times, past the {MAX_RATIO} allowed (a bomb?)",
+                self.out / packed
+            )));
+        }
+        Ok(n)
+    }
+}
+
+/// The tar stream of `file`, of kind `kind`.
+fn stream(file: File, kind: Kind) -> Box<dyn Read> {
+    let packed = Rc::new(Cell::new(0));
+    let raw = BufReader::with_capacity(
+        1 << 16,
+        Counted {
+            inner: file,
+            read: Rc::clone(&packed),
+        },
+    );
+    let (inner, compressed): (Box<dyn Read>, bool) = match kind {
+        Kind::TarGz => (Box::new(flate2::bufread::MultiGzDecoder::new(raw)), true),
+        Kind::TarBz2 => (Box::new(bzip2::bufread::MultiBzDecoder::new(raw)), true),
+        _ => (Box::new(raw), false),
+    };
+    Box::new(Guard {
+        inner,
+        packed,
+        out: 0,
+        compressed,
+    })
+}
+
+/// Lists the tar `file` (of kind `kind`) at `at` into `out`.
+pub(super) fn list(file: File, kind: Kind, at: &Place<'_>, out: &mut Listed) {
+    let mut ar = tar::Archive::new(stream(file, kind));
+    let entries = match ar.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            out.errors
+                .push(at.error(format!("not a readable tar archive: {e}")));
+            return;
+        }
+    };
+    let mut total = 0u64;
+    for (i, entry) in entries.enumerate() {
+        if i >= MAX_MEMBERS {
+            out.errors.push(at.error(format!(
+                "lists more than the {MAX_MEMBERS} entries read; the rest is not read"
+            )));
+            return;
+        }
+        let mut e = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                out.errors.push(at.error(format!(
+                    "stops after {i} of its entries: {err}; the rest is not read"
+                )));
+                return;
+            }
+        };
+        let name = shown_name(&e.path_bytes());
+        let here = at.member_at(kind, i, &name);
+        let path = std::path::Path::new(&name);
+        let t = e.header().entry_type();
+        if t.is_dir() {
+            continue;
+        }
+        if !(t.is_file() || t.is_contiguous()) {
+            // Links (never followed), devices, FIFOs, sparse files.
+            out.not_read.add(path);
+            continue;
+        }
+        let size = e.size();
+        total = total.saturating_add(size);
+        if let Err(why) = bounded(size, size, total) {
+            out.errors.push(here.error(why));
+            continue;
+        }
+        let mut head = Vec::with_capacity(HEAD as usize);
+        if let Err(err) = (&mut e).take(HEAD).read_to_end(&mut head) {
+            out.errors.push(here.error(format!("damaged: {err}")));
+            return;
+        }
+        classify(&head, &here, path, size, out, || {
+            copy_rest(&head, &mut e, size)
+        });
+    }
+}
+
+/// Copies member `index` of the tar `file` (of kind `kind`) into a private file.
+pub(super) fn extract(file: File, kind: Kind, index: usize) -> Result<TempCopy, Refused> {
+    let mut ar = tar::Archive::new(stream(file, kind));
+    let entries = ar
+        .entries()
+        .map_err(|e| Refused::of(format!("not a readable tar archive: {e}")))?;
+    for (i, entry) in entries.enumerate() {
+        let mut e = entry.map_err(|e| Refused::of(format!("damaged: {e}")))?;
+        if i == index {
+            let size = e.size();
+            bounded(size, size, 0)?;
+            return copy_rest(&[], &mut e, size);
+        }
+    }
+    refuse("the archive ends before the member (damaged); not read".into())
+}

@@ -174,8 +174,8 @@ pub struct HayabusaFlags {
     /// for the fields and events of the rules config's geoip_field_mapping.yaml.
     #[arg(
         short = 'G',
-        long = "GeoIP",
-        alias = "geo-ip",
+        long = "geo-ip",
+        visible_alias = "GeoIP",
         value_name = "DIR",
         help_heading = OUTPUT
     )]

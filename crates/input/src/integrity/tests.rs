@@ -66,10 +66,10 @@ fn write(steps: impl IntoIterator<Item = Step>, options: WriterOptions) -> Vec<u
 /// report no error.
 fn findings(name: &str, bytes: &[u8], recover: bool) -> Vec<Finding> {
     let file = TempFile::new(name, bytes);
-    let files = [InputFile {
-        path: file.path().to_path_buf(),
-        size: bytes.len() as u64,
-    }];
+    let files = [InputFile::new(
+        file.path().to_path_buf(),
+        bytes.len() as u64,
+    )];
     let mut table = FieldTable::new();
     let fields = IntegrityFields::intern(&mut table, SignedDuration::from_secs(60));
     let how = WalkSettings {

@@ -13,12 +13,13 @@ target_dir="${WINDOWS_TARGET_DIR:-${CARGO_TARGET_DIR:-target}/windows}"
 cargo=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTUP_TOOLCHAIN=
   CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
   CARGO_TARGET_DIR="$target_dir" /usr/bin/cargo)
+# The standard library as Rust ships it for the target (unwinding), with the test crate:
+# the binary and the tests run under Wine then share it and every dependency built.
+std=(-Zbuild-std=std,panic_unwind,test --target x86_64-pc-windows-gnu)
 if [ "${1:-}" = test ]; then
   shift
-  # Tests catch panics: the standard library with unwinding, and the test crate.
-  "${cargo[@]}" test --release -Zbuild-std=std,panic_unwind,test --target x86_64-pc-windows-gnu "$@"
+  "${cargo[@]}" test --release "${std[@]}" "$@"
   exit
 fi
-"${cargo[@]}" build --release -p scanner-cli -Zbuild-std=std,panic_abort \
-  --target x86_64-pc-windows-gnu >&2
+"${cargo[@]}" build --release -p scanner-cli "${std[@]}" >&2
 echo "$target_dir/x86_64-pc-windows-gnu/release/scanner.exe"

@@ -128,15 +128,15 @@ pub fn refuse_inputs<'p>(
     outputs: &[&Path],
     inputs: impl IntoIterator<Item = &'p Path>,
 ) -> Result<(), String> {
-    let existing: Vec<(&Path, FileId)> = outputs
+    let existing: Vec<(&Path, scanner_files::FileIdentity)> = outputs
         .iter()
-        .filter_map(|o| file_id(o).map(|id| (*o, id)))
+        .filter_map(|o| scanner_files::file_identity(o).map(|id| (*o, id)))
         .collect();
     if existing.is_empty() {
         return Ok(());
     }
     for input in inputs {
-        let Some(id) = file_id(input) else {
+        let Some(id) = scanner_files::file_identity(input) else {
             continue;
         };
         if let Some((o, _)) = existing.iter().find(|(_, oid)| *oid == id) {
@@ -148,26 +148,6 @@ pub fn refuse_inputs<'p>(
         }
     }
     Ok(())
-}
-
-/// What makes a file the same file whatever its name: its device and inode on Unix,
-/// its canonical path elsewhere.
-#[cfg(unix)]
-type FileId = (u64, u64);
-#[cfg(not(unix))]
-type FileId = PathBuf;
-
-/// The identity of the file at `p` (links followed), if there is one.
-fn file_id(p: &Path) -> Option<FileId> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        std::fs::canonicalize(p).ok()
-    }
 }
 
 /// Writes `target` with `f`: a regular file through a temporary file installed when

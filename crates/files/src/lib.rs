@@ -34,7 +34,9 @@
 
 mod cache;
 mod error;
+mod identity;
 mod inputs;
+mod lock;
 mod nesting;
 mod owned_dir;
 mod temp;
@@ -44,7 +46,9 @@ pub use cache::{
     split_section, CacheKind, CheckedCache, Miss, NotWritten, MAX_CACHE_BYTES, SETTLE,
 };
 pub use error::{Error, Why};
+pub use identity::{file_identity, FileIdentity};
 pub use inputs::{Input, Inputs, Seen};
+pub use lock::try_lock_exclusive;
 pub use nesting::{nested, MAX_NESTING};
 #[cfg(unix)]
 pub use owned_dir::trusted;

@@ -59,12 +59,10 @@ pub fn remembered(path: &Path, create: impl FnOnce() -> io::Result<File>) -> io:
 /// open to its owner only (0700 on Unix), and remembers it until [`remove_dir`].
 pub fn create_dir(path: &Path) -> io::Result<()> {
     let mut live = live();
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut b = std::fs::DirBuilder::new();
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
     b.create(path)?;
     live.dirs.push(path.to_path_buf());
     Ok(())
@@ -269,7 +267,7 @@ mod tests {
         let d = std::env::temp_dir().join(format!("scanner-temp-files-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let p = d.join("a.tmp");
-        let _f = create(&p).unwrap();
+        let f = create(&p).unwrap();
         assert!(remembered(&p));
         assert!(create(&p).is_err(), "an existing file is refused");
         forget(&p);
@@ -277,6 +275,8 @@ mod tests {
             !remembered(&p),
             "forgotten once, though a failed create was tried"
         );
+        // Closed first: Windows removes an open file only once it is closed.
+        drop(f);
         remove(&p).unwrap();
         #[cfg(unix)]
         {

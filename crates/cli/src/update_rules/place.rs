@@ -113,12 +113,26 @@ impl Place {
     /// Removes what an update stopped outright (SIGKILL, a power cut) left beside the
     /// set: folders named as [`Place::new_sibling`] names them. Call with the lock held:
     /// no other update is running, so every such folder is stale. Links are left alone.
+    /// An update stopped between the two renames of the swap without exchange (Windows)
+    /// left no set under the name and the old one aside (`.NAME.old-…`): that set is put
+    /// back first, not removed.
     pub fn remove_leftovers(&self) -> usize {
         let name = self.name.to_string_lossy();
         let prefixes = [format!(".{name}.new-"), format!(".{name}.old-")];
-        let Ok(entries) = self.parent.entries() else {
+        let Ok(mut entries) = self.parent.entries() else {
             return 0;
         };
+        if matches!(self.state(), Ok(SetState::Absent)) {
+            let aside = entries.iter().find(|e| {
+                e.kind == Kind::Folder && e.name.to_string_lossy().starts_with(&prefixes[1])
+            });
+            if let Some(e) = aside {
+                if self.parent.rename(&e.name, &self.name).is_ok() {
+                    let back = e.name.clone();
+                    entries.retain(|e| e.name != back);
+                }
+            }
+        }
         entries
             .iter()
             .filter(|e| e.kind == Kind::Folder)
@@ -140,13 +154,8 @@ impl Place {
             .parent
             .open_or_create(&name)
             .map_err(UpdateError::Folder)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: the descriptor is open for the call's duration.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                return Err(UpdateError::Busy(self.parent.shown(&name)));
-            }
+        if !scanner_files::try_lock_exclusive(&file) {
+            return Err(UpdateError::Busy(self.parent.shown(&name)));
         }
         Ok(UpdateLock { _file: file })
     }
@@ -174,23 +183,32 @@ impl Place {
         {
             new.to_os_string()
         } else {
-            let aside = self.new_sibling("old")?;
-            let aside = aside.file_name().unwrap_or_default().to_os_string();
-            self.parent
-                .remove_tree(&aside)
-                .map_err(UpdateError::Folder)?;
-            self.parent
-                .rename(&self.name, &aside)
-                .map_err(UpdateError::Folder)?;
-            if let Err(e) = self.parent.rename(new, &self.name) {
-                let _ = self.parent.rename(&aside, &self.name);
-                return Err(UpdateError::Folder(e));
-            }
-            aside
+            self.swap_by_renames(new)?
         };
         drop(guard);
         let _ = self.parent.remove_tree(&old);
         Ok(())
+    }
+
+    /// The swap where folders cannot be exchanged: the set renamed aside (`.NAME.old-…`),
+    /// `new` renamed in, the set put back if that fails (Windows refuses to rename a
+    /// folder holding a file another process has open). Returns the name aside. Stopped
+    /// between the two renames, the next update puts the set back
+    /// ([`Place::remove_leftovers`]).
+    fn swap_by_renames(&self, new: &std::ffi::OsStr) -> Result<OsString, UpdateError> {
+        let aside = self.new_sibling("old")?;
+        let aside = aside.file_name().unwrap_or_default().to_os_string();
+        self.parent
+            .remove_tree(&aside)
+            .map_err(UpdateError::Folder)?;
+        self.parent
+            .rename(&self.name, &aside)
+            .map_err(UpdateError::Folder)?;
+        if let Err(e) = self.parent.rename(new, &self.name) {
+            let _ = self.parent.rename(&aside, &self.name);
+            return Err(UpdateError::Folder(e));
+        }
+        Ok(aside)
     }
 }
 
@@ -256,4 +274,57 @@ pub fn read_source(dir: &Path) -> Option<SetSource> {
         updated: field("updated")?,
         commit: field("commit").unwrap_or_default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The swap Windows takes (no exchange there), and an update stopped between its two
+    /// renames: the set is replaced whole, and put back by the next update.
+    #[test]
+    fn the_swap_by_renames_replaces_the_set_and_an_interrupted_one_is_undone() {
+        let root = std::env::temp_dir().join(format!("scanner-place-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir(&root).unwrap();
+        let target = root.join("rules");
+        let place = Place::open(&target, true).unwrap().unwrap();
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("old.yml"), "old").unwrap();
+        let new = place.new_sibling("new").unwrap();
+        std::fs::write(new.join("new.yml"), "new").unwrap();
+        let aside = place.swap_by_renames(new.file_name().unwrap()).unwrap();
+        assert_eq!(files(&target), ["new.yml"]);
+        assert_eq!(files(&root.join(&aside)), ["old.yml"]);
+        assert!(!new.exists());
+        // Stopped after the first rename: nothing under the name, the set aside.
+        std::fs::remove_dir_all(root.join(&aside)).unwrap();
+        let aside = place.new_sibling("old").unwrap();
+        std::fs::remove_dir(&aside).unwrap();
+        std::fs::rename(&target, &aside).unwrap();
+        let stray = place.new_sibling("new").unwrap();
+        assert_eq!(place.state().unwrap(), SetState::Absent);
+        assert_eq!(
+            place.remove_leftovers(),
+            1,
+            "the unfinished new folder removed"
+        );
+        assert_eq!(files(&target), ["new.yml"], "the set put back");
+        assert!(!aside.exists() && !stray.exists());
+        // With a set in place, a folder aside is a leftover like any other.
+        let aside = place.new_sibling("old").unwrap();
+        assert_eq!(place.remove_leftovers(), 1);
+        assert!(!aside.exists());
+        assert_eq!(files(&target), ["new.yml"]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

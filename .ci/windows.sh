@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Windows, checked under Wine (not on Windows itself): builds scanner.exe with Debian's
+# Rust and MinGW, runs it under Wine 8 and compares its outputs with the Linux build's.
+#   .ci/windows.sh LINUX_SCANNER SHARED    (WINDOWS_EXE=scanner.exe: no build; NO_WINE_TESTS=1)
+# Checks: the attack corpus's CSV and JSONL timelines, the metrics commands and search
+# equal to Linux's (paths aside); -l reading the prefix's C:\Windows\System32\winevt\Logs;
+# Windows path forms (drive paths, forward slashes, trailing separators, paths past 260
+# characters, non-ASCII names) in and out; no-clobber and atomic replacement; Ctrl-C;
+# then the portable test suites with Wine as the test runner.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+linux=$(realpath "$1")
+SHARED=$(realpath "$2")
+stage_start=$(date +%s)
+say() { echo "windows: $*"; }
+
+pkgs=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 wine64)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  t=$(date +%s)
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) ||
+    { echo "apt-get could not install ${missing[*]}"; exit 1; }
+  say "packages installed in $(( $(date +%s) - t )) s"
+fi
+
+t=$(date +%s)
+if [ -n "${WINDOWS_EXE:-}" ]; then
+  exe=$(realpath "$WINDOWS_EXE")   # a scanner.exe built already
+else
+  exe=$(realpath "$(.ci/windows/build.sh)")
+  say "scanner.exe built in $(( $(date +%s) - t )) s: $(stat -c %s "$exe") bytes"
+fi
+
+work=$(mktemp -d)
+export WINEPREFIX="$work/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+wine=/usr/lib/wine/wine64
+# The prefix's wineserver ended before its folder is removed.
+trap '/usr/lib/wine/wineserver -k 2>/dev/null; rm -rf "$work" 2>/dev/null || { sleep 2; rm -rf "$work"; }' EXIT
+t=$(date +%s)
+$wine wineboot -i >/dev/null 2>&1
+# Wine 8 has no bcryptprimitives.dll, whose ProcessPrng the standard library calls.
+x86_64-w64-mingw32-gcc -shared -O2 -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
+  .ci/windows/processprng.c -lbcrypt
+say "Wine prefix made in $(( $(date +%s) - t )) s"
+
+win() { echo "Z:$(realpath -m "$1" | tr / '\\')"; }
+run_exe() { $wine "$exe" "$@"; }
+compare() { python3 .ci/windows/compare.py "$@"; }
+corpus="$SHARED/corpus/evtx-attack-samples"
+rules="$SHARED/rules/hayabusa-rules"
+L="$work/linux"; W="$work/windows"
+mkdir -p "$L" "$W"
+
+echo "== windows: attack corpus timelines, metrics and search against the Linux build"
+t=$(date +%s)
+both() { # both NAME ARGS... : the command on Linux (-o $L/NAME) and on Windows (-o $W/NAME)
+  local name=$1; shift
+  local la=() wa=()
+  for a in "$@"; do
+    case $a in
+      @corpus) la+=("$corpus"); wa+=("$(win "$corpus")") ;;
+      @rules) la+=("$rules"); wa+=("$(win "$rules")") ;;
+      *) la+=("$a"); wa+=("$a") ;;
+    esac
+  done
+  "$linux" "${la[@]}" -q -o "$L/$name"
+  run_exe "${wa[@]}" -q -o "$(win "$W/$name")"
+  compare "$L/$name" "$W/$name"
+}
+both timeline.csv csv-timeline -d @corpus -r @rules -p verbose -U
+both timeline.jsonl json-timeline -L -d @corpus -r @rules -p verbose -U
+both eid-metrics.csv eid-metrics -d @corpus
+both computer-metrics.csv computer-metrics -d @corpus
+both log-metrics.csv log-metrics -d @corpus -U
+both search-mimikatz.csv search -d @corpus -k mimikatz -i -U
+both search-regex.csv search -d @corpus -r 'psexe[cs]' -U
+say "corpus comparisons in $(( $(date +%s) - t )) s"
+
+echo "== windows: -l reads C:\\Windows\\System32\\winevt\\Logs"
+logs="$WINEPREFIX/drive_c/windows/system32/winevt/Logs"
+mkdir -p "$logs"
+mapfile -t evtx < <(find "$corpus" -name '*.evtx' | sort)
+cp "${evtx[@]:0:40}" "$logs/"
+"$linux" csv-timeline -d "$logs" -r "$rules" -p verbose -U -q -o "$L/live.csv"
+run_exe csv-timeline -l -r "$(win "$rules")" -p verbose -U -q -o "$(win "$W/live.csv")"
+compare "$L/live.csv" "$W/live.csv" --map "C:\\windows\\System32\\winevt\\Logs=$logs"
+
+echo "== windows: path forms in and out"
+forms="$work/forms"
+long="$forms/$(printf 'a%.0s' {1..60})/$(printf 'b%.0s' {1..60})/$(printf 'c%.0s' {1..60})/$(printf 'd%.0s' {1..60})"
+uni="$forms/Журнал ログ é"
+mkdir -p "$long" "$uni"
+one=${evtx[19]}
+cp "$one" "$long/Sécurité-long.evtx"
+cp "$one" "$uni/Sécurité ログ.evtx"
+[ ${#long} -gt 260 ] || { echo "the long folder is only ${#long} characters"; exit 1; }
+"$linux" csv-timeline -d "$forms" -r "$rules" -p verbose -U -q -o "$L/forms.csv"
+wf=$(win "$forms")
+i=0
+for d in "$wf" "$wf\\" "${wf//\\//}" "${wf//\\//}/" "$wf\\\\"; do
+  i=$((i + 1))
+  run_exe csv-timeline -d "$d" -r "$(win "$rules")" -p verbose -U -q -o "$(win "$uni/out $i ログ.csv")"
+  compare "$L/forms.csv" "$uni/out $i ログ.csv"
+done
+run_exe csv-timeline -f "$(win "$long/Sécurité-long.evtx")" -f "$(win "$uni/Sécurité ログ.evtx")" \
+  -r "$(win "$rules")" -p verbose -U -q -o "$(win "$long/out-long.csv")"
+compare "$L/forms.csv" "$long/out-long.csv"
+say "path forms: drive paths, forward slashes, trailing separators, ${#long}-character paths, non-ASCII names"
+
+echo "== windows: no-clobber and atomic replacement"
+out="$W/clobber.csv"
+printf 'theirs' > "$out"
+rc=0
+run_exe csv-timeline -d "$(win "$uni")" -r "$(win "$rules")" -q -o "$(win "$out")" 2>"$work/clobber.err" || rc=$?
+[ "$rc" -ne 0 ] && grep -q "exists; use -C" "$work/clobber.err" && [ "$(cat "$out")" = theirs ] ||
+  { echo "an existing output was not refused without -C (exit $rc)"; cat "$work/clobber.err"; exit 1; }
+run_exe csv-timeline -d "$(win "$uni")" -r "$(win "$rules")" -q -C -o "$(win "$out")"
+head -1 "$out" | grep -q '"Timestamp"' || { echo "-C did not replace the output"; head -c 200 "$out"; exit 1; }
+leftover=$(find "$W" -name '.*.tmp' | wc -l)
+[ "$leftover" -eq 0 ] || { echo "temporary files left: $(find "$W" -name '.*.tmp')"; exit 1; }
+say "existing output refused without -C and kept; replaced whole with -C; no temporary file left"
+
+echo "== windows: Ctrl-C"
+"$linux" evtx generate --records 40000 --seed 3 -o "$work/big.evtx"
+ctrl="$work/ctrl"
+mkdir -p "$ctrl"
+wtemp="$WINEPREFIX/drive_c/users/$(id -un)/Temp"
+mkdir -p "$wtemp"
+before=$(find "$wtemp" -mindepth 1 -maxdepth 1 | wc -l)
+set +e
+$wine "$exe" csv-timeline -q -U --sort-memory 0 -f "$(win "$work/big.evtx")" -o "$(win "$ctrl/out.csv")" \
+  2>"$work/ctrl.err" &
+pid=$!
+set -e
+for _ in $(seq 1 600); do
+  [ "$(find "$wtemp" -mindepth 2 | wc -l)" -gt 0 ] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+spilled=$(find "$wtemp" -mindepth 2 | wc -l)
+kill -INT "$pid" 2>/dev/null || true
+rc=0
+wait "$pid" || rc=$?
+cat "$work/ctrl.err"
+after=$(find "$wtemp" -mindepth 1 -maxdepth 1 | wc -l)
+[ "$spilled" -gt 0 ] || { echo "the scan spilled nothing before it ended (exit $rc)"; exit 1; }
+[ "$rc" -eq 130 ] && [ ! -e "$ctrl/out.csv" ] && [ -z "$(ls -A "$ctrl")" ] && [ "$after" -eq "$before" ] ||
+  { echo "Ctrl-C: exit $rc, left: $(ls -A "$ctrl") $(find "$wtemp" -mindepth 1)"; exit 1; }
+say "Ctrl-C while spilling: exit 130, $spilled spilled file(s) removed, no output"
+
+[ "${NO_WINE_TESTS:-0}" = 1 ] && { say "stage took $(( $(date +%s) - stage_start )) s"; exit 0; }
+echo "== windows: test suites under Wine (CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER)"
+t=$(date +%s)
+CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" .ci/windows/build.sh test \
+  -p scanner-files -p scanner-cli --lib --bins
+say "test suites under Wine in $(( $(date +%s) - t )) s"
+say "stage took $(( $(date +%s) - stage_start )) s"

@@ -16,7 +16,7 @@ use scanner_engine::{ScanStats, TypeTally};
 use scanner_input::{InputFile, InputKind};
 use scanner_rules::RuleSet;
 use scanner_timeline::{Profile, TimeFormat};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// The columns.
@@ -165,21 +165,8 @@ fn run_checked(a: &CoverageArgs) -> Result<i32, String> {
             }
         }
     };
-    match output {
-        Some(p) => crate::output::write_atomically(p, t.overwrite.clobber, |f| {
-            let mut w = std::io::BufWriter::new(f);
-            write(&mut w, false)?;
-            w.flush()
-        })?,
-        None => {
-            let stdout = std::io::stdout();
-            let terminal = stdout.is_terminal();
-            let mut out = stdout.lock();
-            match write(&mut out, terminal).and_then(|()| out.flush()) {
-                Err(e) if crate::output::reader_gone(&e) => return Ok(exit::OK),
-                r => r.map_err(|e| format!("cannot write to standard output: {e}"))?,
-            }
-        }
+    if !crate::output::write_report(output, t.overwrite.clobber, write)? {
+        return Ok(exit::OK);
     }
     if !t.quiet {
         let count = |s: &str| rows.iter().filter(|r| r.status == s).count();

@@ -17,7 +17,7 @@ use scanner_input::{
 };
 use scanner_rules::FieldTable;
 use scanner_timeline::TimeFormat;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// The columns.
@@ -123,21 +123,8 @@ fn run_checked(a: &LogIntegrityArgs) -> Result<i32, String> {
             }
         }
     };
-    match output {
-        Some(p) => crate::output::write_atomically(p, a.overwrite.clobber, |f| {
-            let mut w = std::io::BufWriter::new(f);
-            write(&mut w, false)?;
-            w.flush()
-        })?,
-        None => {
-            let stdout = std::io::stdout();
-            let terminal = stdout.is_terminal();
-            let mut out = stdout.lock();
-            match write(&mut out, terminal).and_then(|()| out.flush()) {
-                Err(e) if crate::output::reader_gone(&e) => return Ok(exit::OK),
-                r => r.map_err(|e| format!("cannot write to standard output: {e}"))?,
-            }
-        }
+    if !crate::output::write_report(output, a.overwrite.clobber, write)? {
+        return Ok(exit::OK);
     }
     if !a.console.quiet {
         eprintln!("{}", summary(files.len(), &found));

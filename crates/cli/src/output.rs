@@ -150,6 +150,34 @@ pub fn refuse_inputs<'p>(
     Ok(())
 }
 
+/// Writes a report with `write` to `output`, atomically, or to standard output when
+/// `None` (`write` is told whether that is a terminal); `Ok(false)` when standard
+/// output's reader went away (a closed pipe), which ends the command quietly.
+pub fn write_report(
+    output: Option<&Path>,
+    clobber: bool,
+    write: impl Fn(&mut dyn io::Write, bool) -> io::Result<()>,
+) -> Result<bool, String> {
+    use std::io::{IsTerminal, Write};
+    match output {
+        Some(p) => write_atomically(p, clobber, |f| {
+            let mut w = io::BufWriter::new(f);
+            write(&mut w, false)?;
+            w.flush()
+        })?,
+        None => {
+            let stdout = io::stdout();
+            let terminal = stdout.is_terminal();
+            let mut out = stdout.lock();
+            match write(&mut out, terminal).and_then(|()| out.flush()) {
+                Err(e) if reader_gone(&e) => return Ok(false),
+                r => r.map_err(|e| format!("cannot write to standard output: {e}"))?,
+            }
+        }
+    }
+    Ok(true)
+}
+
 /// Writes `target` with `f`: a regular file through a temporary file installed when
 /// complete (replacing an existing one only with `clobber`), anything else in place.
 pub fn write_atomically<T>(

@@ -139,41 +139,22 @@ where
                 recovered: n.recovered,
             }
         }
-        Format::Json => {
+        // Both give serde_json values, one per line or row.
+        Format::Json | Format::EvtxECmdCsv => {
             let mut w = new_worker();
-            let records = crate::json::read_json_from(
-                path,
-                stream_of(file),
-                &mut w,
-                |w, v, at| {
-                    let (flat, view) = w.buffers();
-                    match flat.fill_event(v, table, view) {
-                        Ok(()) => on_record(w, plain(format, at)),
-                        Err(kind) => report(InputError::new(path, at, kind)),
-                    }
-                },
-                &report,
-            );
-            FileCounts {
-                records,
-                recovered: 0,
-            }
-        }
-        Format::EvtxECmdCsv => {
-            let mut w = new_worker();
-            let records = crate::evtxecmd::read_csv(
-                path,
-                stream_of(file),
-                &mut w,
-                |w, v, at| {
-                    let (flat, view) = w.buffers();
-                    match flat.fill_event(v, table, view) {
-                        Ok(()) => on_record(w, plain(format, at)),
-                        Err(kind) => report(InputError::new(path, at, kind)),
-                    }
-                },
-                &report,
-            );
+            let fill = |w: &mut W, v: &serde_json::Value, at| {
+                let (flat, view) = w.buffers();
+                match flat.fill_event(v, table, view) {
+                    Ok(()) => on_record(w, plain(format, at)),
+                    Err(kind) => report(InputError::new(path, at, kind)),
+                }
+            };
+            let opened = stream_of(file);
+            let records = if format == Format::Json {
+                crate::json::read_json_from(path, opened, &mut w, fill, &report)
+            } else {
+                crate::evtxecmd::read_csv(path, opened, &mut w, fill, &report)
+            };
             FileCounts {
                 records,
                 recovered: 0,

@@ -239,9 +239,10 @@ fn geo_ip_in_every_spelling_adds_the_same_columns() {
         out.contains("\"Example Transit\",\"Japan\",\"Tokyo\",\"\",\"\",\"\""),
         "{out}"
     );
-    // 4.0's full command line with -G and -s runs unchanged.
+    // 4.0's full command line with -V, -G and -s runs unchanged.
     let four = [
         "dfir-timeline",
+        "-V",
         "-d",
         "testdata/evtx",
         "-r",

@@ -522,8 +522,9 @@ fn loadavg() -> Option<f64> {
 const MIN_GATED: f64 = 0.01;
 
 /// Shortest time one measurement takes: a workload is repeated until it reaches this.
-/// At 0.25 s the load ratio moved by up to 28% between runs of unchanged code on an
-/// idle 2-core machine; at 1 s it stays within the gate's tolerance (docs/performance.md).
+/// At 0.25 s (a warm load then measured once) the load ratio moved by up to 28% between
+/// runs of unchanged code; at 1 s ten runs on an idle 2-core machine stayed within
+/// -11..+7% of the baseline (benches/README.md).
 const MIN_MEASURE: f64 = 1.0;
 
 /// Repetitions so that a workload taking `once` seconds is measured for MIN_MEASURE.

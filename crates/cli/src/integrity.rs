@@ -88,29 +88,29 @@ pub fn run(a: &LogIntegrityArgs) -> i32 {
 }
 
 fn run_checked(a: &LogIntegrityArgs) -> Result<i32, String> {
-    if a.input.paths.is_empty() {
+    if a.report.evidence.is_empty() {
         return Err("no input: give -d DIR or -f FILE".into());
     }
-    let output = a.output.as_deref().filter(|p| *p != Path::new("-"));
+    let output = a.report.output.as_deref().filter(|p| *p != Path::new("-"));
     if let Some(p) = output {
-        crate::output::check_target(p, a.overwrite.clobber)?;
+        crate::output::check_target(p, a.report.overwrite.clobber)?;
     }
-    crate::config::start_threads(a.pool.threads).map_err(|e| e.to_string())?;
-    let paths = &a.input.paths;
-    let (files, mut errors) = scanner_input::discover_with_extensions(
-        &paths.dirs,
-        &paths.files,
-        a.input.kind(),
-        &a.extensions.target_file_ext,
-    );
+    crate::config::start_threads(a.report.pool.threads).map_err(|e| e.to_string())?;
+    let found = a.report.evidence.discover(a.report.console.quiet);
+    let (files, mut errors) = (found.files, found.errors);
     crate::output::refuse_inputs(
         &output.into_iter().collect::<Vec<_>>(),
         files.iter().map(|f| f.path.as_path()),
     )?;
     let tolerance = SignedDuration::from_secs(i64::from(a.time_tolerance));
-    let (found, read_errors) = findings(&files, a.source.recover_records, tolerance, &|_, _| {});
+    let (found, read_errors) = findings(
+        &files,
+        a.report.evidence.source.recover_records,
+        tolerance,
+        &|_, _| {},
+    );
     errors.extend(read_errors);
-    let time = crate::config::time_format(&a.time);
+    let time = crate::config::time_format(&a.report.time);
     let write = |out: &mut dyn Write, terminal: bool| -> std::io::Result<()> {
         if a.json_output {
             write_json(out, &files, &found, &time)
@@ -119,14 +119,14 @@ fn run_checked(a: &LogIntegrityArgs) -> Result<i32, String> {
             if terminal {
                 t.write_text(out)
             } else {
-                t.write_csv(out, a.csv.excel_safe)
+                t.write_csv(out, a.report.csv.excel_safe)
             }
         }
     };
-    if !crate::output::write_report(output, a.overwrite.clobber, write)? {
+    if !crate::output::write_report(output, a.report.overwrite.clobber, write)? {
         return Ok(exit::OK);
     }
-    if !a.console.quiet {
+    if !a.report.console.quiet {
         eprintln!("{}", summary(files.len(), &found));
     }
     Ok(exit::reporting("input error", &errors))

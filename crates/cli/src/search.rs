@@ -265,19 +265,20 @@ impl Tally for Found {
 }
 
 fn output_path(a: &SearchArgs) -> Option<&Path> {
-    a.output.as_deref().filter(|p| *p != Path::new("-"))
+    a.report.output.as_deref().filter(|p| *p != Path::new("-"))
 }
 
 fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
-    if a.paths.is_empty() {
+    if a.report.evidence.is_empty() {
         return Err(SearchError::NoInput);
     }
     if let Some(path) = output_path(a) {
-        crate::output::check_target(path, a.overwrite.clobber).map_err(SearchError::Output)?;
+        crate::output::check_target(path, a.report.overwrite.clobber)
+            .map_err(SearchError::Output)?;
     }
-    crate::config::start_threads(a.threads).map_err(SearchError::Threads)?;
+    crate::config::start_threads(a.report.pool.threads).map_err(SearchError::Threads)?;
     let matcher = Matcher::new(a)?;
-    let time = crate::config::time_format(&a.time);
+    let time = crate::config::time_format(&a.report.time);
     let tz = time.zone().clone();
     let parse = |s: &Option<String>, flag: &str| {
         s.as_deref()
@@ -290,8 +291,8 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         None => parse(&a.range.timeline_start, "--timeline-start")?,
     };
     let range = (start, parse(&a.range.timeline_end, "--timeline-end")?);
-    let names = Names::load(a.config.as_deref(), a.console.quiet)?;
-    if !a.console.quiet {
+    let names = Names::load(a.config.as_deref(), a.report.console.quiet)?;
+    if !a.report.console.quiet {
         for e in names.errors() {
             eprintln!("config error: {}", safe(e));
         }
@@ -302,14 +303,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         .iter()
         .map(|f| FieldFilter::parse(f, names.aliases(), &mut fields.table))
         .collect::<Result<Vec<_>, _>>()?;
-    let found = scanner_input::discover_all(
-        &a.paths.dirs,
-        &a.paths.files,
-        a.input_kind(),
-        &a.extensions.target_file_ext,
-        a.paths.archive_password.as_ref(),
-    );
-    crate::summary::note_not_read(&found.not_read, a.console.quiet);
+    let found = a.report.evidence.discover(a.report.console.quiet);
     let (files, mut errors) = (found.files, found.errors);
     crate::output::refuse_inputs(
         &output_path(a).into_iter().collect::<Vec<_>>(),
@@ -317,7 +311,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
     )
     .map_err(SearchError::Output)?;
     let progress = Arc::new(Progress::default());
-    let bar = (std::io::stderr().is_terminal() && !a.console.quiet).then(|| {
+    let bar = (std::io::stderr().is_terminal() && !a.report.console.quiet).then(|| {
         ProgressBar::start(
             Arc::clone(&progress),
             files.len() as u64,
@@ -333,7 +327,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
     };
     let how = WalkSettings {
         fields: &cx.fields.table,
-        recover: a.source.recover_records,
+        recover: a.report.evidence.source.recover_records,
         validate_checksums: a.checksums.validate_checksums,
     };
     let done = |bytes: u64, records: u64| {
@@ -361,7 +355,7 @@ fn run_inner(a: &SearchArgs) -> Result<i32, SearchError> {
         let line = format!("{}: {}", run.file().display(), run.message());
         eprintln!("input error: {}", safe(&line));
     }
-    if !a.console.quiet {
+    if !a.report.console.quiet {
         let (n, bad) = (files.len() as u64, errors.len() as u64);
         eprintln!(
             "searched {n} {}, {records} {}: {found} {} found; {bad} input {}",

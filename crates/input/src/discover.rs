@@ -97,25 +97,15 @@ pub fn discover(
     files: &[PathBuf],
     kind: InputKind,
 ) -> (Vec<InputFile>, Vec<InputError>) {
-    discover_with_extensions(dirs, files, kind, &[])
+    let d = discover_all(dirs, files, kind, &[], None);
+    (d.files, d.errors)
 }
 
 /// [`discover`], taking in folders also the files whose extension (case-insensitive,
 /// with or without its leading dot) is one of `extra`, as Hayabusa's
-/// `--target-file-ext` does; they are read as EVTX. `extra` is ignored for JSON input.
-pub fn discover_with_extensions(
-    dirs: &[PathBuf],
-    files: &[PathBuf],
-    kind: InputKind,
-    extra: &[String],
-) -> (Vec<InputFile>, Vec<InputError>) {
-    let d = discover_all(dirs, files, kind, extra, None);
-    (d.files, d.errors)
-}
-
-/// [`discover_with_extensions`], with the files met and not read; archives (by their
-/// first bytes) are listed, their members that are input listed as files, encrypted
-/// ones opened with `password`.
+/// `--target-file-ext` does (they are read as EVTX; `extra` is ignored for JSON input),
+/// with the files met and not read; archives (by their first bytes) are listed, their
+/// members that are input listed as files, encrypted ones opened with `password`.
 pub fn discover_all(
     dirs: &[PathBuf],
     files: &[PathBuf],
@@ -407,7 +397,8 @@ mod tests {
         s.file("e.json", 1);
         let dirs = [s.0.clone()];
         let names = |extra: &[String], kind| {
-            let (got, errors) = discover_with_extensions(&dirs, &[], kind, extra);
+            let d = discover_all(&dirs, &[], kind, extra, None);
+            let (got, errors) = (d.files, d.errors);
             assert!(errors.is_empty(), "{errors:?}");
             let rel = |f: &InputFile| f.path.strip_prefix(&s.0).unwrap().display().to_string();
             got.iter().map(rel).collect::<Vec<_>>()

@@ -77,9 +77,7 @@ pub use archive::{
     MAX_TOTAL, RATIO_FLOOR,
 };
 pub use channel::{first_channel, split_by_channel};
-pub use discover::{
-    discover, discover_all, discover_with_extensions, Discovered, InputFile, InputKind, NotRead,
-};
+pub use discover::{discover, discover_all, Discovered, InputFile, InputKind, NotRead};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::{

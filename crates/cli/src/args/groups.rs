@@ -110,6 +110,77 @@ impl InputArgs {
     }
 }
 
+/// The evidence a command reads and how: `-d`, `-f`, `--archive-password`, `-J`, `-l`,
+/// `-x` and `--target-file-ext` (the metrics commands and log-integrity).
+#[derive(Args, Debug)]
+pub struct EvidenceArgs {
+    /// `-d`, `-f`, `-J`.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// `-l`, `-x`.
+    #[command(flatten)]
+    pub source: LiveRecoverArgs,
+    /// `--target-file-ext`.
+    #[command(flatten)]
+    pub extensions: TargetFileExt,
+}
+
+impl EvidenceArgs {
+    /// Neither `-d` nor `-f` was given.
+    pub fn is_empty(&self) -> bool {
+        self.input.paths.is_empty()
+    }
+
+    /// The input files under `-d` and `-f` (archive members among them), what could not
+    /// be read, and the files met that are not input; the not-read summary is printed
+    /// unless `quiet`.
+    pub fn discover(&self, quiet: bool) -> scanner_input::Discovered {
+        let paths = &self.input.paths;
+        let found = scanner_input::discover_all(
+            &paths.dirs,
+            &paths.files,
+            self.input.kind(),
+            &self.extensions.target_file_ext,
+            paths.archive_password.as_ref(),
+        );
+        crate::summary::note_not_read(&found.not_read, quiet);
+        found
+    }
+}
+
+/// What a command that reads every record into a report takes beside its own flags:
+/// the evidence, `-o`, `-C`, `-t`, `-q`/`-Q`/`-K`/`-v`, `--excel-safe` and the time
+/// format (the metrics commands and log-integrity).
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// `-d`, `-f`, `-J`, `-l`, `-x`, `--target-file-ext`.
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+    /// Write CSV to FILE (default: a table on a terminal, CSV when piped).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        help_heading = OUTPUT
+    )]
+    pub output: Option<PathBuf>,
+    /// `-C`.
+    #[command(flatten, next_help_heading = GENERAL)]
+    pub overwrite: OverwriteFile,
+    /// `-t`.
+    #[command(flatten)]
+    pub pool: ThreadArgs,
+    /// `-q`, `-Q`, `-K`, `-v`.
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+    /// `--excel-safe`.
+    #[command(flatten)]
+    pub csv: ExcelSafe,
+    /// The timestamp format.
+    #[command(flatten)]
+    pub time: TimeArgs,
+}
+
 /// `-t` as the timelines and the metrics commands describe it.
 #[derive(Args, Debug)]
 #[command(next_help_heading = GENERAL)]

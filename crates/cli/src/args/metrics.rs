@@ -2,10 +2,7 @@
 //! computer- and log-metrics, logon-summary, extract-base64 (Hayabusa 3.9.0's) and
 //! config-critical-systems, which all flatten [`MetricsArgs`] in.
 
-use super::groups::{
-    CellStyleArgs, ComputerArgs, ConsoleArgs, ExcelSafe, InputArgs, LiveRecoverArgs, OverwriteFile,
-    TargetFileExt, ThreadArgs, TimeArgs, ValidateChecksums,
-};
+use super::groups::{CellStyleArgs, ComputerArgs, ReportArgs, ValidateChecksums};
 use super::{FILTERING, GENERAL, OUTPUT};
 use clap::Args;
 use std::path::PathBuf;
@@ -13,15 +10,9 @@ use std::path::PathBuf;
 /// Options shared by `eid-metrics`, `computer-metrics` and `log-metrics` (Hayabusa 3.9.0's).
 #[derive(Args, Debug)]
 pub struct MetricsArgs {
-    /// `-d`, `-f`, `-J`.
+    /// The evidence, `-o`, `-C`, `-t`, `-q`, `--excel-safe` and the time format.
     #[command(flatten)]
-    pub input: InputArgs,
-    /// `-l`, `-x`.
-    #[command(flatten)]
-    pub source: LiveRecoverArgs,
-    /// `--target-file-ext`.
-    #[command(flatten)]
-    pub extensions: TargetFileExt,
+    pub report: ReportArgs,
     /// Config folder (abbreviations, channel_eid_info.txt, windows_versions.csv).
     /// Default: ./rules/config when ./rules is a folder of your own that no one else can
     /// write (as Hayabusa), else the set update-rules downloaded, else the built-in one.
@@ -32,26 +23,9 @@ pub struct MetricsArgs {
         help_heading = GENERAL
     )]
     pub config: Option<PathBuf>,
-    /// Write CSV to FILE (default: a table on a terminal, CSV when piped).
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE",
-        help_heading = OUTPUT
-    )]
-    pub output: Option<PathBuf>,
-    /// `-C`.
-    #[command(flatten, next_help_heading = GENERAL)]
-    pub overwrite: OverwriteFile,
-    /// `-t`.
-    #[command(flatten)]
-    pub pool: ThreadArgs,
     /// `-V`.
     #[command(flatten)]
     pub checksums: ValidateChecksums,
-    /// `-q`, `-Q`, `-K`, `-v`.
-    #[command(flatten)]
-    pub console: ConsoleArgs,
     /// Only records from this long ago until now (e.g. 1y, 3M, 30d, 24h, 30m, or
     /// "1y 3M"); records without a time are kept.
     #[arg(long = "time-offset", value_name = "OFFSET", help_heading = FILTERING)]
@@ -59,13 +33,6 @@ pub struct MetricsArgs {
     /// `--include-computer`, `--exclude-computer`.
     #[command(flatten)]
     pub computers: ComputerArgs,
-    /// `--excel-safe`.
-    #[command(flatten)]
-    pub csv: ExcelSafe,
-
-    /// The timestamp format.
-    #[command(flatten)]
-    pub time: TimeArgs,
 }
 
 /// `eid-metrics` options.

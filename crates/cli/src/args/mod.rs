@@ -24,7 +24,7 @@ mod search;
 mod timeline;
 
 pub use evtx::{EvtxGenerateArgs, EvtxWriteArgs};
-pub use groups::{OutputFormat, TimeArgs};
+pub use groups::{OutputFormat, ReportArgs, TimeArgs};
 pub use integrity::{CoverageArgs, LogIntegrityArgs};
 pub use metrics::{
     CriticalSystemsArgs, EidMetricsArgs, LogMetricsArgs, LogonSummaryArgs, MetricsArgs,
@@ -159,22 +159,23 @@ impl Command {
         fn timeline(t: &mut TimelineArgs) -> (bool, &mut Vec<PathBuf>) {
             (t.hayabusa.live_analysis, &mut t.input.paths.dirs)
         }
-        fn metrics(m: &mut MetricsArgs) -> (bool, &mut Vec<PathBuf>) {
-            (m.source.live_analysis, &mut m.input.paths.dirs)
+        fn report(r: &mut ReportArgs) -> (bool, &mut Vec<PathBuf>) {
+            let e = &mut r.evidence;
+            (e.source.live_analysis, &mut e.input.paths.dirs)
         }
         Some(match self {
             Command::CsvTimeline(a) => timeline(a),
             Command::JsonTimeline(a) => timeline(&mut a.timeline),
             Command::DfirTimeline(a) => timeline(&mut a.timeline),
-            Command::EidMetrics(a) => metrics(&mut a.common),
-            Command::ComputerMetrics(a) => metrics(a),
-            Command::LogMetrics(a) => metrics(&mut a.common),
-            Command::ConfigCriticalSystems(a) => metrics(&mut a.common),
-            Command::LogonSummary(a) => metrics(&mut a.common),
-            Command::ExtractBase64(a) => metrics(a),
+            Command::EidMetrics(a) => report(&mut a.common.report),
+            Command::ComputerMetrics(a) => report(&mut a.report),
+            Command::LogMetrics(a) => report(&mut a.common.report),
+            Command::ConfigCriticalSystems(a) => report(&mut a.common.report),
+            Command::LogonSummary(a) => report(&mut a.common.report),
+            Command::ExtractBase64(a) => report(&mut a.report),
             Command::PivotKeywordsList(a) => timeline(&mut a.timeline),
-            Command::Search(a) => (a.source.live_analysis, &mut a.paths.dirs),
-            Command::LogIntegrity(a) => (a.source.live_analysis, &mut a.input.paths.dirs),
+            Command::Search(a) => report(&mut a.report),
+            Command::LogIntegrity(a) => report(&mut a.report),
             Command::Coverage(a) => timeline(&mut a.timeline),
             _ => return None,
         })

@@ -1,33 +1,21 @@
-//! `search`'s flags (Hayabusa 3.9.0's). Its `-J` is JSON output and its `-t` help is
-//! its own, so it takes `-d`/`-f` ([`LogPaths`]) but not the timelines' input and thread
-//! groups.
+//! `search`'s flags (Hayabusa 3.9.0's): the report group the metrics commands take, with
+//! `-J` meaning JSON output, so JSON input is `--JSON-input` only.
 
-use super::groups::{
-    CellStyleArgs, ConsoleArgs, ExcelSafe, LiveRecoverArgs, LogPaths, OutputFormat, OverwriteFile,
-    TargetFileExt, TimeArgs, TimeRangeArgs, ValidateChecksums,
-};
-use super::{FILTERING, GENERAL, INPUT, OUTPUT};
+use super::groups::{CellStyleArgs, OutputFormat, ReportArgs, TimeRangeArgs, ValidateChecksums};
+use super::{FILTERING, GENERAL, OUTPUT};
 use clap::Args;
-use scanner_input::InputKind;
 use std::path::PathBuf;
 
 /// `search` options (Hayabusa 3.9.0's).
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("json", |a| a.short(None)),
+    mut_arg("output", |a| a.help("Write to FILE (default: standard output)"))
+)]
 pub struct SearchArgs {
-    /// `-d`, `-f`.
+    /// The evidence, `-o`, `-C`, `-t`, `-q`, `--excel-safe` and the time format.
     #[command(flatten)]
-    pub paths: LogPaths,
-    /// Accepted for Hayabusa's command lines: every file is read by its content, and
-    /// folders give .evtx, .json, .jsonl and .xml files alike (long form only: in
-    /// `search`, `-J` is Hayabusa's JSON output).
-    #[arg(long = "JSON-input", help_heading = INPUT)]
-    pub json_input: bool,
-    /// `-l`, `-x`.
-    #[command(flatten)]
-    pub source: LiveRecoverArgs,
-    /// `--target-file-ext`.
-    #[command(flatten)]
-    pub extensions: TargetFileExt,
+    pub report: ReportArgs,
     /// A keyword an event must hold (any of them; all with -a); repeatable.
     #[arg(
         short = 'k',
@@ -87,14 +75,6 @@ pub struct SearchArgs {
     /// Sort the results by time (default: file by file, in record order).
     #[arg(short = 's', long = "sort", help_heading = OUTPUT)]
     pub sort: bool,
-    /// Write to FILE (default: standard output).
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE",
-        help_heading = OUTPUT
-    )]
-    pub output: Option<PathBuf>,
     /// JSON: one object per event, in an array.
     #[arg(
         short = 'J',
@@ -124,30 +104,9 @@ pub struct SearchArgs {
         help_heading = GENERAL
     )]
     pub config: Option<PathBuf>,
-    /// `-C`.
-    #[command(flatten, next_help_heading = GENERAL)]
-    pub overwrite: OverwriteFile,
-    /// Worker threads (default: one per core).
-    #[arg(
-        short = 't',
-        long = "threads",
-        value_name = "N",
-        help_heading = GENERAL
-    )]
-    pub threads: Option<usize>,
     /// `-V`.
     #[command(flatten)]
     pub checksums: ValidateChecksums,
-    /// `-q`, `-Q`, `-K`, `-v`.
-    #[command(flatten)]
-    pub console: ConsoleArgs,
-    /// `--excel-safe`.
-    #[command(flatten)]
-    pub csv: ExcelSafe,
-
-    /// The timestamp format.
-    #[command(flatten)]
-    pub time: TimeArgs,
 }
 
 impl SearchArgs {
@@ -159,15 +118,6 @@ impl SearchArgs {
             OutputFormat::JsonLines
         } else {
             OutputFormat::Csv
-        }
-    }
-
-    /// The input files' kind: `--JSON-input` reads JSON event files, else EVTX.
-    pub fn input_kind(&self) -> InputKind {
-        if self.json_input {
-            InputKind::Json
-        } else {
-            InputKind::Evtx
         }
     }
 }

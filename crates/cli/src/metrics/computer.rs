@@ -119,7 +119,7 @@ pub fn run(a: &MetricsArgs) -> i32 {
                 Cell::Number(c.events),
             ]);
         }
-        if !a.console.quiet {
+        if !a.report.console.quiet {
             eprintln!("Total computers: {}", table.len());
         }
         run.finish(&table)

@@ -65,7 +65,7 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
         let mut run = Run::start(&a.common)?;
         // The file is checked before any evidence is read: a folder or file that must
         // not be written stops the run at once, naming it.
-        let dest = match (&a.common.output, a.dry_run) {
+        let dest = match (&a.common.report.output, a.dry_run) {
             (_, true) => Dest::DryRun,
             (Some(out), false) => Dest::Output(out),
             (None, false) => Dest::Config(
@@ -108,7 +108,7 @@ pub fn run(a: &CriticalSystemsArgs) -> i32 {
                 Dest::DryRun => (None, 0),
                 Dest::Output(out) => (
                     Some(out),
-                    add_to_output(out, &fit, a.common.overwrite.clobber)?,
+                    add_to_output(out, &fit, a.common.report.overwrite.clobber)?,
                 ),
                 Dest::Config(file) => (
                     Some(a.target.as_path()),

@@ -97,7 +97,7 @@ pub fn run(a: &EidMetricsArgs) -> i32 {
             }
             all.merge(t);
         }
-        if !a.common.console.quiet {
+        if !a.common.report.console.quiet {
             eprintln!("Total Event Records: {}", thousands(all.span.records));
             for (name, t) in [("First", all.span.first), ("Last", all.span.last)] {
                 if let Some(t) = t {

@@ -317,7 +317,12 @@ impl scanner_input::Tally for LogonTally {
 /// `logon-summary`.
 pub fn run(a: &LogonSummaryArgs) -> i32 {
     run_with(|| {
-        let prefix = a.common.output.as_ref().filter(|p| p.as_os_str() != "-");
+        let prefix = a
+            .common
+            .report
+            .output
+            .as_ref()
+            .filter(|p| p.as_os_str() != "-");
         let outputs: Vec<PathBuf> = prefix
             .map(|p| vec![with_suffix(p, "successful"), with_suffix(p, "failed")])
             .unwrap_or_default();
@@ -348,7 +353,7 @@ pub fn run(a: &LogonSummaryArgs) -> i32 {
             }
             scanner_input::Tally::merge(&mut all, t);
         }
-        if !a.common.console.quiet {
+        if !a.common.report.console.quiet {
             eprintln!("Total Event Records: {}", thousands(all.span.records));
             for (name, t) in [("First", all.span.first), ("Last", all.span.last)] {
                 if let Some(t) = t {
@@ -360,9 +365,9 @@ pub fn run(a: &LogonSummaryArgs) -> i32 {
         match prefix {
             Some(_) => {
                 for (path, t) in outputs.iter().zip(&tables) {
-                    crate::output::write_atomically(path, a.common.overwrite.clobber, |f| {
+                    crate::output::write_atomically(path, a.common.report.overwrite.clobber, |f| {
                         let mut w = std::io::BufWriter::new(f);
-                        t.write_csv(&mut w, a.common.csv.excel_safe)?;
+                        t.write_csv(&mut w, a.common.report.csv.excel_safe)?;
                         std::io::Write::flush(&mut w)
                     })
                     .map_err(super::error::MetricsError::Output)?;

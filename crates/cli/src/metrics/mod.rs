@@ -249,11 +249,11 @@ impl<'a> Run<'a> {
     /// [`Run::start`] for a command that writes the files `outputs` (none: standard
     /// output).
     fn start_writing(args: &'a MetricsArgs, outputs: &[PathBuf]) -> Result<Run<'a>, MetricsError> {
-        if args.input.paths.is_empty() {
+        if args.report.evidence.is_empty() {
             return Err(MetricsError::NoInput);
         }
         for path in outputs {
-            crate::output::check_target(path, args.overwrite.clobber)
+            crate::output::check_target(path, args.report.overwrite.clobber)
                 .map_err(MetricsError::Output)?;
         }
         let since = args
@@ -262,23 +262,16 @@ impl<'a> Run<'a> {
             .map(crate::filters::offset_start)
             .transpose()
             .map_err(MetricsError::Offset)?;
-        crate::config::start_threads(args.pool.threads).map_err(MetricsError::Threads)?;
-        let config = crate::config_names::Names::load(args.config.as_deref(), args.console.quiet)
-            .map_err(|e| MetricsError::ConfigNotFolder(e.0))?;
-        if !args.console.quiet {
+        crate::config::start_threads(args.report.pool.threads).map_err(MetricsError::Threads)?;
+        let config =
+            crate::config_names::Names::load(args.config.as_deref(), args.report.console.quiet)
+                .map_err(|e| MetricsError::ConfigNotFolder(e.0))?;
+        if !args.report.console.quiet {
             for e in config.errors() {
                 eprintln!("config error: {}", safe(e));
             }
         }
-        let paths = &args.input.paths;
-        let found = scanner_input::discover_all(
-            &paths.dirs,
-            &paths.files,
-            args.input.kind(),
-            &args.extensions.target_file_ext,
-            paths.archive_password.as_ref(),
-        );
-        crate::summary::note_not_read(&found.not_read, args.console.quiet);
+        let found = args.report.evidence.discover(args.report.console.quiet);
         let (files, errors) = (found.files, found.errors);
         let outs: Vec<&Path> = outputs.iter().map(PathBuf::as_path).collect();
         crate::output::refuse_inputs(&outs, files.iter().map(|f| f.path.as_path()))
@@ -288,7 +281,7 @@ impl<'a> Run<'a> {
             files,
             errors,
             config,
-            time: crate::config::time_format(&args.time),
+            time: crate::config::time_format(&args.report.time),
             since,
         })
     }
@@ -334,7 +327,7 @@ impl<'a> Run<'a> {
         cx: &T::Context,
     ) -> (Vec<T>, u64) {
         let progress = Arc::new(Progress::default());
-        let bar = (std::io::stderr().is_terminal() && !self.args.console.quiet).then(|| {
+        let bar = (std::io::stderr().is_terminal() && !self.args.report.console.quiet).then(|| {
             ProgressBar::start(
                 Arc::clone(&progress),
                 self.files.len() as u64,
@@ -343,7 +336,7 @@ impl<'a> Run<'a> {
         });
         let how = WalkSettings {
             fields,
-            recover: self.args.source.recover_records,
+            recover: self.args.report.evidence.source.recover_records,
             validate_checksums: self.args.checksums.validate_checksums,
         };
         let walked = walk::<T>(&self.files, how, cx, &|bytes, records| {
@@ -368,19 +361,21 @@ impl<'a> Run<'a> {
     /// input errors and returns the exit code.
     fn finish(&self, t: &table::Table) -> Result<i32, MetricsError> {
         match output_path(self.args) {
-            Some(path) => crate::output::write_atomically(path, self.args.overwrite.clobber, |f| {
-                let mut w = std::io::BufWriter::new(f);
-                t.write_csv(&mut w, self.args.csv.excel_safe)?;
-                std::io::Write::flush(&mut w)
-            })
-            .map_err(MetricsError::Output)?,
+            Some(path) => {
+                crate::output::write_atomically(path, self.args.report.overwrite.clobber, |f| {
+                    let mut w = std::io::BufWriter::new(f);
+                    t.write_csv(&mut w, self.args.report.csv.excel_safe)?;
+                    std::io::Write::flush(&mut w)
+                })
+                .map_err(MetricsError::Output)?
+            }
             None => {
                 let stdout = std::io::stdout();
                 let mut out = stdout.lock();
                 let written = if stdout.is_terminal() {
                     t.write_text(&mut out)
                 } else {
-                    t.write_csv(&mut out, self.args.csv.excel_safe)
+                    t.write_csv(&mut out, self.args.report.csv.excel_safe)
                 };
                 written.map_err(MetricsError::Stdout)?;
             }
@@ -414,7 +409,10 @@ impl ComputerFilter {
 
 /// `-o`, unless absent or `-` (standard output).
 fn output_path(args: &MetricsArgs) -> Option<&Path> {
-    args.output.as_deref().filter(|p| *p != Path::new("-"))
+    args.report
+        .output
+        .as_deref()
+        .filter(|p| *p != Path::new("-"))
 }
 
 /// Runs a command body, printing a fatal error.

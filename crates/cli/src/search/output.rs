@@ -191,7 +191,7 @@ fn encode(
                 line.push(',');
             }
             let numeric = (i == 4 || i == 5) && is_number(v);
-            csv_cell(v, !numeric, a.csv.excel_safe, &mut line);
+            csv_cell(v, !numeric, a.report.csv.excel_safe, &mut line);
         }
         line.push('\n');
         out.write_all(line.as_bytes())?;
@@ -209,7 +209,7 @@ pub fn write(
     hits: Vec<Hit>,
 ) -> Result<(), SearchError> {
     match super::output_path(a) {
-        Some(path) => crate::output::write_atomically(path, a.overwrite.clobber, |f| {
+        Some(path) => crate::output::write_atomically(path, a.report.overwrite.clobber, |f| {
             let mut w = std::io::BufWriter::new(f);
             encode(a, files, names, time, &hits, &mut w)?;
             w.flush()

@@ -189,7 +189,7 @@ pub fn run(a: &MetricsArgs) -> i32 {
         let mut run = Run::start(a)?;
         let fields = Fields::new();
         let (per_file, records) = run.walk_with::<Base64Tally>(&fields.table, &fields);
-        if !a.console.quiet {
+        if !a.report.console.quiet {
             eprintln!("Total Event Records: {}", thousands(records));
         }
         let mut table = Table::new(HEADER, Quote::Necessary);
@@ -226,7 +226,7 @@ pub fn run(a: &MetricsArgs) -> i32 {
                 ]);
             }
         }
-        if table.len() == 0 && !a.console.quiet {
+        if table.len() == 0 && !a.report.console.quiet {
             eprintln!("No matches found.");
         }
         if super::output_path(a).is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {

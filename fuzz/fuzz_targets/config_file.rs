@@ -36,8 +36,8 @@ fuzz_target!(|data: &[u8]| {
     if pick < TABLES.len() {
         let mut c = Config::default();
         c.add_file(TABLES[pick], text);
-        let _ = c.provider_abbrev("Microsoft-Windows-Security-Auditing");
-        let _ = c.channel_abbrev("Microsoft-Windows-Sysmon/Operational");
+        let _ = scanner_timeline::provider_abbrev(&c, "Microsoft-Windows-Security-Auditing");
+        let _ = scanner_timeline::channel_abbrev(&c, "Microsoft-Windows-Sysmon/Operational");
     } else if pick == TABLES.len() {
         let _ = DataMapping::parse(text);
     } else {

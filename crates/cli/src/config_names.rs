@@ -3,6 +3,7 @@
 //! (`channel_eid_info.txt`) and Windows versions (`windows_versions.csv`), all read from
 //! one config folder, found the way Hayabusa finds it.
 
+use scanner_files::{Seen, TextFile};
 use scanner_rules::{Config, FxHashMap, LoadOptions};
 use std::path::{Path, PathBuf};
 
@@ -82,7 +83,7 @@ impl Names {
         if std::fs::symlink_metadata(path).is_err() {
             return None;
         }
-        scanner_rules::read_text_file(path, scanner_rules::TextFile::Config)
+        scanner_files::read_text(path, TextFile::Config, &Seen::off())
             .map_err(|e| self.errors.push(format!("{}: {e}", path.display())))
             .ok()
     }
@@ -136,17 +137,17 @@ impl Names {
     /// A channel as Hayabusa shows it: its abbreviation from the table (looked up
     /// case-insensitively) or the name, then the generic abbreviations replaced.
     pub fn channel(&self, channel: &str) -> String {
-        self.generic(self.config.channel_abbrev(channel))
+        self.generic(scanner_timeline::channel_abbrev(&self.config, channel))
     }
 
     /// A provider as Hayabusa shows it: its abbreviation, or the name with the generic
     /// abbreviations replaced.
     pub fn provider(&self, provider: &str) -> String {
-        self.config.provider_abbrev(provider)
+        scanner_timeline::provider_abbrev(&self.config, provider)
     }
 
     /// `text` with the generic abbreviations replaced (case-insensitively, longest first).
     fn generic(&self, text: &str) -> String {
-        self.generic_only.provider_abbrev(text)
+        scanner_timeline::provider_abbrev(&self.generic_only, text)
     }
 }

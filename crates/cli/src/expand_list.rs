@@ -21,7 +21,7 @@
 use crate::args::ExpandListArgs;
 use crate::exit;
 use crate::terminal::safe;
-use scanner_rules::TextFile;
+use scanner_files::{Seen, TextFile};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -103,8 +103,8 @@ fn is_rule_file(p: &Path) -> bool {
 
 /// Adds the placeholders of one rule file (each of its documents).
 fn placeholders(path: &Path, names: &mut BTreeSet<String>) -> Result<(), ExpandError> {
-    let fail = |e: scanner_rules::RuleError| ExpandError::Rule(path.to_path_buf(), e.to_string());
-    let text = scanner_rules::read_text_file(path, TextFile::Rule).map_err(fail)?;
+    let fail = |e: scanner_files::TextError| ExpandError::Rule(path.to_path_buf(), e.to_string());
+    let text = scanner_files::read_text(path, TextFile::Rule, &Seen::off()).map_err(fail)?;
     for doc in scanner_rules::yaml_documents(&text) {
         let doc =
             doc.map_err(|e| ExpandError::Rule(path.to_path_buf(), format!("invalid YAML: {e}")))?;

@@ -18,8 +18,7 @@
 use crate::args::LevelTuningArgs;
 use crate::exit;
 use crate::terminal::safe;
-use scanner_files::{FileMode, Kind, OwnedDir, Why};
-use scanner_rules::TextFile;
+use scanner_files::{FileMode, Kind, OwnedDir, Seen, TextFile, Why};
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fmt;
@@ -93,7 +92,7 @@ pub fn run(a: &LevelTuningArgs) -> i32 {
 /// Rule id → new level, from the tuning file (read as any config file: a regular file,
 /// at most the config files' cap).
 fn read_tuning(path: &Path) -> Result<HashMap<String, &'static str>, TuningError> {
-    let text = scanner_rules::read_text_file(path, TextFile::Config)
+    let text = scanner_files::read_text(path, TextFile::Config, &Seen::off())
         .map_err(|e| TuningError::Read(path.to_path_buf(), e.to_string()))?;
     let mut map = HashMap::new();
     for (i, line) in text.lines().enumerate().skip(1) {

@@ -14,7 +14,7 @@ use crate::args::TimelineArgs;
 use crate::config;
 use crate::progress_bar::ProgressBar;
 use crate::rule_choice::RuleChoice;
-use scanner_engine::{Progress, ScanResult, Scanner, SortedRows};
+use scanner_engine::{GeoIpMapping, Progress, ScanResult, Scanner, SortedRows};
 use scanner_input::{Discovered, InputError, InputFile, InputKind, NotRead};
 use scanner_rules::RuleSet;
 use scanner_timeline::{GeoIp, Layout, Profile, TimeFormat};
@@ -196,11 +196,15 @@ impl<'a> ScanSetup<'a> {
             )
         });
         let progress = bar.is_some().then_some(progress);
+        let geo = match a.hayabusa.geo_ip {
+            Some(_) => Some(geo_mapping(&set)?),
+            None => None,
+        };
         let scanner = config::scanner(a, profile, filter, progress)
             .keep_line_breaks(line_breaks)
             .sort_memory(Some(sort_bytes))
             .file_times(file_times)
-            .geo_ip(a.hayabusa.geo_ip.is_some())
+            .geo_ip(geo)
             .coverage(self.coverage)
             .build(set);
         let result = scanner.scan_sorted(files);
@@ -225,4 +229,15 @@ impl<'a> ScanSetup<'a> {
             .with_style(config::style(self.args))
             .with_recovered_column(self.args.recover_records)
     }
+}
+
+/// What `-G` looks up: the rules config's `geoip_field_mapping.yaml`, read; the error
+/// says it is missing or what is wrong with it.
+fn geo_mapping(set: &RuleSet) -> Result<GeoIpMapping, String> {
+    let text = set.config().geoip.as_deref().ok_or(
+        "-G/--geo-ip: the rules config has no geoip_field_mapping.yaml (which fields of which \
+         events to look up); give -r a rules folder whose config/ has one",
+    )?;
+    GeoIpMapping::parse(text)
+        .map_err(|e| format!("-G/--geo-ip: the rules config's geoip_field_mapping.yaml: {e}"))
 }

@@ -99,13 +99,6 @@ fn run_inner(a: &TimelineArgs, format: OutputFormat, debug: bool) -> Result<i32,
     });
     let geo = geo?;
     let (set, critical) = set?;
-    if geo.is_some() && set.config().geoip.is_none() {
-        return Err(
-            "-G/--geo-ip: the rules config has no geoip_field_mapping.yaml (which fields of which \
-             events to look up); give -r a rules folder whose config/ has one"
-                .into(),
-        );
-    }
     if debug {
         crate::rules_cmd::print_timings(&set);
     }

@@ -51,6 +51,7 @@ pub use items::{Item, ItemEnd, ItemIter, Items, ItemsBuf};
 pub use progress::{Progress, ProgressSnapshot};
 pub use render::all_fields::AllFields;
 pub use render::details::template_items;
+pub use render::geo::{GeoIpMapping, GeoMappingError};
 pub use row::{CorrelationOrigin, DetectInfo, GeoAddrs, Names, Origin, RuleRef};
 pub use scan::{ScanResult, ScanStats};
 pub use scanner::{Scanner, ScannerBuilder};

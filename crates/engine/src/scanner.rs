@@ -4,6 +4,7 @@
 use crate::detect::filter::RecordFilter;
 use crate::detect::{prepare, DetectOptions, Detector, Prepared};
 use crate::progress::Progress;
+use crate::render::geo::GeoIpMapping;
 use crate::scan::ScanResult;
 use crate::sort::merge::SortedRows;
 use scanner_input::InputFile;
@@ -68,11 +69,10 @@ impl ScannerBuilder {
         self
     }
 
-    /// Rows of the events the config's `geoip_field_mapping.yaml` lists carry their
-    /// source and target addresses ([`crate::DetectInfo::geo`]), for `-G`'s lookups; off
-    /// by default, and nothing is read when the config has no such file.
-    pub fn geo_ip(&mut self, on: bool) -> &mut Self {
-        self.detect.geo_ip = on;
+    /// Rows of the events `mapping` lists carry their source and target addresses
+    /// ([`crate::DetectInfo::geo`]), for `-G`'s lookups; `None` (the default): none.
+    pub fn geo_ip(&mut self, mapping: Option<GeoIpMapping>) -> &mut Self {
+        self.detect.geo_ip = mapping;
         self
     }
 
@@ -151,7 +151,8 @@ impl ScannerBuilder {
     /// Prepares `set` for scanning this way: interns the fields rows are built from and
     /// compiles the Details templates.
     pub fn build(&self, mut set: RuleSet) -> Scanner {
-        let prepared = prepare(&mut set, self.detect.default_details, self.detect.geo_ip);
+        let geo = self.detect.geo_ip.as_ref();
+        let prepared = prepare(&mut set, self.detect.default_details, geo);
         Scanner {
             set,
             prepared,

@@ -38,9 +38,10 @@ pub struct Config {
     pub placeholders: FxHashMap<String, Vec<String>>,
     /// `data_mapping/*.yaml`: how to display some fields of some events.
     pub data_mappings: Vec<DataMapping>,
-    /// `geoip_field_mapping.yaml`: the fields `-G` looks up, and in which events;
-    /// `None` when the folder has no such file.
-    pub geoip: Option<crate::GeoIpMapping>,
+    /// `geoip_field_mapping.yaml`'s text (the fields `-G` looks up, and in which events:
+    /// the engine's `GeoIpMapping` reads it when `-G` asks); `None` when the folder has no
+    /// such file.
+    pub geoip: Option<String>,
     /// Files of the folder that could not be read or parsed (a scan must not go on
     /// without them: see [`LoadReport::config_failures`](crate::LoadReport)).
     pub errors: Vec<LoadError>,
@@ -179,6 +180,7 @@ impl Config {
             "mitre_tactics.txt" => self
                 .mitre_tactics
                 .extend(pairs(text).map(|(t, a)| (t.to_lowercase(), a.to_string()))),
+            "geoip_field_mapping.yaml" => self.geoip = Some(text.to_string()),
             _ => {}
         }
     }
@@ -198,6 +200,7 @@ impl Config {
             "generic_abbreviations.txt",
             "target_event_IDs.txt",
             "proven_rules.txt",
+            "geoip_field_mapping.yaml",
         ];
         for n in names {
             let p = dir.join(n);
@@ -207,15 +210,6 @@ impl Config {
             match text_file::read_noting(&p, TextFile::Config, seen) {
                 Ok(t) => c.add_file(n, &t),
                 Err(e) => c.errors.push(read_error(&p, e)),
-            }
-        }
-        let geoip = dir.join("geoip_field_mapping.yaml");
-        if seen.stat(&geoip).is_some() {
-            let parsed = text_file::read_noting(&geoip, TextFile::Config, seen)
-                .and_then(|t| crate::GeoIpMapping::parse(&t));
-            match parsed {
-                Ok(m) => c.geoip = Some(m),
-                Err(e) => c.errors.push(read_error(&geoip, e)),
             }
         }
         let maps = dir.join("data_mapping");
@@ -289,47 +283,6 @@ impl Config {
             self.default_details = fallback.default_details.clone();
         }
     }
-
-    /// The abbreviation of a provider name: its entry in `provider_abbreviations.txt`,
-    /// else the name with the generic abbreviations replaced (case-insensitively,
-    /// longest word first).
-    pub fn provider_abbrev(&self, provider: &str) -> String {
-        if let Some(a) = self.provider_abbrev.get(provider.to_lowercase().as_str()) {
-            return a.clone();
-        }
-        let mut out = String::with_capacity(provider.len());
-        let lower = provider.to_ascii_lowercase();
-        let mut i = 0;
-        'scan: while i < provider.len() {
-            let mut best: Option<&(String, String)> = None;
-            for g in &self.generic_abbrev {
-                if lower[i..].starts_with(&g.0.to_ascii_lowercase())
-                    && best.is_none_or(|b| g.0.len() > b.0.len())
-                {
-                    best = Some(g);
-                }
-            }
-            if let Some((w, a)) = best {
-                out.push_str(a);
-                i += w.len();
-                continue 'scan;
-            }
-            let ch = provider[i..].chars().next().unwrap_or(' ');
-            out.push(ch);
-            i += ch.len_utf8();
-        }
-        out
-    }
-
-    /// The abbreviation of a channel name, or the name itself.
-    pub fn channel_abbrev<'a>(&'a self, channel: &'a str) -> &'a str {
-        if self.channel_abbrev.is_empty() {
-            return channel;
-        }
-        self.channel_abbrev
-            .get(channel.to_lowercase().as_str())
-            .map_or(channel, String::as_str)
-    }
 }
 
 #[cfg(test)]
@@ -364,8 +317,7 @@ mod tests {
             "Cmdline: %CommandLine% ¦ Proc: %NewProcessName%"
         );
         assert!(c.noisy.contains("0090ea60-f4a2-43a8-8657-3a9a4ddcf547"));
-        assert_eq!(c.channel_abbrev("security"), "Sec");
-        assert_eq!(c.channel_abbrev("Other"), "Other");
+        assert_eq!(c.channel_abbrev["security"], "Sec");
     }
 
     #[test]

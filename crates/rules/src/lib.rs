@@ -78,7 +78,6 @@ mod correlation;
 mod error;
 mod event;
 mod fields;
-mod geoip_mapping;
 mod index;
 mod load;
 mod logsource;
@@ -101,7 +100,6 @@ pub use crate::{
     error::{ErrorKind, RuleError},
     event::{push_lowercase, push_lowercase_same_length, Event, Value},
     fields::{FieldId, FieldTable, FxHashMap, FxHashSet, FxHasher, CHANNEL, EVENT_ID},
-    geoip_mapping::GeoIpMapping,
     load::{load, LoadOptions, RuleSelect, RuleSource},
     matcher::{RegexCache, REGEX_BUDGET},
     meta::{Level, RuleMeta},
@@ -109,7 +107,6 @@ pub use crate::{
     report::{CacheUse, Disabled, DuplicateId, LoadError, LoadReport, SetCacheUse},
     rule::{Constraint, Rule},
     set::RuleSet,
-    text_file::read as read_text_file,
 };
 /// The kinds of text file scanner reads, with their caps (`scanner-files`), for the
 /// CLI's own reads of rule and config files.

@@ -10,14 +10,9 @@ use scanner_files::{Seen, TextFile};
 use std::path::Path;
 
 /// The text of the regular file `path` (a link to one is followed), at most
-/// `kind.cap()` bytes of UTF-8. The error says why, not which file: the caller's
-/// report names it.
-pub fn read(path: &Path, kind: TextFile) -> Result<String, RuleError> {
-    read_noting(path, kind, &Seen::off())
-}
-
-/// [`read`], noting in `seen` the status of the file opened (or of the path, when it
-/// could not be opened), taken before its text is read.
+/// `kind.cap()` bytes of UTF-8, noting in `seen` the status of the file opened (or of the
+/// path, when it could not be opened), taken before its text is read. The error says
+/// why, not which file: the caller's report names it.
 pub fn read_noting(path: &Path, kind: TextFile, seen: &Seen) -> Result<String, RuleError> {
     scanner_files::read_text(path, kind, seen).map_err(|e| ErrorKind::File(e).into())
 }
@@ -36,6 +31,10 @@ pub fn read_error(path: &Path, e: impl std::fmt::Display) -> LoadError {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    fn read(path: &Path, kind: TextFile) -> Result<String, RuleError> {
+        read_noting(path, kind, &Seen::off())
+    }
 
     /// A fresh folder under the system's temporary folder.
     fn scratch(name: &str) -> PathBuf {

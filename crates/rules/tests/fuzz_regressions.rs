@@ -91,8 +91,6 @@ detection:\n  s:\n    Image|endswith: x.exe\n  condition: s\n";
     if pick < TABLES.len() {
         let mut c = Config::default();
         c.add_file(TABLES[pick], text);
-        let _ = c.provider_abbrev("Microsoft-Windows-Security-Auditing");
-        let _ = c.channel_abbrev("Microsoft-Windows-Sysmon/Operational");
     } else if pick == TABLES.len() {
         let _ = DataMapping::parse(text);
     } else {

@@ -252,7 +252,7 @@ impl<'a> Layout<'a> {
         }
         let abbrev = memo
             .channels
-            .get(ch, || self.set.config().channel_abbrev(ch).into());
+            .get(ch, || crate::abbrev::channel(self.set.config(), ch).into());
         out.push_str(abbrev);
     }
 
@@ -397,7 +397,7 @@ impl<'a> Layout<'a> {
                     out.push_str(&r.provider);
                 } else {
                     let abbrev = memo.providers.get(&r.provider, || {
-                        self.set.config().provider_abbrev(&r.provider)
+                        crate::abbrev::provider(self.set.config(), &r.provider)
                     });
                     out.push_str(abbrev);
                 }

@@ -41,6 +41,7 @@
 
 #![warn(missing_docs)]
 
+mod abbrev;
 mod cell;
 mod critical;
 mod csv;
@@ -57,6 +58,7 @@ mod rule_stats;
 mod test_row;
 mod time_format;
 
+pub use abbrev::{channel as channel_abbrev, provider as provider_abbrev};
 pub use cell::{Cell, CellRef};
 pub use critical::CriticalSystems;
 pub use csv::CsvEncoder;

@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn filters_by_eid_computer_and_time() {
         let mut set = scanner_rules::load(&[], &Default::default());
-        let out = crate::detect::prepare(&mut set, true, false).out;
+        let out = crate::detect::prepare(&mut set, true, None).out;
         let t = set.fields();
         let a = record(t, 4624, "DC01", "2020-01-02T00:00:00Z");
         let b = record(t, 4688, "ws7", "2021-06-01T12:00:00Z");

@@ -16,7 +16,7 @@ use crate::items::{Items, ItemsBuf};
 use crate::render::data_mapping::DataMappings;
 use crate::render::details::{DetailsTemplate, Shown};
 use crate::render::field_list::FieldList;
-use crate::render::geo::{GeoFields, GeoScratch};
+use crate::render::geo::{GeoFields, GeoIpMapping, GeoScratch};
 use crate::row::{DetectInfo, Origin, RuleRef};
 use scanner_input::RecordView;
 use scanner_rules::{
@@ -162,8 +162,8 @@ pub(crate) struct DetectOptions {
     pub(crate) default_details: bool,
     /// Values keep their tabs and line breaks (the JSON timeline).
     pub(crate) keep_line_breaks: bool,
-    /// Rows carry the addresses of the config's `geoip_field_mapping.yaml` (`-G`).
-    pub(crate) geo_ip: bool,
+    /// Rows carry the addresses this mapping names (`-G`).
+    pub(crate) geo_ip: Option<GeoIpMapping>,
 }
 
 impl Default for DetectOptions {
@@ -177,7 +177,7 @@ impl Default for DetectOptions {
             filter: None,
             default_details: true,
             keep_line_breaks: false,
-            geo_ip: false,
+            geo_ip: None,
         }
     }
 }
@@ -229,7 +229,11 @@ impl Templates {
 /// Interns the output's fields and compiles Details templates (the config's defaults
 /// only with `default_details`) and, with `geo_ip`, the placeholders of the config's
 /// GeoIP mapping; call before scanning.
-pub(crate) fn prepare(set: &mut RuleSet, default_details: bool, geo_ip: bool) -> Prepared {
+pub(crate) fn prepare(
+    set: &mut RuleSet,
+    default_details: bool,
+    geo_ip: Option<&GeoIpMapping>,
+) -> Prepared {
     let (f, rules, config) = set.fields_mut_with();
     let out = OutputFields {
         computer: f.intern("Computer"),
@@ -243,11 +247,7 @@ pub(crate) fn prepare(set: &mut RuleSet, default_details: bool, geo_ip: bool) ->
         config.default_details.iter().filter(|_| default_details),
         f,
     );
-    let geo = config
-        .geoip
-        .as_ref()
-        .filter(|_| geo_ip)
-        .map(|m| GeoFields::compile(m, f));
+    let geo = geo_ip.map(|m| GeoFields::compile(m, f));
     Prepared {
         out,
         templates,

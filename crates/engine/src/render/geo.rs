@@ -11,15 +11,96 @@ use crate::render::details::{DetailsTemplate, Shown, MISSING};
 use crate::row::GeoAddrs;
 use compact_str::CompactString;
 use scanner_input::RecordView;
-use scanner_rules::{FieldId, FieldTable, GeoIpMapping};
+use scanner_rules::{FieldId, FieldTable};
+use scanner_yaml::scalar_text as yaml_text;
+use GeoMappingError::Malformed;
+
+/// The GeoIP lookups a rules config asks for (its `geoip_field_mapping.yaml`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GeoIpMapping {
+    /// `SrcIP`: the placeholders of the source address, in the order tried.
+    pub src: Vec<String>,
+    /// `TgtIP`: the placeholders of the target address, in the order tried.
+    pub tgt: Vec<String>,
+    /// `Filter`: (channel as written, EventID as text) of the events looked up.
+    pub filter: Vec<(String, String)>,
+}
+
+impl GeoIpMapping {
+    /// Parses the file; `Err` says what is malformed.
+    pub fn parse(text: &str) -> Result<GeoIpMapping, GeoMappingError> {
+        let doc = scanner_yaml::document(text).map_err(GeoMappingError::Yaml)?;
+        let list = |key: &str| -> Result<Vec<String>, GeoMappingError> {
+            match doc.get(key) {
+                None => Ok(Vec::new()),
+                Some(v) => match v.as_sequence() {
+                    Some(items) => Ok(items.iter().filter_map(yaml_text).collect()),
+                    None => Err(Malformed("SrcIP and TgtIP must be lists")),
+                },
+            }
+        };
+        let (src, tgt) = (list("SrcIP")?, list("TgtIP")?);
+        let mut filter = Vec::new();
+        if let Some(v) = doc.get("Filter") {
+            let entries = v
+                .as_sequence()
+                .ok_or(Malformed("Filter must be a list of channels"))?;
+            for entry in entries {
+                let map = entry
+                    .as_mapping()
+                    .ok_or(Malformed("Filter: each entry is `Channel: [EventIDs]`"))?;
+                for (channel, ids) in map {
+                    let channel = yaml_text(channel)
+                        .ok_or(Malformed("Filter: a channel name is not text"))?;
+                    let ids = ids
+                        .as_sequence()
+                        .ok_or(Malformed("Filter: a channel's EventIDs must be a list"))?;
+                    filter.extend(
+                        ids.iter()
+                            .filter_map(yaml_text)
+                            .map(|id| (channel.clone(), id)),
+                    );
+                }
+            }
+        }
+        Ok(GeoIpMapping { src, tgt, filter })
+    }
+
+    /// Whether rows of events of `channel` (as recorded) and `event_id` are looked up.
+    pub fn looks_up(&self, channel: &str, event_id: &str) -> bool {
+        self.filter
+            .iter()
+            .any(|(c, e)| c == channel && e == event_id)
+    }
+}
+
+/// Why a `geoip_field_mapping.yaml` cannot be used.
+#[derive(Debug)]
+pub enum GeoMappingError {
+    /// Not YAML, or past the bounded reader's limits.
+    Yaml(scanner_yaml::Error),
+    /// YAML, but not of the mapping's layout: what is wrong.
+    Malformed(&'static str),
+}
+
+impl std::fmt::Display for GeoMappingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GeoMappingError::Yaml(e) => e.fmt(f),
+            GeoMappingError::Malformed(what) => f.write_str(what),
+        }
+    }
+}
+
+impl std::error::Error for GeoMappingError {}
 
 /// A mapping's placeholders, compiled once per scan.
 #[derive(Debug, Clone)]
 pub(crate) struct GeoFields {
     src: Vec<DetailsTemplate>,
     tgt: Vec<DetailsTemplate>,
-    /// (channel as written, EventID) of the events looked up.
-    filter: Vec<(String, String)>,
+    /// The events looked up (its `Filter`).
+    mapping: GeoIpMapping,
 }
 
 /// Reused buffers of the lookups' rendering.
@@ -40,7 +121,7 @@ impl GeoFields {
         GeoFields {
             src: compile(&mapping.src, fields),
             tgt: compile(&mapping.tgt, fields),
-            filter: mapping.filter.clone(),
+            mapping: mapping.clone(),
         }
     }
 
@@ -54,11 +135,7 @@ impl GeoFields {
         data: FieldId,
         b: &mut GeoScratch,
     ) -> Option<Box<GeoAddrs>> {
-        if !self
-            .filter
-            .iter()
-            .any(|(c, e)| c == channel && e == event_id)
-        {
+        if !self.mapping.looks_up(channel, event_id) {
             return None;
         }
         let src = first_address(&self.src, view, data, b);
@@ -84,4 +161,39 @@ fn first_address(
         return (!text.is_empty()).then(|| text.into());
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_hayabusa_s_layout() {
+        let m = GeoIpMapping::parse(
+            "SrcIP:\n  - '%IpAddress%'\n  - '%SourceIp%'\n\nTgtIP:\n  - '%DestinationIp%'\n\n\
+             Filter:\n  - Security:\n    - 4624 # logon\n    - 4625\n  \
+             - Microsoft-Windows-Sysmon/Operational: \n    - 3\n",
+        )
+        .unwrap();
+        assert_eq!(m.src, ["%IpAddress%", "%SourceIp%"]);
+        assert_eq!(m.tgt, ["%DestinationIp%"]);
+        assert!(m.looks_up("Security", "4624"));
+        assert!(m.looks_up("Microsoft-Windows-Sysmon/Operational", "3"));
+        assert!(!m.looks_up("security", "4624"), "channels as written");
+        assert!(!m.looks_up("Security", "4688"));
+        assert!(GeoIpMapping::parse("SrcIP: '%IpAddress%'").is_err());
+        assert!(GeoIpMapping::parse("Filter:\n  - Security: 4624\n").is_err());
+        assert_eq!(GeoIpMapping::parse("{}").unwrap(), GeoIpMapping::default());
+    }
+
+    #[test]
+    fn the_built_in_config_has_a_mapping_that_reads() {
+        let set = scanner_rules::load(
+            &[scanner_rules::RuleSource::Builtin],
+            &scanner_rules::LoadOptions::default(),
+        );
+        let text = set.config().geoip.as_deref();
+        let m = GeoIpMapping::parse(text.expect("rules/config/geoip_field_mapping.yaml"));
+        assert!(m.expect("it reads").looks_up("Security", "4624"));
+    }
 }

@@ -2,11 +2,12 @@
 //! another archive, told by its first bytes, never by its name) is listed when the
 //! input is found, and each member that is input becomes an [`crate::InputFile`] whose
 //! [`Member`] says where it is: the archive's path, and the chain of members that leads
-//! to it. Reading a member copies it, within the bounds below, into a private
-//! temporary file that no name leads to (created in the temporary folder with a name
-//! no one can know ahead, readable by its owner only, and unlinked at once on Unix),
-//! so the EVTX reader gets the random access it needs and nothing is ever extracted
-//! beside the evidence. Member names are never paths on this machine: they are only
+//! to it. Reading a member copies it, within the bounds below, into memory when it
+//! expands to at most 64 MiB (`temp::IN_MEMORY`), else into a private temporary file
+//! that no name leads to (created in the temporary folder with a name no one can know
+//! ahead, readable by its owner only, and unlinked at once on Unix), so the EVTX reader
+//! gets the random access it needs and nothing is ever extracted beside the evidence.
+//! Each of the scan's workers inflates the members it reads, in parallel. Member names are never paths on this machine: they are only
 //! shown (Velociraptor's URL-encoded components decoded), so `..`, absolute paths,
 //! drive letters or NUL in them touch nothing.
 //!
@@ -22,7 +23,7 @@ mod tarred;
 mod temp;
 mod zipped;
 
-pub(crate) use temp::TempCopy;
+pub(crate) use temp::Held;
 
 use crate::error::{ErrorKind, InputError, Position};
 use crate::not_read::NotRead;
@@ -261,7 +262,7 @@ pub(crate) fn classify(
     path: &Path,
     size: u64,
     out: &mut Listed,
-    copy: impl FnOnce() -> Result<TempCopy, Refused>,
+    copy: impl FnOnce() -> Result<Held, Refused>,
 ) {
     if let Some(kind) = kind_of(head, path) {
         if here.depth() > MAX_DEPTH {
@@ -270,11 +271,7 @@ pub(crate) fn classify(
             )));
             return;
         }
-        let copied = copy().and_then(|c| {
-            let f = c.file.try_clone();
-            f.map(|f| (c, f))
-                .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))
-        });
+        let copied = copy().and_then(|c| c.file().map(|f| (c, f)));
         match copied {
             // The copy is held while its clone is listed.
             Ok((_copy, file)) => list_file(file, kind, here, out),
@@ -384,27 +381,31 @@ impl Place<'_> {
     }
 }
 
-/// Opens the member `m` of the archive `path` into a private temporary copy, rewound;
-/// or an error naming the archive and the member.
-pub(crate) fn open(path: &Path, m: &Member) -> Result<TempCopy, InputError> {
+/// Opens the member `m` of the archive `path` into a copy: in memory when it is small
+/// enough ([`temp::IN_MEMORY`]), else a private temporary file, rewound; or an error
+/// naming the archive and the member. Archives it is nested in are copied into files.
+pub(crate) fn open(path: &Path, m: &Member) -> Result<Held, InputError> {
     let err = |why: Refused| InputError::new(m.shown(), Position::None, ErrorKind::Archive(why.0));
-    let mut file = File::open(path)
+    let file = File::open(path)
         .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
-    let mut held = None;
+    let (mut next, mut held) = (Some(file), None);
     for (i, step) in m.steps.iter().enumerate() {
+        // The member itself is read; those before it are archives to open in turn.
+        let read = i + 1 == m.steps.len();
+        if let Some(outer) = held.take() {
+            next = Some(Held::file(&outer).map_err(err)?);
+        }
+        let file = next
+            .take()
+            .ok_or_else(|| err(Refused("no archive to open".into())))?;
         let copy = match step.kind {
             // The archive on disk: its central directory kept for the next member.
-            Kind::Zip if i == 0 => zipped::extract_at(path, step.index, m.password.as_ref()),
-            Kind::Zip => zipped::extract(file, step.index, m.password.as_ref()),
-            Kind::SevenZ => sevenz::extract(file, step.index, m.password.as_ref()),
-            kind => tarred::extract(file, kind, step.index),
+            Kind::Zip if i == 0 => zipped::extract_at(path, step.index, m.password.as_ref(), read),
+            Kind::Zip => zipped::extract(file, step.index, m.password.as_ref(), read),
+            Kind::SevenZ => sevenz::extract(file, step.index, m.password.as_ref(), read),
+            kind => tarred::extract(file, kind, step.index, read),
         }
         .map_err(err)?;
-        file = copy.file.try_clone().map_err(|e| {
-            err(Refused(format!(
-                "cannot read its private temporary copy: {e}"
-            )))
-        })?;
         held = Some(copy);
     }
     held.ok_or_else(|| err(Refused("no member named".into())))

@@ -3,7 +3,7 @@
 //! by decoding through those before them, each read to its end, in the crate's order
 //! (blocks, then empty files), which numbers them.
 
-use super::temp::{copy_rest, TempCopy};
+use super::temp::{copy_rest, Held};
 use super::{
     bounded, classify, ratio, refuse, shown_name, Kind, Listed, Password, Place, Refused,
     MAX_MEMBERS,
@@ -76,7 +76,7 @@ pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
         let mut head = Vec::with_capacity(HEAD as usize);
         data.take(HEAD).read_to_end(&mut head)?;
         classify(&head, &here, Path::new(&name), size, out, || {
-            copy_rest(&head, data, size)
+            copy_rest(&head, data, size, false)
         });
         drain(data)?;
         Ok(true)
@@ -86,8 +86,14 @@ pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
     }
 }
 
-/// Copies member `index` (in the crate's order) of the 7z `file` into a private file.
-pub(super) fn extract(file: File, index: usize, p: Option<&Password>) -> Result<TempCopy, Refused> {
+/// Copies member `index` (in the crate's order) of the 7z `file`, in memory when
+/// `read` allows it, else into a private file.
+pub(super) fn extract(
+    file: File,
+    index: usize,
+    p: Option<&Password>,
+    read: bool,
+) -> Result<Held, Refused> {
     let mut reader = ArchiveReader::new(file, password(p)).map_err(|e| Refused(why(&e)))?;
     let (mut n, mut got) = (0, None);
     let walked = reader.for_each_entries(|entry, data| {
@@ -96,7 +102,7 @@ pub(super) fn extract(file: File, index: usize, p: Option<&Password>) -> Result<
         if i == index {
             got = Some(
                 bounded(entry.size(), u64::MAX, 0)
-                    .and_then(|()| copy_rest(&[], data, entry.size())),
+                    .and_then(|()| copy_rest(&[], data, entry.size(), read)),
             );
             return Ok(false);
         }

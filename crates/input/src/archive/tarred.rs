@@ -4,7 +4,7 @@
 //! expansion is bounded as it is read ([`Guard`]). Links (symbolic or hard) are never
 //! followed: they are counted as not read.
 
-use super::temp::{copy_rest, TempCopy};
+use super::temp::{copy_rest, Held};
 use super::{
     bounded, classify, refuse, shown_name, Kind, Listed, Place, Refused, MAX_MEMBERS, MAX_RATIO,
     MAX_TOTAL, RATIO_FLOOR,
@@ -136,13 +136,14 @@ pub(super) fn list(file: File, kind: Kind, at: &Place<'_>, out: &mut Listed) {
             return;
         }
         classify(&head, &here, path, size, out, || {
-            copy_rest(&head, &mut e, size)
+            copy_rest(&head, &mut e, size, false)
         });
     }
 }
 
-/// Copies member `index` of the tar `file` (of kind `kind`) into a private file.
-pub(super) fn extract(file: File, kind: Kind, index: usize) -> Result<TempCopy, Refused> {
+/// Copies member `index` of the tar `file` (of kind `kind`), in memory when `read`
+/// allows it, else into a private file.
+pub(super) fn extract(file: File, kind: Kind, index: usize, read: bool) -> Result<Held, Refused> {
     let mut ar = tar::Archive::new(stream(file, kind));
     let entries = ar
         .entries()
@@ -152,7 +153,7 @@ pub(super) fn extract(file: File, kind: Kind, index: usize) -> Result<TempCopy, 
         if i == index {
             let size = e.size();
             bounded(size, size, 0)?;
-            return copy_rest(&[], &mut e, size);
+            return copy_rest(&[], &mut e, size, read);
         }
     }
     refuse("the archive ends before the member (damaged); not read".into())

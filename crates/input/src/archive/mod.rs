@@ -19,6 +19,7 @@
 
 mod names;
 mod sevenz;
+mod stash;
 mod tarred;
 mod temp;
 mod zipped;
@@ -48,7 +49,7 @@ pub const RATIO_FLOOR: u64 = 64 << 20;
 pub const MAX_MEMBERS: usize = 1_000_000;
 
 /// Why an archive or a member is not read: the text an [`ErrorKind::Archive`] shows.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Refused(pub(crate) String);
 
 impl Refused {
@@ -148,6 +149,13 @@ pub(crate) enum Kind {
     TarBz2,
     /// A 7z archive.
     SevenZ,
+}
+
+impl Kind {
+    /// Whether its members are reached only by reading through those before them.
+    fn is_stream(self) -> bool {
+        self != Kind::Zip
+    }
 }
 
 /// Bytes of a tar looked at to tell it: its first header.
@@ -326,7 +334,20 @@ pub(crate) fn list(path: &Path, kind: Kind, password: Option<&Password>) -> List
         password,
     };
     list_file(file, kind, &at, &mut out);
+    // Members of archives that are streams are copied in one pass when first read.
+    for (m, _) in &out.members {
+        if let Some((last, outer)) = m.steps.split_last() {
+            if last.kind.is_stream() {
+                stash::want(key(path, outer), last.index);
+            }
+        }
+    }
     out
+}
+
+/// The key of the archive the members `outer` lead into, in the archive `path`.
+fn key(path: &Path, outer: &[Step]) -> stash::Key {
+    (path.to_path_buf(), outer.iter().map(|s| s.index).collect())
 }
 
 /// Where a listing is: the archive on disk, the members that led here, the name shown.
@@ -384,29 +405,74 @@ impl Place<'_> {
 /// Opens the member `m` of the archive `path` into a copy: in memory when it is small
 /// enough ([`temp::IN_MEMORY`]), else a private temporary file, rewound; or an error
 /// naming the archive and the member. Archives it is nested in are copied into files.
+/// A member of an archive that is a stream comes from that archive's one pass
+/// ([`stash`]).
 pub(crate) fn open(path: &Path, m: &Member) -> Result<Held, InputError> {
     let err = |why: Refused| InputError::new(m.shown(), Position::None, ErrorKind::Archive(why.0));
     let file = File::open(path)
         .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
-    let (mut next, mut held) = (Some(file), None);
-    for (i, step) in m.steps.iter().enumerate() {
-        // The member itself is read; those before it are archives to open in turn.
-        let read = i + 1 == m.steps.len();
-        if let Some(outer) = held.take() {
-            next = Some(Held::file(&outer).map_err(err)?);
+    let (last, outer) = m
+        .steps
+        .split_last()
+        .ok_or_else(|| err(Refused("no member named".into())))?;
+    let password = m.password.as_ref();
+    if last.kind.is_stream() {
+        let kind = last.kind;
+        let pass = move |wanted: &[usize],
+                         got: &mut dyn FnMut(usize, Result<Held, Refused>),
+                         read: &mut dyn FnMut(u64) -> bool| {
+            match container(path, file, outer, password) {
+                Ok((file, _outer)) if kind == Kind::SevenZ => {
+                    sevenz::extract_each(file, password, wanted, got, read)
+                }
+                Ok((file, _outer)) => tarred::extract_each(file, kind, wanted, got, read),
+                Err(why) => wanted.iter().for_each(|&i| got(i, Err(why.clone()))),
+            }
+        };
+        if let Some(copy) = stash::take(&key(path, outer), last.index, Box::new(pass)) {
+            return copy.map_err(err);
         }
-        let file = next
-            .take()
-            .ok_or_else(|| err(Refused("no archive to open".into())))?;
-        let copy = match step.kind {
-            // The archive on disk: its central directory kept for the next member.
-            Kind::Zip if i == 0 => zipped::extract_at(path, step.index, m.password.as_ref(), read),
-            Kind::Zip => zipped::extract(file, step.index, m.password.as_ref(), read),
-            Kind::SevenZ => sevenz::extract(file, step.index, m.password.as_ref(), read),
-            kind => tarred::extract(file, kind, step.index, read),
-        }
-        .map_err(err)?;
+        let file = File::open(path)
+            .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
+        let (file, _outer) = container(path, file, outer, password).map_err(err)?;
+        return extract(path, file, last, outer.is_empty(), password, true).map_err(err);
+    }
+    let (file, _outer) = container(path, file, outer, password).map_err(err)?;
+    extract(path, file, last, outer.is_empty(), password, true).map_err(err)
+}
+
+/// The file of the archive the members `steps` lead into, from `file` (the archive
+/// `path` on disk), and the copy it is read from (none for the archive on disk).
+fn container(
+    path: &Path,
+    mut file: File,
+    steps: &[Step],
+    password: Option<&Password>,
+) -> Result<(File, Option<Held>), Refused> {
+    let mut held = None;
+    for (i, step) in steps.iter().enumerate() {
+        let copy = extract(path, file, step, i == 0, password, false)?;
+        file = copy.file()?;
         held = Some(copy);
     }
-    held.ok_or_else(|| err(Refused("no member named".into())))
+    Ok((file, held))
+}
+
+/// Copies the member `step` of the archive `file` (`first`: the archive on disk at
+/// `path`), in memory when `read` allows it ([`Held::new`]).
+fn extract(
+    path: &Path,
+    file: File,
+    step: &Step,
+    first: bool,
+    password: Option<&Password>,
+    read: bool,
+) -> Result<Held, Refused> {
+    match step.kind {
+        // The archive on disk: its central directory kept for the next member.
+        Kind::Zip if first => zipped::extract_at(path, step.index, password, read),
+        Kind::Zip => zipped::extract(file, step.index, password, read),
+        Kind::SevenZ => sevenz::extract(file, step.index, password, read),
+        kind => tarred::extract(file, kind, step.index, read),
+    }
 }

@@ -375,6 +375,108 @@ fn hostile_zips_end_with_clear_errors_and_write_nothing_outside() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Sets the sizes a zip64 zip of one member declares in its zip64 extra fields (local
+/// header and central directory entry, where the `zip` crate writes both sizes for a
+/// `large_file` member): the uncompressed size to `size`, and the compressed size to
+/// `packed` when given.
+fn declare_size64(zip: &mut [u8], size: u64, packed: Option<u64>) {
+    let field = |zip: &mut [u8], at: usize| {
+        assert_eq!(&zip[at..at + 4], b"\x01\x00\x10\x00", "a zip64 extra field");
+        zip[at + 4..at + 12].copy_from_slice(&size.to_le_bytes());
+        if let Some(p) = packed {
+            zip[at + 12..at + 20].copy_from_slice(&p.to_le_bytes());
+        }
+    };
+    assert_eq!(&zip[..4], b"PK\x03\x04");
+    assert_eq!(&zip[18..26], &[0xFF; 8], "sizes in the zip64 extra field");
+    let name = u16::from_le_bytes([zip[26], zip[27]]) as usize;
+    field(zip, 30 + name);
+    let c = zip
+        .windows(4)
+        .position(|w| w == b"PK\x01\x02")
+        .expect("central directory");
+    assert_eq!(
+        &zip[c + 20..c + 28],
+        &[0xFF; 8],
+        "sizes in the zip64 extra field"
+    );
+    let name = u16::from_le_bytes([zip[c + 28], zip[c + 29]]) as usize;
+    field(zip, c + 46 + name);
+}
+
+#[test]
+fn zip64_members_that_lie_about_their_sizes_end_with_clear_errors() {
+    let d = scratch("zip64");
+    let security = logs()[0].1.clone();
+    let zip64 = |o: SimpleFileOptions| {
+        zip_of(
+            &[("Security.evtx".to_string(), security.clone())],
+            o.large_file(true),
+        )
+    };
+    let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+
+    // Unchanged, a zip64 member is read as any other.
+    let plain = d.join("plain64.zip");
+    std::fs::write(&plain, zip64(deflated())).unwrap();
+    let f = plain.display().to_string();
+    let (csv, code, err) = timeline(&d, &["-f", &f]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(csv.contains("Successful RDP Logon"), "{csv}");
+
+    // A size past any bound (2^62 bytes): refused before anything is read or written.
+    let mut huge = zip64(deflated());
+    declare_size64(&mut huge, 1 << 62, None);
+    let err = hostile(&d, "huge64.zip", &huge);
+    assert!(
+        err.contains(&format!(
+            "huge64.zip/Security.evtx: declares {} bytes, more than the 16 GiB a member may expand to",
+            1u64 << 62
+        )),
+        "{err}"
+    );
+
+    // Less than the member holds: refused when the member passes what it declared.
+    let mut short = zip64(stored);
+    declare_size64(&mut short, 1000, None);
+    let err = hostile(&d, "short64.zip", &short);
+    assert!(
+        err.contains(
+            "short64.zip/Security.evtx: holds more than the 1000 bytes its header declares"
+        ),
+        "{err}"
+    );
+
+    // More than the member holds (within the bounds): the member ends early, which its
+    // checksum tells.
+    let mut long = zip64(stored);
+    declare_size64(&mut long, 8 << 20, Some(8 << 20));
+    let err = hostile(&d, "long64.zip", &long);
+    assert!(
+        err.contains("long64.zip/Security.evtx: damaged: Invalid checksum"),
+        "{err}"
+    );
+
+    // A compressed size past the archive's end, and an expansion past the ratio.
+    let mut past = zip64(deflated());
+    declare_size64(&mut past, 1 << 30, Some(1 << 40));
+    let err = hostile(&d, "past64.zip", &past);
+    assert!(
+        err.contains(&format!(
+            "past64.zip/Security.evtx: holds {} of the {} bytes its header declares (damaged)",
+            security.len(),
+            1u64 << 30
+        )),
+        "{err}"
+    );
+    let mut bomb = zip64(deflated());
+    declare_size64(&mut bomb, 15 << 30, None);
+    let err = hostile(&d, "bomb64.zip", &bomb);
+    assert!(err.contains("bomb64.zip/Security.evtx: expands"), "{err}");
+    assert!(err.contains("(a zip bomb?)"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A tar of `members` (name, bytes), with a symbolic and a hard link to the first.
 fn tar_of(members: &[(String, Vec<u8>)]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());

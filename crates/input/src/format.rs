@@ -3,6 +3,7 @@
 //! gzip file (`1f 8b`) is told by its first decompressed bytes and read as a stream.
 
 use crate::error::{ErrorKind, InputError, Position};
+use crate::source::Source;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -16,15 +17,13 @@ pub(crate) fn open_stream(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
 }
 
 /// [`open_stream`] on `file`, read from its start.
-pub(crate) fn stream_of(mut file: std::fs::File) -> std::io::Result<Box<dyn BufRead>> {
-    use std::io::Seek;
-    file.rewind()?;
-    let mut file = BufReader::new(file);
+pub(crate) fn stream_of(file: impl Into<Source>) -> std::io::Result<Box<dyn BufRead>> {
+    let mut file = file.into().buffered()?;
     if file.fill_buf()?.starts_with(GZIP) {
         let gz = flate2::bufread::MultiGzDecoder::new(file);
         return Ok(Box::new(BufReader::new(gz)));
     }
-    Ok(Box::new(file))
+    Ok(file)
 }
 
 /// An input file's format.
@@ -53,18 +52,23 @@ pub fn sniff(path: &Path) -> Result<Format, InputError> {
 /// [`sniff`], handing back the file opened (at some position in its first bytes), for
 /// its reader to go on with rather than open it again.
 pub fn sniff_open(path: &Path) -> Result<(Format, std::fs::File), InputError> {
-    sniff_file(path, std::fs::File::open(path))
+    let (format, source) = sniff_file(path, std::fs::File::open(path).map(Source::File))?;
+    let file = source
+        .into_file()
+        .map_err(|e| InputError::new(path, Position::None, ErrorKind::CannotOpen(e)))?;
+    Ok((format, file))
 }
 
 /// [`sniff_open`] on `opened`, the file shown as `path` (a member's copy, or the file
 /// opened from `path`).
 pub(crate) fn sniff_file(
     path: &Path,
-    opened: std::io::Result<std::fs::File>,
-) -> Result<(Format, std::fs::File), InputError> {
-    let mut head = Vec::with_capacity(HEAD);
-    let opened = opened.and_then(|mut f| {
-        (&mut f).take(HEAD as u64).read_to_end(&mut head)?;
+    opened: std::io::Result<Source>,
+) -> Result<(Format, Source), InputError> {
+    let mut head = vec![0; HEAD];
+    let opened = opened.and_then(|f| {
+        let n = f.read_at(0, &mut head)?;
+        head.truncate(n);
         Ok(f)
     });
     let file = match opened {

@@ -68,6 +68,7 @@ mod not_read;
 mod read_file;
 mod record;
 mod shape;
+mod source;
 mod timestamp;
 mod walk;
 mod xml;

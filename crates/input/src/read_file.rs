@@ -10,10 +10,11 @@
 //! parallel, one worker per group of chunks (`new_worker` is called for each); a JSON or
 //! XML file is read by one.
 
+use crate::evtx::read_evtx_source;
 use crate::format::stream_of;
+use crate::source::Source;
 use crate::{
-    panic_message, read_evtx_file, EvtxRead, Flattener, Format, InputError, InputFile, Position,
-    RecordView,
+    panic_message, EvtxRead, Flattener, Format, InputError, InputFile, Position, RecordView,
 };
 use scanner_rules::FieldTable;
 
@@ -77,12 +78,12 @@ where
     let (path, size) = (input.name(), input.size);
     // A member's private copy lives as long as its reading.
     let (_copy, opened) = match &input.member {
-        None => (None, std::fs::File::open(&input.path)),
+        None => (None, std::fs::File::open(&input.path).map(Source::File)),
         Some(m) => match crate::archive::open(&input.path, m) {
-            Ok(copy) => {
-                let file = copy.file.try_clone();
-                (Some(copy), file)
-            }
+            Ok(copy) => match copy.into_source() {
+                Ok((source, copy)) => (copy, Ok(source)),
+                Err(e) => (None, Err(e)),
+            },
             Err(e) => {
                 report(e);
                 return FileCounts::default();
@@ -106,7 +107,7 @@ where
                 typed: true,
                 validate_checksums: how.validate_checksums,
             };
-            let n = read_evtx_file(
+            let n = read_evtx_source(
                 path,
                 file,
                 size,

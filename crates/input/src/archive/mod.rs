@@ -2,11 +2,12 @@
 //! another archive, told by its first bytes, never by its name) is listed when the
 //! input is found, and each member that is input becomes an [`crate::InputFile`] whose
 //! [`Member`] says where it is: the archive's path, and the chain of members that leads
-//! to it. Reading a member copies it, within the bounds below, into a private
-//! temporary file that no name leads to (created in the temporary folder with a name
-//! no one can know ahead, readable by its owner only, and unlinked at once on Unix),
-//! so the EVTX reader gets the random access it needs and nothing is ever extracted
-//! beside the evidence. Member names are never paths on this machine: they are only
+//! to it. Reading a member copies it, within the bounds below, into memory when it
+//! expands to at most 64 MiB (`temp::IN_MEMORY`), else into a private temporary file
+//! that no name leads to (created in the temporary folder with a name no one can know
+//! ahead, readable by its owner only, and unlinked at once on Unix), so the EVTX reader
+//! gets the random access it needs and nothing is ever extracted beside the evidence.
+//! Each of the scan's workers inflates the members it reads, in parallel. Member names are never paths on this machine: they are only
 //! shown (Velociraptor's URL-encoded components decoded), so `..`, absolute paths,
 //! drive letters or NUL in them touch nothing.
 //!
@@ -18,11 +19,12 @@
 
 mod names;
 mod sevenz;
+mod stash;
 mod tarred;
 mod temp;
 mod zipped;
 
-pub(crate) use temp::TempCopy;
+pub(crate) use temp::Held;
 
 use crate::error::{ErrorKind, InputError, Position};
 use crate::not_read::NotRead;
@@ -47,7 +49,7 @@ pub const RATIO_FLOOR: u64 = 64 << 20;
 pub const MAX_MEMBERS: usize = 1_000_000;
 
 /// Why an archive or a member is not read: the text an [`ErrorKind::Archive`] shows.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Refused(pub(crate) String);
 
 impl Refused {
@@ -147,6 +149,13 @@ pub(crate) enum Kind {
     TarBz2,
     /// A 7z archive.
     SevenZ,
+}
+
+impl Kind {
+    /// Whether its members are reached only by reading through those before them.
+    fn is_stream(self) -> bool {
+        self != Kind::Zip
+    }
 }
 
 /// Bytes of a tar looked at to tell it: its first header.
@@ -261,7 +270,7 @@ pub(crate) fn classify(
     path: &Path,
     size: u64,
     out: &mut Listed,
-    copy: impl FnOnce() -> Result<TempCopy, Refused>,
+    copy: impl FnOnce() -> Result<Held, Refused>,
 ) {
     if let Some(kind) = kind_of(head, path) {
         if here.depth() > MAX_DEPTH {
@@ -270,11 +279,7 @@ pub(crate) fn classify(
             )));
             return;
         }
-        let copied = copy().and_then(|c| {
-            let f = c.file.try_clone();
-            f.map(|f| (c, f))
-                .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))
-        });
+        let copied = copy().and_then(|c| c.file().map(|f| (c, f)));
         match copied {
             // The copy is held while its clone is listed.
             Ok((_copy, file)) => list_file(file, kind, here, out),
@@ -329,7 +334,20 @@ pub(crate) fn list(path: &Path, kind: Kind, password: Option<&Password>) -> List
         password,
     };
     list_file(file, kind, &at, &mut out);
+    // Members of archives that are streams are copied in one pass when first read.
+    for (m, _) in &out.members {
+        if let Some((last, outer)) = m.steps.split_last() {
+            if last.kind.is_stream() {
+                stash::want(key(path, outer), last.index);
+            }
+        }
+    }
     out
+}
+
+/// The key of the archive the members `outer` lead into, in the archive `path`.
+fn key(path: &Path, outer: &[Step]) -> stash::Key {
+    (path.to_path_buf(), outer.iter().map(|s| s.index).collect())
 }
 
 /// Where a listing is: the archive on disk, the members that led here, the name shown.
@@ -384,28 +402,77 @@ impl Place<'_> {
     }
 }
 
-/// Opens the member `m` of the archive `path` into a private temporary copy, rewound;
-/// or an error naming the archive and the member.
-pub(crate) fn open(path: &Path, m: &Member) -> Result<TempCopy, InputError> {
+/// Opens the member `m` of the archive `path` into a copy: in memory when it is small
+/// enough ([`temp::IN_MEMORY`]), else a private temporary file, rewound; or an error
+/// naming the archive and the member. Archives it is nested in are copied into files.
+/// A member of an archive that is a stream comes from that archive's one pass
+/// ([`stash`]).
+pub(crate) fn open(path: &Path, m: &Member) -> Result<Held, InputError> {
     let err = |why: Refused| InputError::new(m.shown(), Position::None, ErrorKind::Archive(why.0));
-    let mut file = File::open(path)
+    let file = File::open(path)
         .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
-    let mut held = None;
-    for (i, step) in m.steps.iter().enumerate() {
-        let copy = match step.kind {
-            // The archive on disk: its central directory kept for the next member.
-            Kind::Zip if i == 0 => zipped::extract_at(path, step.index, m.password.as_ref()),
-            Kind::Zip => zipped::extract(file, step.index, m.password.as_ref()),
-            Kind::SevenZ => sevenz::extract(file, step.index, m.password.as_ref()),
-            kind => tarred::extract(file, kind, step.index),
+    let (last, outer) = m
+        .steps
+        .split_last()
+        .ok_or_else(|| err(Refused("no member named".into())))?;
+    let password = m.password.as_ref();
+    if last.kind.is_stream() {
+        let kind = last.kind;
+        let pass = move |wanted: &[usize],
+                         got: &mut dyn FnMut(usize, Result<Held, Refused>),
+                         read: &mut dyn FnMut(u64) -> bool| {
+            match container(path, file, outer, password) {
+                Ok((file, _outer)) if kind == Kind::SevenZ => {
+                    sevenz::extract_each(file, password, wanted, got, read)
+                }
+                Ok((file, _outer)) => tarred::extract_each(file, kind, wanted, got, read),
+                Err(why) => wanted.iter().for_each(|&i| got(i, Err(why.clone()))),
+            }
+        };
+        if let Some(copy) = stash::take(&key(path, outer), last.index, Box::new(pass)) {
+            return copy.map_err(err);
         }
-        .map_err(err)?;
-        file = copy.file.try_clone().map_err(|e| {
-            err(Refused(format!(
-                "cannot read its private temporary copy: {e}"
-            )))
-        })?;
+        let file = File::open(path)
+            .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
+        let (file, _outer) = container(path, file, outer, password).map_err(err)?;
+        return extract(path, file, last, outer.is_empty(), password, true).map_err(err);
+    }
+    let (file, _outer) = container(path, file, outer, password).map_err(err)?;
+    extract(path, file, last, outer.is_empty(), password, true).map_err(err)
+}
+
+/// The file of the archive the members `steps` lead into, from `file` (the archive
+/// `path` on disk), and the copy it is read from (none for the archive on disk).
+fn container(
+    path: &Path,
+    mut file: File,
+    steps: &[Step],
+    password: Option<&Password>,
+) -> Result<(File, Option<Held>), Refused> {
+    let mut held = None;
+    for (i, step) in steps.iter().enumerate() {
+        let copy = extract(path, file, step, i == 0, password, false)?;
+        file = copy.file()?;
         held = Some(copy);
     }
-    held.ok_or_else(|| err(Refused("no member named".into())))
+    Ok((file, held))
+}
+
+/// Copies the member `step` of the archive `file` (`first`: the archive on disk at
+/// `path`), in memory when `read` allows it ([`Held::new`]).
+fn extract(
+    path: &Path,
+    file: File,
+    step: &Step,
+    first: bool,
+    password: Option<&Password>,
+    read: bool,
+) -> Result<Held, Refused> {
+    match step.kind {
+        // The archive on disk: its central directory kept for the next member.
+        Kind::Zip if first => zipped::extract_at(path, step.index, password, read),
+        Kind::Zip => zipped::extract(file, step.index, password, read),
+        Kind::SevenZ => sevenz::extract(file, step.index, password, read),
+        kind => tarred::extract(file, kind, step.index, read),
+    }
 }

@@ -3,7 +3,7 @@
 //! by decoding through those before them, each read to its end, in the crate's order
 //! (blocks, then empty files), which numbers them.
 
-use super::temp::{copy_rest, TempCopy};
+use super::temp::{copy_rest, Held};
 use super::{
     bounded, classify, ratio, refuse, shown_name, Kind, Listed, Password, Place, Refused,
     MAX_MEMBERS,
@@ -76,7 +76,7 @@ pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
         let mut head = Vec::with_capacity(HEAD as usize);
         data.take(HEAD).read_to_end(&mut head)?;
         classify(&head, &here, Path::new(&name), size, out, || {
-            copy_rest(&head, data, size)
+            copy_rest(&head, data, size, false)
         });
         drain(data)?;
         Ok(true)
@@ -86,26 +86,64 @@ pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
     }
 }
 
-/// Copies member `index` (in the crate's order) of the 7z `file` into a private file.
-pub(super) fn extract(file: File, index: usize, p: Option<&Password>) -> Result<TempCopy, Refused> {
-    let mut reader = ArchiveReader::new(file, password(p)).map_err(|e| Refused(why(&e)))?;
-    let (mut n, mut got) = (0, None);
-    let walked = reader.for_each_entries(|entry, data| {
-        let i = n;
-        n += 1;
-        if i == index {
-            got = Some(
-                bounded(entry.size(), u64::MAX, 0)
-                    .and_then(|()| copy_rest(&[], data, entry.size())),
-            );
-            return Ok(false);
-        }
-        drain(data)?;
-        Ok(true)
+/// Copies member `index` (in the crate's order) of the 7z `file`, in memory when
+/// `read` allows it, else into a private file.
+pub(super) fn extract(
+    file: File,
+    index: usize,
+    p: Option<&Password>,
+    read: bool,
+) -> Result<Held, Refused> {
+    let mut copied = None;
+    extract_each(file, p, &[index], &mut |_, r| copied = Some(r), &mut |_| {
+        read
     });
-    walked.map_err(|e| Refused(why(&e)))?;
-    match got {
-        Some(copied) => copied,
-        None => refuse("the archive ends before the member (damaged); not read".into()),
+    copied
+        .unwrap_or_else(|| refuse("the archive ends before the member (damaged); not read".into()))
+}
+
+/// Copies the members `wanted` (their indices in the crate's order, ascending) of the
+/// 7z `file` in one pass (a solid block is decoded once), each in memory when `read`
+/// (given its size) allows it, else into a private file; hands `got` each copy, or why
+/// it was not made, as the walk reaches it.
+pub(super) fn extract_each(
+    file: File,
+    p: Option<&Password>,
+    wanted: &[usize],
+    got: &mut dyn FnMut(usize, Result<Held, Refused>),
+    read: &mut dyn FnMut(u64) -> bool,
+) {
+    let mut rest = wanted.iter().copied().peekable();
+    let why = match ArchiveReader::new(file, password(p)) {
+        Err(e) => why(&e),
+        Ok(mut reader) => {
+            let mut n = 0;
+            let walked = reader.for_each_entries(|entry, data| {
+                let i = n;
+                n += 1;
+                let Some(&next) = rest.peek() else {
+                    return Ok(false);
+                };
+                if i == next {
+                    rest.next();
+                    let size = entry.size();
+                    let copy = bounded(size, u64::MAX, 0)
+                        .and_then(|()| copy_rest(&[], data, size, read(size)));
+                    got(i, copy);
+                    if rest.peek().is_none() {
+                        return Ok(false);
+                    }
+                }
+                drain(data)?;
+                Ok(true)
+            });
+            match walked {
+                Err(e) => why(&e),
+                Ok(()) => "the archive ends before the member (damaged); not read".into(),
+            }
+        }
+    };
+    for i in rest {
+        got(i, refuse(why.clone()));
     }
 }

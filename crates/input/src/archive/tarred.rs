@@ -4,7 +4,7 @@
 //! expansion is bounded as it is read ([`Guard`]). Links (symbolic or hard) are never
 //! followed: they are counted as not read.
 
-use super::temp::{copy_rest, TempCopy};
+use super::temp::{copy_rest, Held};
 use super::{
     bounded, classify, refuse, shown_name, Kind, Listed, Place, Refused, MAX_MEMBERS, MAX_RATIO,
     MAX_TOTAL, RATIO_FLOOR,
@@ -136,24 +136,68 @@ pub(super) fn list(file: File, kind: Kind, at: &Place<'_>, out: &mut Listed) {
             return;
         }
         classify(&head, &here, path, size, out, || {
-            copy_rest(&head, &mut e, size)
+            copy_rest(&head, &mut e, size, false)
         });
     }
 }
 
-/// Copies member `index` of the tar `file` (of kind `kind`) into a private file.
-pub(super) fn extract(file: File, kind: Kind, index: usize) -> Result<TempCopy, Refused> {
+/// Copies member `index` of the tar `file` (of kind `kind`), in memory when `read`
+/// allows it, else into a private file.
+pub(super) fn extract(file: File, kind: Kind, index: usize, read: bool) -> Result<Held, Refused> {
+    let mut copied = None;
+    extract_each(
+        file,
+        kind,
+        &[index],
+        &mut |_, r| copied = Some(r),
+        &mut |_| read,
+    );
+    copied
+        .unwrap_or_else(|| refuse("the archive ends before the member (damaged); not read".into()))
+}
+
+/// Copies the members `wanted` (their indices, ascending) of the tar `file` (of kind
+/// `kind`) in one pass over its stream, each in memory when `read` (given its size)
+/// allows it, else into a private file; hands `got` each copy, or why it was not made,
+/// as the stream reaches it.
+pub(super) fn extract_each(
+    file: File,
+    kind: Kind,
+    wanted: &[usize],
+    got: &mut dyn FnMut(usize, Result<Held, Refused>),
+    read: &mut dyn FnMut(u64) -> bool,
+) {
+    #[cfg(test)]
+    PASSES.with(|p| p.set(p.get() + 1));
+    let mut rest = wanted.iter().copied().peekable();
     let mut ar = tar::Archive::new(stream(file, kind));
-    let entries = ar
-        .entries()
-        .map_err(|e| Refused::of(format!("not a readable tar archive: {e}")))?;
-    for (i, entry) in entries.enumerate() {
-        let mut e = entry.map_err(|e| Refused::of(format!("damaged: {e}")))?;
-        if i == index {
-            let size = e.size();
-            bounded(size, size, 0)?;
-            return copy_rest(&[], &mut e, size);
+    let why = match ar.entries() {
+        Err(e) => format!("not a readable tar archive: {e}"),
+        Ok(entries) => 'walk: {
+            for (i, entry) in entries.enumerate() {
+                let Some(&next) = rest.peek() else { return };
+                let mut e = match entry {
+                    Ok(e) => e,
+                    Err(e) => break 'walk format!("damaged: {e}"),
+                };
+                if i == next {
+                    rest.next();
+                    let size = e.size();
+                    let copy = bounded(size, size, 0)
+                        .and_then(|()| copy_rest(&[], &mut e, size, read(size)));
+                    got(i, copy);
+                }
+            }
+            "the archive ends before the member (damaged); not read".into()
         }
+    };
+    for i in rest {
+        got(i, refuse(why.clone()));
     }
-    refuse("the archive ends before the member (damaged); not read".into())
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Passes over a tar's stream made by this thread to copy members out.
+    pub(super) static PASSES: Cell<usize> = const { Cell::new(0) };
 }

@@ -1,14 +1,14 @@
 //! Zip archives (the `zip` crate: deflate, deflate64, bzip2, LZMA, zip64, AES and
 //! ZipCrypto): listing their members, and copying one into a private file.
 
-use super::temp::TempCopy;
+use super::temp::Held;
 use super::{
     bounded, classify, is_archive_name, refuse, shown_name, Kind, Listed, Password, Place, Refused,
     MAX_MEMBERS,
 };
 use crate::not_read::taken_by_extension;
 use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io::Read;
 use std::path::Path;
 use zip::result::ZipError;
 use zip::ZipArchive;
@@ -98,7 +98,7 @@ pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
             }
         };
         classify(&head, &here, path, size, out, || {
-            copy(&mut zip, i, at.password)
+            copy(&mut zip, i, at.password, false)
         });
     }
 }
@@ -146,23 +146,19 @@ fn head(
     Ok(head)
 }
 
-/// Copies member `i` of `zip` into a private file, within the bounds, rewound.
+/// Copies member `i` of `zip`, within the bounds, in memory when `read` allows it
+/// ([`Held::new`]), else into a private file, rewound.
 fn copy(
     zip: &mut ZipArchive<File>,
     i: usize,
     password: Option<&Password>,
-) -> Result<TempCopy, Refused> {
+    read: bool,
+) -> Result<Held, Refused> {
     let mut m = member(zip, i, password)?;
     let (declared, packed) = (m.size(), m.compressed_size());
     bounded(declared, packed, 0)?;
-    let mut copy = TempCopy::new()
-        .map_err(|e| Refused::of(format!("cannot make a private temporary copy: {e}")))?;
-    let mut out = io::BufWriter::with_capacity(1 << 16, &copy.file);
-    let n = io::copy(&mut (&mut m).take(declared + 1), &mut out)
-        .map_err(|e| Refused::of(format!("damaged: {e}")))?;
-    out.flush()
-        .map_err(|e| Refused::of(format!("cannot write its private temporary copy: {e}")))?;
-    drop(out);
+    let mut copy = Held::new(declared, read)?;
+    let n = copy.fill(&[], &mut m, declared + 1)?;
     if n > declared {
         return refuse(format!(
             "holds more than the {declared} bytes its header declares; not read"
@@ -173,9 +169,6 @@ fn copy(
             "holds {n} of the {declared} bytes its header declares (damaged); not read"
         ));
     }
-    copy.file
-        .rewind()
-        .map_err(|e| Refused::of(format!("cannot read its private temporary copy: {e}")))?;
     Ok(copy)
 }
 
@@ -187,12 +180,13 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// Copies member `index` of the zip on disk at `path` into a private file, rewound.
+/// Copies member `index` of the zip on disk at `path` ([`copy`]).
 pub(super) fn extract_at(
     path: &Path,
     index: usize,
     password: Option<&Password>,
-) -> Result<TempCopy, Refused> {
+    read: bool,
+) -> Result<Held, Refused> {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
         if last.as_ref().is_none_or(|(p, _)| p != path) {
@@ -203,17 +197,18 @@ pub(super) fn extract_at(
             *last = Some((path.to_path_buf(), zip));
         }
         let (_, zip) = last.as_mut().expect("just opened");
-        copy(zip, index, password)
+        copy(zip, index, password, read)
     })
 }
 
-/// Copies member `index` of the zip `file` into a private file, rewound.
+/// Copies member `index` of the zip `file` ([`copy`]).
 pub(super) fn extract(
     file: File,
     index: usize,
     password: Option<&Password>,
-) -> Result<TempCopy, Refused> {
+    read: bool,
+) -> Result<Held, Refused> {
     let mut zip = ZipArchive::new(file)
         .map_err(|e| Refused::of(format!("not a readable zip archive: {e}")))?;
-    copy(&mut zip, index, password)
+    copy(&mut zip, index, password, read)
 }

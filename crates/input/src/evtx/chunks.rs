@@ -14,11 +14,11 @@
 
 use super::{CHUNK_SIZE, HEADER_SIZE};
 use crate::error::{chain, ErrorKind};
+use crate::source::Source;
 use evtx::err::{ChunkError, EvtxError};
 use evtx::{EvtxChunkData, EvtxChunkHeader, EvtxParser};
 use std::cell::Cell;
-use std::fs::File;
-use std::io::{self, Seek, SeekFrom};
+use std::io;
 use std::path::Path;
 
 /// The size of a chunk header: what is read of each chunk to find the oldest.
@@ -26,7 +26,7 @@ const CHUNK_HEADER: usize = 512;
 
 /// An EVTX file opened for its chunks.
 pub(crate) struct ChunkFile {
-    file: File,
+    file: Source,
     /// Its length when opened.
     len: u64,
     /// Its header block's size, as its file header says.
@@ -37,18 +37,21 @@ impl ChunkFile {
     /// Opens `path`, its file header read and checked as the `evtx` crate's parser
     /// reads it; or why it cannot be read.
     pub(crate) fn open(path: &Path) -> Result<ChunkFile, ErrorKind> {
-        let file = File::open(path).map_err(ErrorKind::CannotRead)?;
-        ChunkFile::of(path, file)
+        let file = std::fs::File::open(path).map_err(ErrorKind::CannotRead)?;
+        ChunkFile::of(Source::File(file))
     }
 
-    /// [`Self::open`] on `file`, opened from `path` (at any position).
-    pub(crate) fn of(path: &Path, mut file: File) -> Result<ChunkFile, ErrorKind> {
-        file.rewind().map_err(ErrorKind::CannotRead)?;
-        let header_block = match EvtxParser::from_read_seek(&file) {
+    /// [`Self::open`] on `file` (at any position).
+    pub(crate) fn of(file: Source) -> Result<ChunkFile, ErrorKind> {
+        let reader = file
+            .try_clone()
+            .and_then(Source::reader)
+            .map_err(ErrorKind::CannotRead)?;
+        let header_block = match EvtxParser::from_read_seek(reader) {
             Ok(p) => u64::from(p.header().header_block_size),
-            Err(e) => return Err(why_unreadable(path, &e)),
+            Err(e) => return Err(why_unreadable(&file, &e)),
         };
-        let len = file.seek(SeekFrom::End(0)).map_err(ErrorKind::CannotRead)?;
+        let len = file.len().map_err(ErrorKind::CannotRead)?;
         Ok(ChunkFile {
             file,
             len,
@@ -59,13 +62,13 @@ impl ChunkFile {
     /// Reads chunk `n`'s bytes into `buf` (a chunk's length) until it is full or the
     /// file ends; returns the bytes read.
     pub(crate) fn read_chunk(&self, n: u64, buf: &mut [u8]) -> io::Result<usize> {
-        read_at(&self.file, HEADER_SIZE + n * CHUNK_SIZE, buf)
+        self.file.read_at(HEADER_SIZE + n * CHUNK_SIZE, buf)
     }
 
     /// Reads the file header block's first bytes into `buf` (until full or the file
     /// ends); returns the bytes read.
     pub(crate) fn read_header(&self, buf: &mut [u8]) -> io::Result<usize> {
-        read_at(&self.file, 0, buf)
+        self.file.read_at(0, buf)
     }
 
     /// Whole chunks in the file, as the walk counts them (past its header block).
@@ -81,7 +84,7 @@ impl ChunkFile {
 
 /// The chunks of one EVTX file, read from `file`.
 pub(crate) struct Chunks<'f> {
-    file: &'f File,
+    file: &'f Source,
     /// Whole chunks in the file, as the crate counts them (past its header block).
     count: u64,
     /// The next chunk to look at.
@@ -95,7 +98,7 @@ pub(crate) struct Chunks<'f> {
 impl<'f> Chunks<'f> {
     /// The chunks of `file`, `len` bytes long, whose header block (as its file header
     /// says) is `header_block` bytes.
-    pub(super) fn new(file: &'f File, len: u64, header_block: u64) -> Self {
+    pub(super) fn new(file: &'f Source, len: u64, header_block: u64) -> Self {
         let count = len.saturating_sub(header_block) / CHUNK_SIZE;
         let oldest = if count > 1 { oldest(file, count) } else { 0 };
         Chunks {
@@ -112,7 +115,7 @@ impl<'f> Chunks<'f> {
     fn read(&self, n: u64) -> Result<Option<EvtxChunkData>, EvtxError> {
         let mut buf = buffer();
         let at = HEADER_SIZE + n * CHUNK_SIZE;
-        match read_at(self.file, at, &mut buf) {
+        match self.file.read_at(at, &mut buf) {
             Ok(read) if read == buf.len() => {}
             _ => {
                 recycle(buf);
@@ -171,11 +174,11 @@ impl Iterator for Chunks<'_> {
 /// The chunk whose header names the lowest first record id (the first such), among
 /// the `count` chunks of `file` whose header reads and whose range is not reversed;
 /// 0 when none.
-fn oldest(file: &File, count: u64) -> u64 {
+fn oldest(file: &Source, count: u64) -> u64 {
     let mut header = [0; CHUNK_HEADER];
     let mut oldest = (u64::MAX, 0);
     for n in 0..count {
-        match read_at(file, HEADER_SIZE + n * CHUNK_SIZE, &mut header) {
+        match file.read_at(HEADER_SIZE + n * CHUNK_SIZE, &mut header) {
             Ok(CHUNK_HEADER) => {}
             _ => break,
         }
@@ -190,16 +193,14 @@ fn oldest(file: &File, count: u64) -> u64 {
     oldest.1
 }
 
-/// Why the parser could not open `path`, in words: empty, not EVTX, too short, or
+/// Why the parser could not open `file`, in words: empty, not EVTX, too short, or
 /// the parser's own reason.
-fn why_unreadable(path: &Path, e: &evtx::err::EvtxError) -> ErrorKind {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(8);
-    let opened = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
-    match opened {
+fn why_unreadable(file: &Source, e: &evtx::err::EvtxError) -> ErrorKind {
+    let mut head = [0u8; 8];
+    match file.read_at(0, &mut head) {
         Err(io) => ErrorKind::CannotRead(io),
         Ok(0) => ErrorKind::EmptyFile,
-        Ok(_) if head != b"ElfFile\0" => ErrorKind::NotEvtx,
+        Ok(n) if head[..n] != *b"ElfFile\0" => ErrorKind::NotEvtx,
         Ok(_) => ErrorKind::UnreadableEvtx(chain(e)),
     }
 }
@@ -209,35 +210,6 @@ pub(crate) fn all_zero(bytes: &[u8]) -> bool {
     bytes
         .chunks(256)
         .all(|block| block.iter().fold(0, |acc, b| acc | b) == 0)
-}
-
-/// Reads from `file` at `at` into `buf` until it is full or the file ends; returns
-/// the bytes read.
-fn read_at(file: &File, mut at: u64, mut buf: &mut [u8]) -> io::Result<usize> {
-    let mut read = 0;
-    while !buf.is_empty() {
-        match read_once_at(file, at, buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                read += n;
-                at += n as u64;
-                buf = &mut buf[n..];
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(read)
-}
-
-#[cfg(unix)]
-fn read_once_at(file: &File, at: u64, buf: &mut [u8]) -> io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, at)
-}
-
-#[cfg(windows)]
-fn read_once_at(file: &File, at: u64, buf: &mut [u8]) -> io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, at)
 }
 
 thread_local! {
@@ -279,15 +251,21 @@ mod tests {
     /// The chunks as [`Chunks`] reads them from a file holding `bytes`.
     fn our_walk(bytes: &[u8]) -> Vec<Result<(u64, u64), String>> {
         let t = TempFile::new("chunks-walk.evtx", bytes);
-        let file = File::open(t.path()).unwrap();
+        let file = Source::File(std::fs::File::open(t.path()).unwrap());
         let header = evtx::EvtxParser::from_buffer(bytes.to_vec()).expect("a log");
         let block = u64::from(header.header().header_block_size);
-        Chunks::new(&file, bytes.len() as u64, block)
-            .map(|c| {
-                c.map(|d| (d.number.unwrap(), d.header.first_event_record_id))
-                    .map_err(|e| format!("{e:?}"))
-            })
-            .collect()
+        let walk = |file: &Source| -> Vec<Result<(u64, u64), String>> {
+            Chunks::new(file, bytes.len() as u64, block)
+                .map(|c| {
+                    c.map(|d| (d.number.unwrap(), d.header.first_event_record_id))
+                        .map_err(|e| format!("{e:?}"))
+                })
+                .collect()
+        };
+        // The same bytes in memory (an archive's member) walk the same way.
+        let in_memory = Source::Memory(crate::source::Bytes::new(bytes.to_vec()));
+        assert_eq!(walk(&file), walk(&in_memory));
+        walk(&file)
     }
 
     /// A log of `chunks` chunks of one record each, numbered 1 up in file order.
@@ -367,7 +345,7 @@ mod tests {
     fn a_chunk_buffer_is_reused_by_its_thread() {
         let bytes = chunked(2);
         let t = TempFile::new("chunks-reuse.evtx", &bytes);
-        let file = File::open(t.path()).unwrap();
+        let file = Source::File(std::fs::File::open(t.path()).unwrap());
         let mut chunks = Chunks::new(&file, bytes.len() as u64, HEADER_SIZE);
         let first = chunks.next().unwrap().unwrap();
         let at = first.data.as_ptr();

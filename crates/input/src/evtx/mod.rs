@@ -185,8 +185,27 @@ where
     F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
     E: Fn(InputError) + Sync + Send,
 {
+    let file = crate::source::Source::File(file);
+    read_evtx_source(path, file, size, read, init, f, err)
+}
+
+/// [`read_evtx_file`] on `file`, a file or bytes in memory (an archive's member).
+pub(crate) fn read_evtx_source<S, I, F, E>(
+    path: &Path,
+    file: crate::source::Source,
+    size: u64,
+    read: EvtxRead,
+    init: I,
+    f: F,
+    err: E,
+) -> EvtxCounts
+where
+    I: Fn() -> S + Sync + Send,
+    F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
+    E: Fn(InputError) + Sync + Send,
+{
     let settings = Arc::new(settings_with(read.recover));
-    let file = match ChunkFile::of(path, file) {
+    let file = match ChunkFile::of(file) {
         Ok(f) => f,
         Err(kind) => {
             err(InputError::new(path, Position::None, kind));

@@ -16,7 +16,8 @@ pub fn check_structure(path: &Path) -> Result<Vec<Finding>, InputError> {
     if format != Format::Evtx {
         return Ok(Vec::new());
     }
-    let file = ChunkFile::of(path, file).map_err(|k| InputError::new(path, Position::None, k))?;
+    let file = ChunkFile::of(crate::source::Source::File(file))
+        .map_err(|k| InputError::new(path, Position::None, k))?;
     let io = |n: Option<u64>, e| {
         let at = n.map_or(Position::None, Position::Chunk);
         InputError::new(path, at, ErrorKind::Io(e))

@@ -6,7 +6,7 @@ use crate::detect::{prepare, DetectOptions, Detector, Prepared};
 use crate::progress::Progress;
 use crate::scan::ScanResult;
 use crate::sort::merge::SortedRows;
-use scanner_input::InputFile;
+use scanner_input::{InputFile, IntegrityFields};
 use scanner_rules::RuleSet;
 use std::sync::Arc;
 
@@ -23,6 +23,8 @@ pub struct ScannerBuilder {
     sort_memory: Option<usize>,
     no_pwsh_fields: bool,
     file_times: bool,
+    /// `--integrity`'s time tolerance, when on.
+    integrity: Option<jiff::SignedDuration>,
 }
 
 impl ScannerBuilder {
@@ -125,6 +127,15 @@ impl ScannerBuilder {
         self
     }
 
+    /// Also checks each file's integrity as it is scanned (`--integrity`): its
+    /// structure (EVTX) and its records' ids, times, clears and stops, a record's time
+    /// allowed back by `tolerance`; each finding is a row ([`crate::RuleRef::Integrity`]).
+    /// `None`: off.
+    pub fn integrity(&mut self, tolerance: Option<jiff::SignedDuration>) -> &mut Self {
+        self.integrity = tolerance;
+        self
+    }
+
     /// Counts, per (Channel, Provider, EventID) of the records tested, the records,
     /// computers, first and last time and detections ([`crate::TypeTally`], in
     /// [`crate::ScanResult::coverage`]).
@@ -152,10 +163,14 @@ impl ScannerBuilder {
     /// compiles the Details templates.
     pub fn build(&self, mut set: RuleSet) -> Scanner {
         let prepared = prepare(&mut set, self.detect.default_details, self.detect.geo_ip);
+        let integrity = self
+            .integrity
+            .map(|t| IntegrityFields::intern(set.fields_mut_with().0, t));
         Scanner {
             set,
             prepared,
             options: self.clone(),
+            integrity,
         }
     }
 }
@@ -165,6 +180,8 @@ pub struct Scanner {
     set: RuleSet,
     prepared: Prepared,
     options: ScannerBuilder,
+    /// The fields the integrity checks read, with `--integrity`.
+    integrity: Option<IntegrityFields>,
 }
 
 impl Scanner {
@@ -210,6 +227,7 @@ impl Scanner {
                 pwsh_fields: !self.options.no_pwsh_fields,
                 file_times: self.options.file_times,
             },
+            self.integrity.as_ref(),
         )
     }
 }

@@ -77,7 +77,12 @@ pub fn scanner(
         .prefilter(!a.no_prefilter)
         .rule_stats(a.rule_stats.is_some())
         .recover_records(a.recover_records)
-        .validate_checksums(a.hayabusa.checksums.validate_checksums);
+        .validate_checksums(a.hayabusa.checksums.validate_checksums)
+        .integrity(
+            a.integrity.then(|| {
+                jiff::SignedDuration::from_secs(i64::from(crate::integrity::TIME_TOLERANCE))
+            }),
+        );
     if let Some(p) = progress {
         b.progress(p);
     }

@@ -20,6 +20,10 @@ use scanner_timeline::TimeFormat;
 use std::io::Write;
 use std::path::Path;
 
+/// How far (in seconds) a record's time may go back before it is a finding, unless
+/// `--time-tolerance` says otherwise (and always with the timelines' `--integrity`).
+pub(crate) const TIME_TOLERANCE: u32 = 60;
+
 /// The columns.
 const HEADER: &[&str] = &[
     "File",

@@ -16,7 +16,7 @@ use crate::rule_choice::RuleChoice;
 use crate::scan_setup::ScanSetup;
 use crate::summary::noun;
 use crate::terminal::safe;
-use scanner_engine::{DetectInfo, Origin, Progress};
+use scanner_engine::{DetectInfo, Origin, Progress, RuleRef};
 use scanner_input::{InputFile, RecordView, Tally, WalkSettings};
 use scanner_rules::{FieldId, FieldTable, FxHashMap, RuleSet};
 use scanner_timeline::Profile;
@@ -290,10 +290,14 @@ fn run_inner(a: &PivotArgs) -> Result<i32, PivotError> {
 
 /// The EventRecordIDs of the records a rule matched, per input file (correlations
 /// name no single record and are left out, as Hayabusa lists only the records its
-/// detection rules select).
+/// detection rules select; so are integrity findings).
 fn matched_records(rows: &[DetectInfo], files: usize) -> Vec<HashSet<u64>> {
     let mut out = vec![HashSet::default(); files];
     for r in rows {
+        // An integrity finding (`--integrity`) is no record a rule matched.
+        if matches!(r.rule, RuleRef::Integrity(_)) {
+            continue;
+        }
         if let Origin::Record { file, record_id } = r.origin {
             if let Some(s) = out.get_mut(file as usize) {
                 s.insert(record_id);

@@ -481,6 +481,57 @@ fn coverage(summary: &Summary) -> String {
     s
 }
 
+/// The severities' colours in the integrity section (only on pages that have it).
+const INTEGRITY_CSS: &str = "tr.sev-certain td:nth-child(2){color:#c0392b;font-weight:600}\
+tr.sev-likely td:nth-child(2){color:#d35400;font-weight:600}tr.sev-possible td:nth-child(2){color:#b7950b}\
+tr.sev-expected td:nth-child(2){color:#666}";
+
+/// The integrity findings (`--integrity`), per file: severity, finding, channel,
+/// record ids, time and figures.
+fn integrity(summary: &Summary) -> String {
+    let Some(list) = &summary.integrity else {
+        return String::new();
+    };
+    let n = list.per_severity;
+    let mut s = format!(
+        "<section id=\"integrity\"><style>{INTEGRITY_CSS}</style><h2>Log integrity</h2><p>{} findings: {} certain, {} likely, \
+         {} possible, {} expected (what normal operation leaves). <code>scanner log-integrity</code> \
+         lists them as CSV or JSON.</p>",
+        group(n.iter().sum::<usize>() as u64),
+        group(n[0] as u64),
+        group(n[1] as u64),
+        group(n[2] as u64),
+        group(n[3] as u64)
+    );
+    if !list.lines.is_empty() {
+        s.push_str("<table class=\"wide\"><thead><tr><th>File</th><th>Severity</th><th>Finding</th><th>Channel</th><th>Record IDs</th><th>Time</th><th>Details</th></tr></thead><tbody>");
+        for l in &list.lines {
+            let _ = write!(
+                s,
+                "<tr class=\"sev-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                l.severity,
+                cell(&l.file),
+                l.severity,
+                l.finding,
+                cell(&l.channel),
+                cell(&l.records),
+                esc(&l.time),
+                cell(&l.details)
+            );
+        }
+        s.push_str("</tbody></table>");
+        if list.left_out > 0 {
+            let _ = write!(
+                s,
+                "<p class=\"more\">and {} more findings</p>",
+                group(list.left_out as u64)
+            );
+        }
+    }
+    s.push_str("</section>");
+    s
+}
+
 /// The whole page; `histogram` has [`SLICES`] slices (`None`: no detections).
 pub fn render(
     summary: &Summary,
@@ -504,6 +555,9 @@ pub fn render(
         body.push_str("<a href=\"#tactics\">MITRE ATT&amp;CK</a>");
     }
     body.push_str("<a href=\"#coverage\">Coverage</a>");
+    if summary.integrity.is_some() {
+        body.push_str("<a href=\"#integrity\">Log integrity</a>");
+    }
     if !summary.errors.is_empty() {
         body.push_str("<a href=\"#errors\">Input errors</a>");
     }
@@ -555,6 +609,7 @@ pub fn render(
     }
     body.push_str(&tactics(summary));
     body.push_str(&coverage(summary));
+    body.push_str(&integrity(summary));
     if !summary.errors.is_empty() {
         body.push_str("<section id=\"errors\"><h2>Input errors</h2><table><thead><tr><th>File</th><th>Errors</th></tr></thead><tbody>");
         for (f, msgs) in &summary.errors {

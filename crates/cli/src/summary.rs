@@ -3,13 +3,15 @@
 //! and in the HTML report.
 
 mod breakdown;
+mod integrity;
 
 pub use breakdown::{ComputerCount, ComputerTactics, RuleCount, RuleFigures, LISTED};
+pub use integrity::IntegrityList;
 
 use crate::terminal::safe;
 use breakdown::Breakdown;
 use jiff::Timestamp;
-use scanner_engine::{DetectInfo, Origin, RuleRef, ScanStats};
+use scanner_engine::{DetectInfo, IntegrityRule, Origin, RuleRef, ScanStats};
 use scanner_input::{collapse_errors, InputError};
 use scanner_rules::FxHashMap;
 use scanner_rules::{Level, RuleMeta, RuleSet};
@@ -84,6 +86,8 @@ pub struct Summary {
     pub unread: Vec<crate::coverage::Unread>,
     /// How many more such kinds there are.
     pub unread_left_out: usize,
+    /// The integrity findings, with `--integrity` (the HTML report).
+    pub integrity: Option<IntegrityList>,
 }
 
 /// How many levels there are (`emergency` included).
@@ -154,6 +158,11 @@ pub struct Tally<'a> {
     /// a critical system).
     rules: Vec<[usize; 2]>,
     correlations: Vec<[usize; 2]>,
+    /// Integrity findings (`--integrity`) per built-in integrity rule, counted as
+    /// detections are (not per computer, nor as records with hits).
+    integrity: Vec<[usize; 2]>,
+    /// The integrity findings listed, once one is met.
+    integrity_list: Option<IntegrityList>,
     dates: FxHashMap<String, [usize; LEVELS]>,
     /// Detections per computer, rule and level.
     computers: Breakdown,
@@ -202,6 +211,8 @@ impl<'a> Tally<'a> {
             detections: 0,
             rules: vec![[0; 2]; set.rules().len()],
             correlations: vec![[0; 2]; set.correlations().len()],
+            integrity: Vec::new(),
+            integrity_list: None,
             dates: FxHashMap::default(),
             computers: Breakdown::default(),
             hit_records: Vec::new(),
@@ -227,12 +238,24 @@ impl<'a> Tally<'a> {
                 self.rules.get_mut(i as usize),
                 set.rules().get(i as usize).map(|r| &r.meta),
             ),
+            RuleRef::Integrity(i) => {
+                if self.integrity.is_empty() {
+                    self.integrity = vec![[0; 2]; IntegrityRule::COUNT];
+                }
+                let list = self.integrity_list.get_or_insert_with(Default::default);
+                list.add(r, self.layout, self.time);
+                (
+                    self.integrity.get_mut(i.index() as usize),
+                    Some(scanner_engine::integrity_meta(i)),
+                )
+            }
         };
         if let (Some(n), Some(meta)) = (per_rule, meta) {
             n[usize::from(meta.level != level)] += 1;
         }
+        let integrity = matches!(r.rule, RuleRef::Integrity(_));
         if let Origin::Record { file, record_id } = r.origin {
-            if self.last_record != Some((file, record_id)) {
+            if !integrity && self.last_record != Some((file, record_id)) {
                 self.last_record = Some((file, record_id));
                 self.hit_records.push((file, record_id));
             }
@@ -243,8 +266,16 @@ impl<'a> Tally<'a> {
         };
         bump(&mut self.dates, &day.text, l);
         // A record's computer, or each of a correlation's.
-        for c in r.computers() {
-            self.computers.add(c, r.rule, set.rules().len(), level);
+        if integrity {
+            // An integrity row has no computer; one no record dates stands at the
+            // epoch, which is not a time of the evidence.
+            if r.time == scanner_input::missing_timestamp() {
+                return;
+            }
+        } else {
+            for c in r.computers() {
+                self.computers.add(c, r.rule, set.rules().len(), level);
+            }
         }
         self.first = Some(self.first.map_or(r.time, |t| t.min(r.time)));
         self.last = Some(self.last.map_or(r.time, |t| t.max(r.time)));
@@ -271,6 +302,9 @@ impl<'a> Tally<'a> {
         let mut s = Summary::default();
         let mut alerts: [HashMap<String, usize>; LEVELS] = Default::default();
         let mut rules: [Vec<(usize, &RuleMeta)>; LEVELS] = Default::default();
+        let integrity = (0..self.integrity.len() as u32)
+            .filter_map(IntegrityRule::from_index)
+            .map(|r| -> &'a RuleMeta { scanner_engine::integrity_meta(r) });
         let fired = self
             .rules
             .iter()
@@ -280,6 +314,7 @@ impl<'a> Tally<'a> {
                     .iter()
                     .zip(self.layout.rules().correlations().iter().map(|c| &c.meta)),
             )
+            .chain(self.integrity.iter().zip(integrity))
             .filter(|(n, _)| n[0] + n[1] > 0);
         for (counts, meta) in fired {
             s.unique += 1;
@@ -322,6 +357,7 @@ impl<'a> Tally<'a> {
         self.hit_records.dedup();
         s.events_with_hits = self.hit_records.len() as u64;
         s.detections = self.detections;
+        s.integrity = self.integrity_list.take().map(IntegrityList::finish);
         s.first = self.first.map(|t| self.time.format(t));
         s.last = self.last.map(|t| self.time.format(t));
         s

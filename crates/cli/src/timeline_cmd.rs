@@ -352,6 +352,10 @@ fn report(
     if let Some(types) = &result.coverage {
         (summary.unread, summary.unread_left_out) = crate::coverage::unread(set, types, 20);
     }
+    if a.integrity {
+        // Checked, whether or not anything was found.
+        summary.integrity.get_or_insert_with(Default::default);
+    }
     summary.stats = result.stats.clone();
     summary.skipped_files = inputs.skipped;
     summary.not_read = inputs.not_read.clone();

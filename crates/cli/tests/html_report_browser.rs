@@ -183,3 +183,120 @@ fn markup_in_rules_and_events_stays_text_in_chromium() {
         "Mallory &lt;img src=x onerror=\"document.body.setAttribute('data-pwned','2')\"&gt;, Eve"
     ));
 }
+
+#[test]
+fn integrity_section_lists_the_planted_findings_in_chromium() {
+    let Some(bin) = browser() else { return };
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html-report-integrity");
+    let _ = std::fs::remove_dir_all(&out);
+    let logs = out.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    support::planted::plant(&logs);
+    std::fs::remove_file(logs.join("not-a-log.evtx")).unwrap();
+    let page = out.join("report.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_scanner"))
+        .args(["csv-timeline", "-d"])
+        .arg(&logs)
+        .args(["-x", "--integrity", "-U", "-q", "-C", "-o", discard(), "-H"])
+        .arg(&page)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    let (dom, log) = run_browser(bin, &["--dump-dom"], &page);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    assert!(dom.contains("<a href=\"#integrity\">Log integrity</a>"));
+    let section = dom
+        .split("id=\"integrity\"")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("the integrity section rendered");
+    assert!(
+        section.contains("7 findings: 2 certain, 1 likely, 3 possible, 1 expected"),
+        "{section}"
+    );
+    // One row per planted fault, with its file, severity, finding, ids and time.
+    let rows: Vec<&str> = section.split("<tr class=\"sev-").skip(1).collect();
+    assert_eq!(rows.len(), 7, "{section}");
+    for (file, severity, finding, ids, time) in [
+        (
+            "cleared.evtx",
+            "certain",
+            "log cleared",
+            "1",
+            "2024-01-01 00:00:00",
+        ),
+        (
+            "clock.evtx",
+            "possible",
+            "time backwards",
+            "10-11",
+            "2024-01-01 01:49:00",
+        ),
+        (
+            "deleted.evtx",
+            "likely",
+            "record id gap",
+            "10-14",
+            "2024-01-01 00:09:00",
+        ),
+        (
+            "dirty.evtx",
+            "expected",
+            "dirty file header",
+            "",
+            "2024-01-01 00:04:00",
+        ),
+        (
+            "flipped.evtx",
+            "certain",
+            "chunk records checksum",
+            "1-30",
+            "2024-01-01 00:00:00",
+        ),
+        (
+            "service.evtx",
+            "possible",
+            "logging stopped",
+            "2-3",
+            "2024-01-01 00:01:00",
+        ),
+        (
+            "slack.evtx",
+            "possible",
+            "records in slack space",
+            "28-30",
+            "2024-01-01 00:27:00",
+        ),
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r.contains(&format!("{file}</td>")))
+            .unwrap_or_else(|| panic!("{file} not listed: {section}"));
+        let cells = format!(
+            "<td>{severity}</td><td>{finding}</td><td>{}</td><td>{ids}</td><td>{time}",
+            if file == "dirty.evtx" || file == "flipped.evtx" {
+                "-"
+            } else if file == "service.evtx" {
+                "System"
+            } else {
+                "Security"
+            }
+        );
+        assert!(row.starts_with(severity), "{row}");
+        assert!(row.contains(&cells), "{cells} not in {row}");
+    }
+
+    let shot = out.join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let (_, log) = run_browser(bin, &[&format!("--screenshot={}", shot.display())], &page);
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        size > 10_000,
+        "screenshot {} ({size} bytes): {log}",
+        shot.display()
+    );
+    eprintln!("screenshot: {}", shot.display());
+}

@@ -35,6 +35,7 @@
 
 mod coverage;
 mod detect;
+mod integrity;
 mod items;
 mod progress;
 mod pwsh_fields;
@@ -47,6 +48,7 @@ mod sort;
 pub use coverage::{TypeCount, TypeTally};
 pub use detect::filter::RecordFilter;
 pub use detect::stats::{RuleStats, RuleTiming};
+pub use integrity::{level as integrity_level, meta as integrity_meta, IntegrityRule};
 pub use items::{Item, ItemEnd, ItemIter, Items, ItemsBuf};
 pub use progress::{Progress, ProgressSnapshot};
 pub use render::all_fields::AllFields;

@@ -8,7 +8,8 @@ use jiff::Timestamp;
 use std::cmp::Ordering;
 
 /// The rule a row names: a detection rule or a correlation, by its index in the rule
-/// set's rules or correlations. A rule comes before a correlation in the timeline's
+/// set's rules or correlations, or an integrity finding's built-in rule. A rule comes
+/// before a correlation, a correlation before an integrity finding in the timeline's
 /// order, then lower indices first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RuleRef {
@@ -16,13 +17,18 @@ pub enum RuleRef {
     Rule(u32),
     /// Index into `RuleSet::correlations`.
     Correlation(u32),
+    /// An integrity finding (`--integrity`): one of the built-in integrity rules
+    /// ([`crate::integrity_meta`]).
+    Integrity(crate::IntegrityRule),
 }
 
 impl RuleRef {
-    /// The index, into the rules or the correlations.
+    /// The index, into the rules or the correlations (an integrity rule's
+    /// [`crate::IntegrityRule::index`]).
     pub fn index(self) -> u32 {
         match self {
             RuleRef::Rule(i) | RuleRef::Correlation(i) => i,
+            RuleRef::Integrity(r) => r.index(),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::sort::{lock, RowStore};
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
-use scanner_input::{Format, InputError, InputFile, Position};
+use scanner_input::{Format, InputError, InputFile, IntegrityFields, Position, RecordLog, Tally};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -194,6 +194,9 @@ impl Drop for Worker<'_> {
 struct Pool<'s> {
     /// Workers count the kinds of event they test.
     coverage: bool,
+    /// With `--integrity`: each file's records as the integrity checks keep them, one
+    /// per input file, where its leases leave theirs.
+    logs: Vec<Mutex<RecordLog>>,
     idle: Mutex<Vec<Worker<'s>>>,
     sink: &'s Mutex<Matches>,
     store: &'s RowStore,
@@ -202,16 +205,18 @@ struct Pool<'s> {
 
 impl<'s> Pool<'s> {
     /// An idle worker, or a new one.
-    fn take<'p>(&'p self, det: &Detector<'_>) -> Lease<'p, 's> {
+    fn take<'p>(&'p self, det: &Detector<'_>, file: u32) -> Lease<'p, 's> {
         let idle = lock(&self.idle).pop();
         let w = idle.unwrap_or_else(|| {
             let mut w = Worker::new(self.sink, self.store, self.hits, det);
             w.found.coverage = self.coverage.then(Default::default);
             w
         });
+        let log = (!self.logs.is_empty()).then(|| (file, RecordLog::default()));
         Lease {
             worker: Some(w),
             pool: self,
+            log,
         }
     }
 }
@@ -220,6 +225,8 @@ impl<'s> Pool<'s> {
 struct Lease<'p, 's> {
     worker: Option<Worker<'s>>,
     pool: &'p Pool<'s>,
+    /// With `--integrity`: the file read and its records seen by this lease.
+    log: Option<(u32, RecordLog)>,
 }
 
 impl scanner_input::RecordWorker for Lease<'_, '_> {
@@ -251,11 +258,23 @@ impl Drop for Lease<'_, '_> {
         if let Some(w) = self.worker.take() {
             lock(&self.pool.idle).push(w);
         }
+        if let Some((file, log)) = self.log.take() {
+            if let Some(slot) = self.pool.logs.get(file as usize) {
+                lock(slot).merge(log);
+            }
+        }
     }
 }
 
-/// Scans `files` with `det`.
-pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanResult<SortedRows> {
+/// Scans `files` with `det`; with `integrity`, each file's records are also kept for
+/// the integrity checks, which run on the file once its records are read, their
+/// findings joining the rows ([`crate::integrity`]).
+pub fn scan(
+    det: &Detector<'_>,
+    files: &[InputFile],
+    opts: ScanOptions,
+    integrity: Option<&IntegrityFields>,
+) -> ScanResult<SortedRows> {
     let start = Instant::now();
     let sink = Mutex::new(Matches::default());
     let store = RowStore::new(opts.sort_memory, std::env::temp_dir());
@@ -279,6 +298,10 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
     let file_times = opts.file_times.then(|| Mutex::new(RuleTiming::default()));
     let pool = Pool {
         coverage: opts.coverage,
+        logs: match integrity {
+            Some(_) => files.iter().map(|_| Mutex::default()).collect(),
+            None => Vec::new(),
+        },
         idle: Mutex::new(Vec::new()),
         sink: &sink,
         store: &store,
@@ -294,8 +317,12 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         let n = scanner_input::read_file(
             f,
             read,
-            || pool.take(det),
+            || pool.take(det, fi),
             |lease: &mut Lease, at| {
+                if let (Some((_, log)), Some(cx)) = (lease.log.as_mut(), integrity) {
+                    let w = lease.worker.as_ref().expect("a lease holds its worker");
+                    log.add_at(&w.view, &at, cx);
+                }
                 let w: &mut Worker = lease;
                 if opts.pwsh_fields {
                     pwsh_fields::extract(&mut w.view, table, &mut w.pwsh);
@@ -320,6 +347,12 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
             },
             report,
         );
+        if let (Some(slot), Some(cx)) = (pool.logs.get(fi as usize), integrity) {
+            let log = std::mem::take(&mut *lock(slot));
+            let mut rows = integrity_rows(f, fi, log, cx, &errors);
+            let bytes = rows.iter().map(DetectInfo::approx_bytes).sum();
+            store.push(&mut rows, bytes);
+        }
         recovered.fetch_add(n.recovered, Ordering::Relaxed);
         records.fetch_add(n.records, Ordering::Relaxed);
         if let Some(p) = &opts.progress {
@@ -377,4 +410,31 @@ pub fn scan(det: &Detector<'_>, files: &[InputFile], opts: ScanOptions) -> ScanR
         rule_stats: found.stats,
         coverage: found.coverage,
     }
+}
+
+/// The integrity rows of file `f` (number `fi`), its records `log` read: the
+/// structure's findings (EVTX files; not an archive's members) and the records'. A file
+/// the structure check cannot open was reported by the read already; another error of
+/// the check joins `errors`.
+fn integrity_rows(
+    f: &InputFile,
+    fi: u32,
+    log: RecordLog,
+    cx: &IntegrityFields,
+    errors: &Mutex<Vec<InputError>>,
+) -> Vec<DetectInfo> {
+    let structure = match &f.member {
+        Some(_) => Vec::new(),
+        None => scanner_input::check_structure(&f.path).unwrap_or_else(|e| {
+            let mut errors = errors.lock().unwrap_or_else(|x| x.into_inner());
+            if !errors.iter().any(|x| x.file() == e.file()) {
+                errors.push(e);
+            }
+            Vec::new()
+        }),
+    };
+    log.finish(structure, cx)
+        .iter()
+        .map(|finding| crate::integrity::row(fi, finding))
+        .collect()
 }

@@ -7,7 +7,7 @@ use crate::progress::Progress;
 use crate::render::geo::GeoIpMapping;
 use crate::scan::ScanResult;
 use crate::sort::merge::SortedRows;
-use scanner_input::InputFile;
+use scanner_input::{InputFile, IntegrityFields};
 use scanner_rules::RuleSet;
 use std::sync::Arc;
 
@@ -24,6 +24,8 @@ pub struct ScannerBuilder {
     sort_memory: Option<usize>,
     no_pwsh_fields: bool,
     file_times: bool,
+    /// `--integrity`'s time tolerance, when on.
+    integrity: Option<jiff::SignedDuration>,
 }
 
 impl ScannerBuilder {
@@ -125,6 +127,15 @@ impl ScannerBuilder {
         self
     }
 
+    /// Also checks each file's integrity as it is scanned (`--integrity`): its
+    /// structure (EVTX) and its records' ids, times, clears and stops, a record's time
+    /// allowed back by `tolerance`; each finding is a row ([`crate::RuleRef::Integrity`]).
+    /// `None`: off.
+    pub fn integrity(&mut self, tolerance: Option<jiff::SignedDuration>) -> &mut Self {
+        self.integrity = tolerance;
+        self
+    }
+
     /// Counts, per (Channel, Provider, EventID) of the records tested, the records,
     /// computers, first and last time and detections ([`crate::TypeTally`], in
     /// [`crate::ScanResult::coverage`]).
@@ -153,10 +164,14 @@ impl ScannerBuilder {
     pub fn build(&self, mut set: RuleSet) -> Scanner {
         let geo = self.detect.geo_ip.as_ref();
         let prepared = prepare(&mut set, self.detect.default_details, geo);
+        let integrity = self
+            .integrity
+            .map(|t| IntegrityFields::intern(set.fields_mut_with().0, t));
         Scanner {
             set,
             prepared,
             options: self.clone(),
+            integrity,
         }
     }
 }
@@ -166,6 +181,8 @@ pub struct Scanner {
     set: RuleSet,
     prepared: Prepared,
     options: ScannerBuilder,
+    /// The fields the integrity checks read, with `--integrity`.
+    integrity: Option<IntegrityFields>,
 }
 
 impl Scanner {
@@ -211,6 +228,7 @@ impl Scanner {
                 pwsh_fields: !self.options.no_pwsh_fields,
                 file_times: self.options.file_times,
             },
+            self.integrity.as_ref(),
         )
     }
 }

@@ -34,6 +34,7 @@ fn detections(rules: &Path, events: &Path) -> (BTreeMap<String, BTreeSet<u64>>, 
                 .id
                 .to_string(),
             RuleRef::Rule(i) => scanner.rules().rules()[i as usize].meta.id.to_string(),
+            RuleRef::Integrity(i) => panic!("an integrity row without --integrity: {i:?}"),
         };
         let entry = got.entry(id).or_default();
         match r.origin {

@@ -88,7 +88,8 @@ pub use evtx::{
 pub use flatten::Flattener;
 pub use format::{format_of, sniff, sniff_open, Format};
 pub use integrity::{
-    analyse, check_structure, Finding, IntegrityFields, Kind as IntegrityKind, RecordLog, Severity,
+    analyse, check_structure, Check as IntegrityCheck, Finding, IntegrityFields,
+    Kind as IntegrityKind, RecordLog, Severity,
 };
 pub use json::{read_json, MAX_LINE};
 pub use read_file::{read_file, FileCounts, ReadSettings, RecordAt, RecordWorker};

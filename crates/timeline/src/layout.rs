@@ -17,6 +17,7 @@ use scanner_rules::{Level, RuleMeta, RuleSet};
 use std::sync::OnceLock;
 
 /// A rule's tags as the three MITRE columns show them.
+#[derive(Default)]
 struct Tags {
     tactics: Items,
     techniques: Items,
@@ -209,6 +210,11 @@ impl<'a> Layout<'a> {
         self
     }
 
+    /// The input files the rows' file indices point into.
+    pub fn files(&self) -> &'a [InputFile] {
+        self.files
+    }
+
     /// The rule set the rows came from.
     pub fn rules(&self) -> &'a RuleSet {
         self.set
@@ -229,6 +235,7 @@ impl<'a> Layout<'a> {
         match r.rule {
             RuleRef::Rule(i) => &self.set.rules()[i as usize].meta,
             RuleRef::Correlation(i) => &self.set.correlations()[i as usize].meta,
+            RuleRef::Integrity(i) => scanner_engine::integrity_meta(i),
         }
     }
 
@@ -286,6 +293,11 @@ impl<'a> Layout<'a> {
                 &self.corr_tags[i as usize],
                 &self.set.correlations()[i as usize].meta,
             ),
+            // The integrity rules have no tags.
+            RuleRef::Integrity(_) => {
+                static NONE: OnceLock<Tags> = OnceLock::new();
+                return NONE.get_or_init(Tags::default);
+            }
         };
         tags.get_or_init(|| split_tags(&meta.tags, self.set))
     }
@@ -389,7 +401,12 @@ impl<'a> Layout<'a> {
             Column::RecordID => {
                 if let Origin::Record { record_id, .. } = r.origin {
                     use std::fmt::Write as _;
-                    let _ = write!(out, "{record_id}");
+                    // An integrity finding about the file as a whole names no record.
+                    if record_id == 0 && matches!(r.rule, RuleRef::Integrity(_)) {
+                        out.push('-');
+                    } else {
+                        let _ = write!(out, "{record_id}");
+                    }
                 }
             }
             Column::Provider => {

@@ -19,7 +19,7 @@ pub struct LogIntegrityArgs {
     pub json_output: bool,
     /// How far (in seconds) a record's time may go back from the one before it, by
     /// record id, before it is a finding.
-    #[arg(long = "time-tolerance", value_name = "SECONDS", default_value_t = 60)]
+    #[arg(long = "time-tolerance", value_name = "SECONDS", default_value_t = crate::integrity::TIME_TOLERANCE)]
     pub time_tolerance: u32,
 }
 

@@ -49,6 +49,11 @@ pub struct TimelineArgs {
     /// copies of live ones, or garbage (dropped).
     #[arg(short = 'x', long = "recover-records", help_heading = INPUT)]
     pub recover_records: bool,
+    /// Also check each file's integrity as it is scanned (as log-integrity does, with
+    /// its default time tolerance): each finding is a row titled "Log integrity: …" at
+    /// the time it concerns, its level its severity's.
+    #[arg(long = "integrity", help_heading = INPUT)]
+    pub integrity: bool,
     /// Memory for sorting detections, in MiB: past it, sorted runs are spilled to
     /// temporary files (in TMPDIR) and merged as the timeline is written, so memory stays
     /// bounded however many records match. Fractions allowed; 0 spills every batch.

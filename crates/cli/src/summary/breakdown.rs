@@ -179,6 +179,8 @@ impl Breakdown {
         let rule = match rule {
             RuleRef::Rule(i) => i,
             RuleRef::Correlation(i) => (rules as u32).saturating_add(i),
+            // Integrity rows name no computer: not counted here.
+            RuleRef::Integrity(_) => return,
         };
         *self.counts.entry((id, rule, level as u8)).or_default() += 1;
     }

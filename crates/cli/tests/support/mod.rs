@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod mmdb;
+pub mod planted;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -24,8 +24,8 @@ const EXTRA: u8 = 8;
 const ALL_FIELDS: u8 = 16;
 const GEO_SRC: u8 = 32;
 const GEO_TGT: u8 = 64;
-const KNOWN: u8 =
-    CORRELATION | RECOVERED | CORRELATION_ORIGIN | EXTRA | ALL_FIELDS | GEO_SRC | GEO_TGT;
+/// The rule is an integrity finding's ([`RuleRef::Integrity`]), by its index.
+const INTEGRITY: u8 = 128;
 
 /// Timeline rows in a spill store, in timeline order.
 #[derive(Debug, Default)]
@@ -105,6 +105,7 @@ fn encode(r: &DetectInfo, w: &mut impl Write) -> io::Result<()> {
     let mut flags = 0;
     for (on, bit) in [
         (matches!(r.rule, RuleRef::Correlation(_)), CORRELATION),
+        (matches!(r.rule, RuleRef::Integrity(_)), INTEGRITY),
         (r.recovered, RECOVERED),
         (
             matches!(r.origin, Origin::Correlation(_)),
@@ -169,13 +170,17 @@ fn get_origin(r: &mut impl Read) -> io::Result<CorrelationOrigin> {
 
 /// Reads one row written by [`encode`].
 fn decode(r: &mut impl Read) -> io::Result<DetectInfo> {
+    // Every bit of the flags byte is one of the flags above.
     let [flags] = get::<1>(r)?;
-    if flags & !KNOWN != 0 {
-        return Err(invalid("unknown row flags"));
+    if flags & INTEGRITY != 0 && flags & (CORRELATION | CORRELATION_ORIGIN) != 0 {
+        return Err(invalid("an integrity row flagged a correlation"));
     }
     let time = get_time(r)?;
     let index = u32::from_le_bytes(get(r)?);
-    let rule = if flags & CORRELATION != 0 {
+    let rule = if flags & INTEGRITY != 0 {
+        let r = crate::IntegrityRule::from_index(index);
+        RuleRef::Integrity(r.ok_or_else(|| invalid("integrity rule out of range"))?)
+    } else if flags & CORRELATION != 0 {
         RuleRef::Correlation(index)
     } else {
         RuleRef::Rule(index)
@@ -318,7 +323,13 @@ mod tests {
             src: None,
             tgt: Some("198.51.100.7".into()),
         }));
-        round_trip(&[plain, full, corr, long, min, geo, src_only, tgt_only]);
+        let mut integrity = plain.clone();
+        integrity.rule = RuleRef::Integrity(
+            crate::IntegrityRule::from_index(crate::IntegrityRule::COUNT as u32 - 1).unwrap(),
+        );
+        round_trip(&[
+            plain, full, corr, long, min, geo, src_only, tgt_only, integrity,
+        ]);
     }
 
     #[test]
@@ -346,10 +357,20 @@ mod tests {
         let mut b = buf[..1 + 8 + 4 + 4 + 4 + 8].to_vec();
         b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
         assert!(decode(&mut &b[..]).is_err());
-        // Unknown flags and bad UTF-8.
+        // Flags that contradict each other, an integrity rule out of range, bad UTF-8.
         let mut b = buf.clone();
-        b[0] = 0x80;
+        b[0] = INTEGRITY | CORRELATION;
         assert!(decode(&mut &b[..]).is_err());
+        let mut b = buf.clone();
+        b[0] |= INTEGRITY;
+        b[1 + 12..1 + 16].copy_from_slice(&(crate::IntegrityRule::COUNT as u32).to_le_bytes());
+        assert!(decode(&mut &b[..]).is_err());
+        b[1 + 12..1 + 16].copy_from_slice(&7u32.to_le_bytes());
+        let back = decode(&mut &b[..]).unwrap();
+        assert_eq!(
+            back.rule,
+            RuleRef::Integrity(crate::IntegrityRule::from_index(7).unwrap())
+        );
         let at = buf.iter().position(|&c| c == b'W').unwrap();
         let mut b = buf.clone();
         b[at] = 0xff;

@@ -136,24 +136,114 @@ pub enum Kind {
     },
 }
 
+/// Which check a finding comes from: [`Kind`] without its figures (one per variant),
+/// small and ordered, for the rows of `--integrity` to name their check by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Check {
+    /// [`Kind::HeaderChecksum`].
+    HeaderChecksum,
+    /// [`Kind::Dirty`].
+    Dirty,
+    /// [`Kind::ChunkCount`].
+    ChunkCount,
+    /// [`Kind::NextRecordId`].
+    NextRecordId,
+    /// [`Kind::ChunkHeaderChecksum`].
+    ChunkHeaderChecksum,
+    /// [`Kind::ChunkRecordsChecksum`].
+    ChunkRecordsChecksum,
+    /// [`Kind::ChunkUnreadable`].
+    ChunkUnreadable,
+    /// [`Kind::RecordIdGap`].
+    RecordIdGap,
+    /// [`Kind::RecordIdRepeat`].
+    RecordIdRepeat,
+    /// [`Kind::TimeBackwards`].
+    TimeBackwards,
+    /// [`Kind::Cleared`].
+    Cleared,
+    /// [`Kind::Stopped`].
+    Stopped,
+    /// [`Kind::Recovered`].
+    Recovered,
+}
+
+impl Check {
+    /// Every check, in order ([`Check::index`] is the position here).
+    pub const ALL: [Check; 13] = [
+        Check::HeaderChecksum,
+        Check::Dirty,
+        Check::ChunkCount,
+        Check::NextRecordId,
+        Check::ChunkHeaderChecksum,
+        Check::ChunkRecordsChecksum,
+        Check::ChunkUnreadable,
+        Check::RecordIdGap,
+        Check::RecordIdRepeat,
+        Check::TimeBackwards,
+        Check::Cleared,
+        Check::Stopped,
+        Check::Recovered,
+    ];
+
+    /// Its position in [`Check::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its name in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::HeaderChecksum => "file header checksum",
+            Check::Dirty => "dirty file header",
+            Check::ChunkCount => "file header chunk count",
+            Check::NextRecordId => "file header next record id",
+            Check::ChunkHeaderChecksum => "chunk header checksum",
+            Check::ChunkRecordsChecksum => "chunk records checksum",
+            Check::ChunkUnreadable => "chunk header unreadable",
+            Check::RecordIdGap => "record id gap",
+            Check::RecordIdRepeat => "record id repeated",
+            Check::TimeBackwards => "time backwards",
+            Check::Cleared => "log cleared",
+            Check::Stopped => "logging stopped",
+            Check::Recovered => "records in slack space",
+        }
+    }
+}
+
+impl Severity {
+    /// Every severity, surest first.
+    pub const ALL: [Severity; 4] = [
+        Severity::Certain,
+        Severity::Likely,
+        Severity::Possible,
+        Severity::Expected,
+    ];
+}
+
 impl Kind {
+    /// The check it comes from.
+    pub fn check(&self) -> Check {
+        match self {
+            Kind::HeaderChecksum { .. } => Check::HeaderChecksum,
+            Kind::Dirty => Check::Dirty,
+            Kind::ChunkCount { .. } => Check::ChunkCount,
+            Kind::NextRecordId { .. } => Check::NextRecordId,
+            Kind::ChunkHeaderChecksum { .. } => Check::ChunkHeaderChecksum,
+            Kind::ChunkRecordsChecksum { .. } => Check::ChunkRecordsChecksum,
+            Kind::ChunkUnreadable { .. } => Check::ChunkUnreadable,
+            Kind::RecordIdGap { .. } => Check::RecordIdGap,
+            Kind::RecordIdRepeat { .. } => Check::RecordIdRepeat,
+            Kind::TimeBackwards { .. } => Check::TimeBackwards,
+            Kind::Cleared { .. } => Check::Cleared,
+            Kind::Stopped { .. } => Check::Stopped,
+            Kind::Recovered { .. } => Check::Recovered,
+        }
+    }
+
     /// Its name in outputs.
     pub fn name(&self) -> &'static str {
-        match self {
-            Kind::HeaderChecksum { .. } => "file header checksum",
-            Kind::Dirty => "dirty file header",
-            Kind::ChunkCount { .. } => "file header chunk count",
-            Kind::NextRecordId { .. } => "file header next record id",
-            Kind::ChunkHeaderChecksum { .. } => "chunk header checksum",
-            Kind::ChunkRecordsChecksum { .. } => "chunk records checksum",
-            Kind::ChunkUnreadable { .. } => "chunk header unreadable",
-            Kind::RecordIdGap { .. } => "record id gap",
-            Kind::RecordIdRepeat { .. } => "record id repeated",
-            Kind::TimeBackwards { .. } => "time backwards",
-            Kind::Cleared { .. } => "log cleared",
-            Kind::Stopped { .. } => "logging stopped",
-            Kind::Recovered { .. } => "records in slack space",
-        }
+        self.check().name()
     }
 
     /// The chunk it concerns, if one.

@@ -113,6 +113,33 @@ impl RecordLog {
     }
 }
 
+impl RecordLog {
+    /// The file's findings for a timeline (`--integrity`): `structure`'s
+    /// ([`super::check_structure`]), dated from the records, then those of the records
+    /// ([`analyse`]). A chunk's finding gets the first and last times of its records; a
+    /// finding about the file header, the time of the file's last record (the header
+    /// speaks of the file as last written). What no record dates stays undated.
+    pub fn finish(self, mut structure: Vec<Finding>, cx: &IntegrityFields) -> Vec<Finding> {
+        let live = || self.records.iter().filter(|r| r.header && !r.recovered);
+        let dated = |t: Option<i64>| t.and_then(timestamp);
+        let last = dated(live().max_by_key(|r| r.id).map(|r| r.time));
+        for f in structure.iter_mut().filter(|f| f.times.is_none()) {
+            f.times = match (f.kind.chunk(), f.records) {
+                (Some(_), Some((a, b))) => {
+                    let times = live()
+                        .filter(|r| (a..=b).contains(&r.id) && r.time != NO_TIME)
+                        .map(|r| r.time);
+                    dated(times.clone().min()).zip(dated(times.max()))
+                }
+                (Some(_), None) => None,
+                (None, _) => last.zip(last),
+            };
+        }
+        structure.extend(analyse(self, cx.tolerance));
+        structure
+    }
+}
+
 impl Tally for RecordLog {
     type Context = IntegrityFields;
 

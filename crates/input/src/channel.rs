@@ -71,6 +71,9 @@ pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>
         if k {
             kept.push(f);
         } else {
+            if let Some(m) = &f.member {
+                crate::archive::skip(&f.path, m);
+            }
             skipped.push(f);
         }
     }

@@ -370,6 +370,16 @@ pub(crate) fn list(path: &Path, kind: Kind, password: Option<&Password>) -> List
     out
 }
 
+/// Notes that the member `m` of the archive `path` will not be read (the channel check
+/// skipped it), so that an archive read in one pass does not copy it.
+pub(crate) fn skip(path: &Path, m: &Member) {
+    if let Some((last, outer)) = m.steps.split_last() {
+        if last.kind.is_stream() {
+            stash::unwant(&key(path, outer), last.index);
+        }
+    }
+}
+
 /// The key of the archive the members `outer` lead into, in the archive `path`.
 fn key(path: &Path, outer: &[Step]) -> stash::Key {
     (path.to_path_buf(), outer.iter().map(|s| s.index).collect())

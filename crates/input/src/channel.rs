@@ -2,6 +2,8 @@
 //! every file): a file's channel is read from its first record, and the file is left
 //! out when the rule index has no rule for that channel and no rule without one. A
 //! file whose first record cannot be read is kept, so that its errors are reported.
+//! An archive's member is checked the same way, from the channel read when the archive
+//! was listed (its file header and first chunk come with the first bytes looked at).
 //!
 //! Reading a first record costs about as much as scanning a small file, so only files
 //! of at least [`MIN_BYTES`] are checked: smaller ones are scanned (their records still
@@ -17,8 +19,19 @@ use scanner_rules::RuleSet;
 /// The `Channel` of a file's first record, if it can be read. Only the first chunk's
 /// header tables and one record are parsed.
 pub fn first_channel(path: &std::path::Path) -> Option<String> {
+    channel_of(&evtx::ChunkFile::open(path).ok()?)
+}
+
+/// [`first_channel`] of an EVTX file's first bytes `head` (its file header and first
+/// chunk, as an archive's listing reads them).
+pub(crate) fn first_channel_in(head: &[u8]) -> Option<String> {
+    let bytes = crate::source::Bytes::new(head.to_vec());
+    channel_of(&evtx::ChunkFile::of(crate::source::Source::Memory(bytes)).ok()?)
+}
+
+/// The `Channel` of the first record of `file`'s first chunk, if it reads.
+fn channel_of(file: &evtx::ChunkFile) -> Option<String> {
     let settings = std::sync::Arc::new(evtx::settings());
-    let file = evtx::ChunkFile::open(path).ok()?;
     let mut data = file.chunks().next()?.ok()?;
     let mut chunk = data.parse(settings).ok()?;
     let record = chunk.iter().next()?.ok()?;
@@ -40,11 +53,13 @@ pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>
     let keep: Vec<bool> = files
         .par_iter()
         .map(|f| {
-            // An archive's member is not copied out twice: it is scanned.
-            match (f.size >= MIN_BYTES && f.member.is_none())
-                .then(|| first_channel(&f.path))
-                .flatten()
-            {
+            // An archive's member's channel was read when it was listed.
+            let channel = match &f.member {
+                _ if f.size < MIN_BYTES => None,
+                None => first_channel(&f.path),
+                Some(m) => m.channel().map(str::to_string),
+            };
+            match channel {
                 Some(ch) => set.has_channel(&ch.to_lowercase()),
                 None => true,
             }
@@ -56,6 +71,9 @@ pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>
         if k {
             kept.push(f);
         } else {
+            if let Some(m) = &f.member {
+                crate::archive::skip(&f.path, m);
+            }
             skipped.push(f);
         }
     }
@@ -135,6 +153,55 @@ mod tests {
         let (kept, skipped) =
             split_by_channel(vec![big], &rules_for(&[Some(SYSMON), Some("SECURITY")]));
         assert_eq!(kept.len(), 1);
+        assert!(skipped.is_empty());
+    }
+
+    #[test]
+    fn an_archive_member_is_checked_as_a_file_is() {
+        use std::io::Write;
+        let mut bytes = log(&[event(4624, named("User", "bob"))]);
+        bytes.resize(MIN_BYTES as usize, 0);
+        let small = log(&[event(4624, named("User", "bob"))]);
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for (name, b) in [("big.evtx", &bytes), ("small.evtx", &small)] {
+            w.start_file(name, stored).unwrap();
+            w.write_all(b).unwrap();
+        }
+        let zip = w.finish().unwrap().into_inner();
+        let t = TempFile::new("channel-members.zip", &zip);
+        let listed = crate::archive::list(t.path(), crate::archive::Kind::Zip, None);
+        assert!(listed.errors.is_empty());
+        let files: Vec<InputFile> = listed
+            .members
+            .into_iter()
+            .map(|(m, size)| InputFile {
+                path: t.path().to_path_buf(),
+                size,
+                member: Some(std::sync::Arc::new(m)),
+            })
+            .collect();
+        let channels: Vec<Option<&str>> = files
+            .iter()
+            .map(|f| f.member.as_ref().unwrap().channel())
+            .collect();
+        assert_eq!(
+            channels,
+            [Some("Security"), None],
+            "read for the large one only"
+        );
+        let shown = |fs: &[InputFile]| -> Vec<String> {
+            fs.iter().map(|f| f.name().display().to_string()).collect()
+        };
+        let (kept, skipped) = split_by_channel(files.clone(), &rules_for(&[Some(SYSMON)]));
+        assert_eq!(shown(&kept), [format!("{}/small.evtx", t.path().display())]);
+        assert_eq!(
+            shown(&skipped),
+            [format!("{}/big.evtx", t.path().display())]
+        );
+        let (kept, skipped) = split_by_channel(files, &rules_for(&[Some("Security")]));
+        assert_eq!(kept.len(), 2);
         assert!(skipped.is_empty());
     }
 

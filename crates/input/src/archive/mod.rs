@@ -117,6 +117,9 @@ pub struct Member {
     steps: Box<[Step]>,
     shown: PathBuf,
     password: Option<Password>,
+    /// An EVTX member's channel, read from its first record when it was listed (only
+    /// for members the channel check looks at).
+    channel: Option<String>,
 }
 
 impl Member {
@@ -128,6 +131,12 @@ impl Member {
     /// The names of the members leading to it, outermost first (decoded).
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.steps.iter().map(|s| s.name.as_str())
+    }
+
+    /// The channel of its first record, read when it was listed: for EVTX members of at
+    /// least the size the channel check looks at, whose first record reads.
+    pub fn channel(&self) -> Option<&str> {
+        self.channel.as_deref()
     }
 
     /// Each member's place in its archive's list, outermost first: what tells two
@@ -250,6 +259,18 @@ pub(crate) fn ratio(size: u64, packed: u64) -> Result<(), Refused> {
     Ok(())
 }
 
+/// Bytes of a member of `size` bytes looked at when it is listed: enough to tell what
+/// it is and, for an EVTX member as large as the channel check looks at, its file
+/// header and first chunk, from which its channel is read.
+pub(crate) fn head_len(size: u64) -> u64 {
+    const HEAD: u64 = 4096;
+    if size >= crate::channel::MIN_BYTES {
+        HEAD + crate::evtx::CHUNK_SIZE
+    } else {
+        HEAD
+    }
+}
+
 /// Whether a member's name says it is an archive (which a missing password keeps
 /// from being told by its bytes).
 pub(crate) fn is_archive_name(p: &Path) -> bool {
@@ -291,7 +312,11 @@ pub(crate) fn classify(
             Some(crate::Format::Evtx | crate::Format::EvtxECmdCsv)
         )
     {
-        out.members.push((here.member(), size));
+        let mut member = here.member();
+        if size >= crate::channel::MIN_BYTES && head.starts_with(b"ElfFile\0") {
+            member.channel = crate::channel::first_channel_in(head);
+        }
+        out.members.push((member, size));
     } else {
         out.not_read.add(path);
     }
@@ -345,6 +370,16 @@ pub(crate) fn list(path: &Path, kind: Kind, password: Option<&Password>) -> List
     out
 }
 
+/// Notes that the member `m` of the archive `path` will not be read (the channel check
+/// skipped it), so that an archive read in one pass does not copy it.
+pub(crate) fn skip(path: &Path, m: &Member) {
+    if let Some((last, outer)) = m.steps.split_last() {
+        if last.kind.is_stream() {
+            stash::unwant(&key(path, outer), last.index);
+        }
+    }
+}
+
 /// The key of the archive the members `outer` lead into, in the archive `path`.
 fn key(path: &Path, outer: &[Step]) -> stash::Key {
     (path.to_path_buf(), outer.iter().map(|s| s.index).collect())
@@ -384,6 +419,7 @@ impl Place<'_> {
             steps: self.steps.clone().into_boxed_slice(),
             shown: PathBuf::from(&self.shown),
             password: self.password.cloned(),
+            channel: None,
         }
     }
 

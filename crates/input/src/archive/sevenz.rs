@@ -5,16 +5,13 @@
 
 use super::temp::{copy_rest, Held};
 use super::{
-    bounded, classify, ratio, refuse, shown_name, Kind, Listed, Password, Place, Refused,
+    bounded, classify, head_len, ratio, refuse, shown_name, Kind, Listed, Password, Place, Refused,
     MAX_MEMBERS,
 };
 use sevenz_rust2::{ArchiveReader, Error};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-
-/// Bytes of a member looked at to tell what it is.
-const HEAD: u64 = 4096;
 
 /// The crate's password for `p` (none: the empty one).
 fn password(p: Option<&Password>) -> sevenz_rust2::Password {
@@ -73,8 +70,8 @@ pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
         let name = shown_name(entry.name().as_bytes());
         let here = at.member_at(Kind::SevenZ, i, &name);
         let size = entry.size();
-        let mut head = Vec::with_capacity(HEAD as usize);
-        data.take(HEAD).read_to_end(&mut head)?;
+        let mut head = Vec::with_capacity(head_len(size) as usize);
+        data.take(head_len(size)).read_to_end(&mut head)?;
         classify(&head, &here, Path::new(&name), size, out, || {
             copy_rest(&head, data, size, false)
         });

@@ -42,6 +42,16 @@ pub(super) fn want(key: Key, index: usize) {
     }
 }
 
+/// Notes that member `index` of the archive `key` will not be read after all (the
+/// channel check skipped it): its pass does not copy it.
+pub(super) fn unwant(key: &Key, index: usize) {
+    let all = STASHES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(stash) = all.as_ref().and_then(|a| a.get(key)) {
+        let mut stash = stash.lock().unwrap_or_else(PoisonError::into_inner);
+        stash.wanted.retain(|&i| i != index);
+    }
+}
+
 /// What to do in an archive's one pass: copy the members listed (ascending), handing
 /// each copy (or why it was not made) to the first function, the second telling from
 /// a member's size whether it may be held in memory.
@@ -134,5 +144,27 @@ mod tests {
         let (m, _) = &listed.members[2];
         assert_eq!(bytes_of(t.path(), m), members[2].1);
         assert_eq!(PASSES.with(|p| p.get()), 2);
+    }
+
+    #[test]
+    fn a_member_skipped_is_not_copied_by_the_pass() {
+        let members: Vec<(String, Vec<u8>)> = (0..3u8)
+            .map(|i| (format!("logs/{i}.evtx"), vec![i; 2000]))
+            .collect();
+        let t = TempFile::new("stash-skip.tar.gz", &tar_gz(&members));
+        let listed = list(t.path(), Kind::TarGz, None);
+        assert_eq!(listed.members.len(), 3);
+        super::super::skip(t.path(), &listed.members[1].0);
+        PASSES.with(|p| p.set(0));
+        assert_eq!(bytes_of(t.path(), &listed.members[0].0), members[0].1);
+        assert_eq!(bytes_of(t.path(), &listed.members[2].0), members[2].1);
+        assert_eq!(PASSES.with(|p| p.get()), 1);
+        let key = super::super::key(t.path(), &[]);
+        let all = super::STASHES.lock().unwrap();
+        let stash = all.as_ref().unwrap()[&key].lock().unwrap();
+        assert!(
+            stash.copies.is_empty(),
+            "nothing held for the member skipped"
+        );
     }
 }

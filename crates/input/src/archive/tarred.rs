@@ -6,16 +6,13 @@
 
 use super::temp::{copy_rest, Held};
 use super::{
-    bounded, classify, refuse, shown_name, Kind, Listed, Place, Refused, MAX_MEMBERS, MAX_RATIO,
-    MAX_TOTAL, RATIO_FLOOR,
+    bounded, classify, head_len, refuse, shown_name, Kind, Listed, Place, Refused, MAX_MEMBERS,
+    MAX_RATIO, MAX_TOTAL, RATIO_FLOOR,
 };
 use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::rc::Rc;
-
-/// Bytes of a member looked at to tell what it is.
-const HEAD: u64 = 4096;
 
 /// Counts the compressed bytes read from the file.
 struct Counted<R> {
@@ -130,8 +127,8 @@ pub(super) fn list(file: File, kind: Kind, at: &Place<'_>, out: &mut Listed) {
             out.errors.push(here.error(why));
             continue;
         }
-        let mut head = Vec::with_capacity(HEAD as usize);
-        if let Err(err) = (&mut e).take(HEAD).read_to_end(&mut head) {
+        let mut head = Vec::with_capacity(head_len(size) as usize);
+        if let Err(err) = (&mut e).take(head_len(size)).read_to_end(&mut head) {
             out.errors.push(here.error(format!("damaged: {err}")));
             return;
         }

@@ -3,8 +3,8 @@
 
 use super::temp::Held;
 use super::{
-    bounded, classify, is_archive_name, refuse, shown_name, Kind, Listed, Password, Place, Refused,
-    MAX_MEMBERS,
+    bounded, classify, head_len, is_archive_name, refuse, shown_name, Kind, Listed, Password,
+    Place, Refused, MAX_MEMBERS,
 };
 use crate::not_read::taken_by_extension;
 use std::fs::File;
@@ -12,9 +12,6 @@ use std::io::Read;
 use std::path::Path;
 use zip::result::ZipError;
 use zip::ZipArchive;
-
-/// Bytes of a member looked at to tell what it is.
-const HEAD: u64 = 4096;
 
 /// Lists the zip `file` at `at` into `out`.
 pub(super) fn list(file: File, at: &Place<'_>, out: &mut Listed) {
@@ -138,9 +135,10 @@ fn head(
     password: Option<&Password>,
 ) -> Result<Vec<u8>, Refused> {
     let mut m = member(zip, i, password)?;
-    let mut head = Vec::with_capacity(HEAD as usize);
+    let n = head_len(m.size());
+    let mut head = Vec::with_capacity(n as usize);
     (&mut m)
-        .take(HEAD)
+        .take(n)
         .read_to_end(&mut head)
         .map_err(|e| Refused::of(format!("damaged: {e}")))?;
     Ok(head)

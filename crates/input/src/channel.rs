@@ -6,41 +6,12 @@
 //! was listed (its file header and first chunk come with the first bytes looked at).
 //!
 //! Reading a first record costs about as much as scanning a small file, so only files
-//! of at least [`MIN_BYTES`] are checked: smaller ones are scanned (their records still
+//! of at least [`crate::evtx::MIN_BYTES`] are checked: smaller ones are scanned (their records still
 //! meet only the rules of their channel, through the index).
 
-/// Files smaller than this are scanned without a channel check.
-pub const MIN_BYTES: u64 = 1 << 20;
-
 use crate::discover::InputFile;
-use crate::evtx;
+use crate::evtx::{first_channel, MIN_BYTES};
 use scanner_rules::RuleSet;
-
-/// The `Channel` of a file's first record, if it can be read. Only the first chunk's
-/// header tables and one record are parsed.
-pub fn first_channel(path: &std::path::Path) -> Option<String> {
-    channel_of(&evtx::ChunkFile::open(path).ok()?)
-}
-
-/// [`first_channel`] of an EVTX file's first bytes `head` (its file header and first
-/// chunk, as an archive's listing reads them).
-pub(crate) fn first_channel_in(head: &[u8]) -> Option<String> {
-    let bytes = crate::source::Bytes::new(head.to_vec());
-    channel_of(&evtx::ChunkFile::of(crate::source::Source::Memory(bytes)).ok()?)
-}
-
-/// The `Channel` of the first record of `file`'s first chunk, if it reads.
-fn channel_of(file: &evtx::ChunkFile) -> Option<String> {
-    let settings = std::sync::Arc::new(evtx::settings());
-    let mut data = file.chunks().next()?.ok()?;
-    let mut chunk = data.parse(settings).ok()?;
-    let record = chunk.iter().next()?.ok()?;
-    let json = record.into_json().ok()?;
-    let v: serde_json::Value = serde_json::from_str(&json.data).ok()?;
-    v.pointer("/Event/System/Channel")
-        .and_then(|c| c.as_str())
-        .map(str::to_string)
-}
 
 /// Splits `files` into the ones some rule may match and the ones skipped.
 pub fn split_by_channel(files: Vec<InputFile>, set: &RuleSet) -> (Vec<InputFile>, Vec<InputFile>) {

@@ -77,10 +77,11 @@ pub use archive::{
     Member, Password, MAX_DEPTH as MAX_ARCHIVE_DEPTH, MAX_MEMBER, MAX_MEMBERS, MAX_RATIO,
     MAX_TOTAL, RATIO_FLOOR,
 };
-pub use channel::{first_channel, split_by_channel};
+pub use channel::split_by_channel;
 pub use discover::{discover, discover_all, Discovered, InputFile, InputKind, NotRead};
 pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
+pub use evtx::first_channel;
 pub use evtx::{
     push_padded, read_evtx, read_evtx_file, settings, settings_with, Content, EvtxCounts, EvtxRead,
     RawRecord, TypedState,

@@ -264,7 +264,7 @@ pub(crate) fn ratio(size: u64, packed: u64) -> Result<(), Refused> {
 /// header and first chunk, from which its channel is read.
 pub(crate) fn head_len(size: u64) -> u64 {
     const HEAD: u64 = 4096;
-    if size >= crate::channel::MIN_BYTES {
+    if size >= crate::evtx::MIN_BYTES {
         HEAD + crate::evtx::CHUNK_SIZE
     } else {
         HEAD
@@ -313,8 +313,8 @@ pub(crate) fn classify(
         )
     {
         let mut member = here.member();
-        if size >= crate::channel::MIN_BYTES && head.starts_with(b"ElfFile\0") {
-            member.channel = crate::channel::first_channel_in(head);
+        if size >= crate::evtx::MIN_BYTES && head.starts_with(b"ElfFile\0") {
+            member.channel = crate::evtx::first_channel_in(head);
         }
         out.members.push((member, size));
     } else {

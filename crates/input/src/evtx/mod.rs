@@ -10,6 +10,7 @@
 mod checksum;
 mod chunk;
 mod chunks;
+mod first_channel;
 mod salvage;
 mod template;
 #[cfg(test)]
@@ -17,6 +18,8 @@ pub(crate) mod test_log;
 mod typed;
 mod value_text;
 
+pub(crate) use first_channel::first_channel_in;
+pub use first_channel::{first_channel, MIN_BYTES};
 pub use typed::TypedState;
 pub use value_text::push_padded;
 

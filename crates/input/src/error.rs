@@ -4,6 +4,7 @@
 //! count errors by file or by kind. Also the text of errors from other crates as it goes
 //! into an [`ErrorKind`]: an error with its sources ([`chain`]), a caught panic's message.
 
+use crate::evtx::ChunkFault;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -79,16 +80,9 @@ pub enum ErrorKind {
     DamagedStringTable(String),
     /// A chunk that does not parse; its records are skipped.
     DamagedChunk(String),
-    /// A chunk whose header or records CRC32 does not match, with checksums validated
-    /// (`-V`): not read.
-    ChecksumMismatch {
-        /// The records' CRC32 (else the header's).
-        records: bool,
-        /// As stored in the chunk header.
-        stored: u32,
-        /// As computed.
-        computed: u32,
-    },
+    /// A chunk whose checksums do not hold (its header or records CRC32 does not match,
+    /// or its header does not parse), with checksums validated (`-V`): not read.
+    ChunkChecksum(crate::evtx::ChunkFault),
     /// A last chunk cut short; its complete records are read.
     TruncatedChunk {
         /// The bytes of the chunk the file holds.
@@ -288,16 +282,23 @@ impl ErrorKind {
             ErrorKind::DamagedStringTable(d) => {
                 write!(f, "damaged string table ({d}); read without it")
             }
-            ErrorKind::ChecksumMismatch {
-                records,
-                stored,
-                computed,
-            } => write!(
-                f,
-                "its {} CRC32 does not match (stored {stored:08x}, computed {computed:08x}); \
-                 not read (-V)",
-                if *records { "records'" } else { "header's" }
-            ),
+            ErrorKind::ChunkChecksum(fault) => {
+                let (part, stored, computed) = match *fault {
+                    ChunkFault::Unreadable => {
+                        return f.write_str(
+                            "its header does not parse, or its free space offset is past its \
+                             end; not read (-V)",
+                        )
+                    }
+                    ChunkFault::Header { stored, computed } => ("header's", stored, computed),
+                    ChunkFault::Records { stored, computed } => ("records'", stored, computed),
+                };
+                write!(
+                    f,
+                    "its {part} CRC32 does not match (stored {stored:08x}, computed \
+                     {computed:08x}); not read (-V)"
+                )
+            }
             ErrorKind::TruncatedChunk { read, size } => write!(
                 f,
                 "truncated at {read} of its {size} bytes; its complete records read"

@@ -10,7 +10,7 @@ const CHUNK_HEADER: usize = 512;
 
 /// What is wrong with a chunk's checksums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChunkFault {
+pub enum ChunkFault {
     /// Its header does not parse, or its free space offset is past its end.
     Unreadable,
     /// Its header's CRC32 does not match.
@@ -56,21 +56,5 @@ pub(crate) fn chunk_fault(bytes: &[u8]) -> Option<(ChunkFault, Option<EvtxChunkH
 
 /// Why a chunk must not be read when checksums are validated (`-V`), if it must not.
 pub(crate) fn checksum_error(bytes: &[u8]) -> Option<ErrorKind> {
-    let (fault, _) = chunk_fault(bytes)?;
-    Some(match fault {
-        ChunkFault::Header { stored, computed } => ErrorKind::ChecksumMismatch {
-            records: false,
-            stored,
-            computed,
-        },
-        ChunkFault::Records { stored, computed } => ErrorKind::ChecksumMismatch {
-            records: true,
-            stored,
-            computed,
-        },
-        ChunkFault::Unreadable => ErrorKind::DamagedChunk(
-            "its header does not parse, or its free space offset is past its end; not read (-V)"
-                .into(),
-        ),
-    })
+    chunk_fault(bytes).map(|(fault, _)| ErrorKind::ChunkChecksum(fault))
 }

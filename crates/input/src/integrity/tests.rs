@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::evtx::test_log::TempFile;
+use crate::evtx::ChunkFault;
 use crate::{walk, InputFile, WalkSettings};
 use scanner_evtx_writer::{
     flip_byte, to_slack, Element, Event, EvtxWriter, Value, WriterOptions, EVENT_NS,
@@ -354,8 +355,8 @@ fn validated_checksums_leave_out_the_chunks_that_fail_and_only_those() {
         };
         assert_eq!(e.position(), crate::Position::Chunk(0));
         match (what, e.kind()) {
-            ("records", ErrorKind::ChecksumMismatch { records: true, .. })
-            | ("header", ErrorKind::ChecksumMismatch { records: false, .. })
+            ("records", ErrorKind::ChunkChecksum(ChunkFault::Records { .. }))
+            | ("header", ErrorKind::ChunkChecksum(ChunkFault::Header { .. }))
             | ("magic", ErrorKind::DamagedChunk(_)) => {}
             _ => panic!("{what}: {e}"),
         }

@@ -468,17 +468,23 @@ fn coverage(summary: &Summary) -> String {
                 group(u.events)
             );
         }
-        s.push_str("</tbody></table>");
-        if summary.unread_left_out > 0 {
-            let _ = write!(
-                s,
-                "<p class=\"more\">and {} more kinds no rule reads</p>",
-                group(summary.unread_left_out as u64)
-            );
-        }
+        end_table(&mut s, summary.unread_left_out, "kinds no rule reads");
     }
     s.push_str("</section>");
     s
+}
+
+/// Closes a table whose rows past the report's limit were left out, saying how many
+/// (`left_out`) of `what`.
+fn end_table(s: &mut String, left_out: usize, what: &str) {
+    s.push_str("</tbody></table>");
+    if left_out > 0 {
+        let _ = write!(
+            s,
+            "<p class=\"more\">and {} more {what}</p>",
+            group(left_out as u64)
+        );
+    }
 }
 
 /// The severities' colours in the integrity section (only on pages that have it).
@@ -519,14 +525,7 @@ fn integrity(summary: &Summary) -> String {
                 cell(&l.details)
             );
         }
-        s.push_str("</tbody></table>");
-        if list.left_out > 0 {
-            let _ = write!(
-                s,
-                "<p class=\"more\">and {} more findings</p>",
-                group(list.left_out as u64)
-            );
-        }
+        end_table(&mut s, list.left_out, "findings");
     }
     s.push_str("</section>");
     s

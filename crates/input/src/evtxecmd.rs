@@ -15,6 +15,7 @@
 
 use crate::error::{ErrorKind, InputError, Position};
 use crate::flatten::Flattener;
+use crate::json::Row;
 use crate::record::RecordView;
 use scanner_rules::FieldTable;
 use serde_json::{Map, Value};
@@ -216,27 +217,14 @@ fn evtxecmd_time(v: &Value) -> Option<jiff::Timestamp> {
         .map(|z| z.timestamp())
 }
 
-/// Reads EvtxECmd's CSV from `opened` (the file shown as `path`): each row handed to
-/// `f` as a JSON object of its columns, with its line; returns how many. A row longer
+/// Reads EvtxECmd's CSV from `reader` (the file shown as `path`): each row handed to
+/// `sink` as a JSON object of its columns, with its line; returns how many. A row longer
 /// than [`crate::MAX_LINE`] ends the file with an error, as a damaged one does.
-pub(crate) fn read_csv<S, F, E>(
+pub(crate) fn read_csv(
     path: &Path,
-    opened: std::io::Result<Box<dyn BufRead>>,
-    state: &mut S,
-    f: F,
-    err: E,
-) -> u64
-where
-    F: Fn(&mut S, &Value, Position),
-    E: Fn(InputError),
-{
-    let reader = match opened {
-        Ok(r) => r,
-        Err(e) => {
-            err(InputError::new(path, Position::None, ErrorKind::Io(e)));
-            return 0;
-        }
-    };
+    reader: Box<dyn BufRead>,
+    sink: &mut dyn FnMut(Row<'_>),
+) -> u64 {
     let start = std::rc::Rc::new(std::cell::Cell::new(0u64));
     let bounded = Bounded {
         inner: reader,
@@ -252,11 +240,11 @@ where
             .map(|h| h.trim_start_matches('\u{feff}').to_string())
             .collect::<Vec<_>>(),
         Err(e) => {
-            err(InputError::new(
+            sink(Row::Error(InputError::new(
                 path,
                 Position::None,
                 ErrorKind::InvalidJson(format!("CSV header: {e}")),
-            ));
+            )));
             return 0;
         }
     };
@@ -270,7 +258,11 @@ where
             Err(e) => {
                 let line = e.position().map_or(0, csv::Position::line);
                 let kind = ErrorKind::UnreadableEvent(format!("CSV: {e}; the rest is not read"));
-                err(InputError::new(path, Position::Line(line), kind));
+                sink(Row::Error(InputError::new(
+                    path,
+                    Position::Line(line),
+                    kind,
+                )));
                 break;
             }
         }
@@ -281,7 +273,7 @@ where
             .map(|(h, v)| (h.clone(), Value::String(v.to_string())))
             .collect();
         n += 1;
-        f(state, &Value::Object(o), Position::Line(line));
+        sink(Row::Event(&Value::Object(o), Position::Line(line)));
     }
     n
 }

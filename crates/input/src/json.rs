@@ -24,6 +24,15 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
     }
 }
 
+/// What a reader of event values (JSON events, EvtxECmd's rows) hands on, in order: an
+/// event with where it is, or a problem.
+pub(crate) enum Row<'v> {
+    /// An event, and its line or its number in an array.
+    Event(&'v serde_json::Value, Position),
+    /// A problem; reading goes on or ends as the error says.
+    Error(InputError),
+}
+
 /// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.
 /// Hands each event to `f` with where it is (its line, or its number in an array) and
 /// returns how many there were; problems go to `err`, and a line that does not parse
@@ -34,58 +43,61 @@ where
     F: Fn(&mut S, &serde_json::Value, Position),
     E: Fn(InputError),
 {
-    read_json_from(path, crate::format::open_stream(path), state, f, err)
-}
-
-/// [`read_json`] from `opened`, the stream of the file shown as `path`.
-pub(crate) fn read_json_from<S, F, E>(
-    path: &Path,
-    opened: std::io::Result<Box<dyn BufRead>>,
-    state: &mut S,
-    f: F,
-    err: E,
-) -> u64
-where
-    F: Fn(&mut S, &serde_json::Value, Position),
-    E: Fn(InputError),
-{
-    let mut reader = match opened {
-        Ok(r) => r,
+    match crate::format::open_stream(path) {
+        Ok(reader) => read_json_from(path, reader, &mut |row| match row {
+            Row::Event(v, at) => f(state, v, at),
+            Row::Error(e) => err(e),
+        }),
         Err(e) => {
             err(InputError::new(path, Position::None, ErrorKind::Io(e)));
-            return 0;
+            0
         }
-    };
+    }
+}
+
+/// [`read_json`] from `reader`, the stream of the file shown as `path`, each event and
+/// problem handed to `sink`.
+pub(crate) fn read_json_from(
+    path: &Path,
+    mut reader: Box<dyn BufRead>,
+    sink: &mut dyn FnMut(Row<'_>),
+) -> u64 {
     let first = match reader.fill_buf() {
         Ok(b) => b.iter().copied().find(|c| !c.is_ascii_whitespace()),
         Err(e) => {
-            err(InputError::new(path, Position::None, ErrorKind::Io(e)));
+            sink(Row::Error(InputError::new(
+                path,
+                Position::None,
+                ErrorKind::Io(e),
+            )));
             return 0;
         }
     };
     let mut n = 0;
     if first == Some(b'[') {
         // One array: stream its elements without collecting them.
-        struct Each<'a, S, F>(&'a mut S, &'a F, &'a mut u64);
-        impl<'de, S, F: Fn(&mut S, &serde_json::Value, Position)> serde::de::Visitor<'de>
-            for Each<'_, S, F>
-        {
+        struct Each<'a, 's>(&'a mut dyn FnMut(Row<'_>), &'s mut u64);
+        impl<'de> serde::de::Visitor<'de> for Each<'_, '_> {
             type Value = ();
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an array of events")
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
                 while let Some(v) = seq.next_element::<serde_json::Value>()? {
-                    *self.2 += 1;
-                    (self.1)(self.0, &v, Position::Event(*self.2));
+                    *self.1 += 1;
+                    (self.0)(Row::Event(&v, Position::Event(*self.1)));
                 }
                 Ok(())
             }
         }
         let mut de = serde_json::Deserializer::from_reader(reader);
-        if let Err(e) = serde::Deserializer::deserialize_seq(&mut de, Each(state, &f, &mut n)) {
+        if let Err(e) = serde::Deserializer::deserialize_seq(&mut de, Each(&mut *sink, &mut n)) {
             let kind = ErrorKind::JsonArray(e.to_string());
-            err(InputError::new(path, Position::AfterEvents(n), kind));
+            sink(Row::Error(InputError::new(
+                path,
+                Position::AfterEvents(n),
+                kind,
+            )));
         }
         return n;
     }
@@ -100,11 +112,11 @@ where
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                err(InputError::new(
+                sink(Row::Error(InputError::new(
                     path,
                     Position::Line(lineno + 1),
                     ErrorKind::Io(e),
-                ));
+                )));
                 break;
             }
         }
@@ -115,13 +127,17 @@ where
                 "a line longer than {} MiB; skipped",
                 MAX_LINE >> 20
             ));
-            err(InputError::new(path, Position::Line(lineno), kind));
+            sink(Row::Error(InputError::new(
+                path,
+                Position::Line(lineno),
+                kind,
+            )));
             if let Err(e) = skip_line(&mut reader) {
-                err(InputError::new(
+                sink(Row::Error(InputError::new(
                     path,
                     Position::Line(lineno),
                     ErrorKind::Io(e),
-                ));
+                )));
                 break;
             }
             continue;
@@ -130,7 +146,11 @@ where
             Ok(t) => t.trim(),
             Err(e) => {
                 let kind = ErrorKind::InvalidJson(format!("not UTF-8 ({e})"));
-                err(InputError::new(path, Position::Line(lineno), kind));
+                sink(Row::Error(InputError::new(
+                    path,
+                    Position::Line(lineno),
+                    kind,
+                )));
                 continue;
             }
         };
@@ -142,11 +162,15 @@ where
             match v {
                 Ok(v) => {
                     n += 1;
-                    f(state, &v, Position::Line(lineno));
+                    sink(Row::Event(&v, Position::Line(lineno)));
                 }
                 Err(e) => {
                     let kind = ErrorKind::InvalidJson(e.to_string());
-                    err(InputError::new(path, Position::Line(lineno), kind));
+                    sink(Row::Error(InputError::new(
+                        path,
+                        Position::Line(lineno),
+                        kind,
+                    )));
                     break;
                 }
             }

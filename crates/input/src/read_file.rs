@@ -12,7 +12,9 @@
 
 use crate::evtx::read_evtx_source;
 use crate::format::stream_of;
+use crate::json::Row;
 use crate::source::Source;
+use crate::ErrorKind;
 use crate::{
     panic_message, EvtxRead, Flattener, Format, InputError, InputFile, Position, RecordView,
 };
@@ -143,18 +145,23 @@ where
         // Both give serde_json values, one per line or row.
         Format::Json | Format::EvtxECmdCsv => {
             let mut w = new_worker();
-            let fill = |w: &mut W, v: &serde_json::Value, at| {
-                let (flat, view) = w.buffers();
-                match flat.fill_event(v, table, view) {
-                    Ok(()) => on_record(w, plain(format, at)),
-                    Err(kind) => report(InputError::new(path, at, kind)),
+            let mut sink = |row: Row<'_>| match row {
+                Row::Event(v, at) => {
+                    let (flat, view) = w.buffers();
+                    match flat.fill_event(v, table, view) {
+                        Ok(()) => on_record(&mut w, plain(format, at)),
+                        Err(kind) => report(InputError::new(path, at, kind)),
+                    }
                 }
+                Row::Error(e) => report(e),
             };
-            let opened = stream_of(file);
-            let records = if format == Format::Json {
-                crate::json::read_json_from(path, opened, &mut w, fill, &report)
-            } else {
-                crate::evtxecmd::read_csv(path, opened, &mut w, fill, &report)
+            let records = match stream_of(file) {
+                Err(e) => {
+                    report(InputError::new(path, Position::None, ErrorKind::Io(e)));
+                    0
+                }
+                Ok(r) if format == Format::Json => crate::json::read_json_from(path, r, &mut sink),
+                Ok(r) => crate::evtxecmd::read_csv(path, r, &mut sink),
             };
             FileCounts {
                 records,

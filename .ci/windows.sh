@@ -45,8 +45,10 @@ fi
 work=$(mktemp -d)
 export WINEPREFIX="$work/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 wine=/usr/lib/wine/wine64
-# The prefix's wineserver ended before its folder is removed.
-trap '/usr/lib/wine/wineserver -k 2>/dev/null; rm -rf "$work" 2>/dev/null || { sleep 2; rm -rf "$work"; }' EXIT
+# The prefix's wineserver ended (and waited for) before its folder is removed; each
+# step may fail (no server left running) without failing the stage under set -e.
+trap '/usr/lib/wine/wineserver -k 2>/dev/null || true; /usr/lib/wine/wineserver -w 2>/dev/null || true
+  rm -rf "$work" 2>/dev/null || { sleep 2; rm -rf "$work"; }' EXIT
 t=$(date +%s)
 $wine wineboot -i >/dev/null 2>&1
 # Wine 8 has no bcryptprimitives.dll, whose ProcessPrng the standard library calls.
@@ -178,8 +180,15 @@ t=$(date +%s)
 # The tests .ci/windows/skip.txt lists (with the reason) are left out.
 skips=()
 while read -r name; do skips+=(--skip "$name"); done < <(grep -v -e '^#' -e '^$' .ci/windows/skip.txt)
-CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" .ci/windows/build.sh test "${test_pkgs[@]}" \
-  --no-fail-fast -- "${skips[@]}"
+wine_tests() {
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" .ci/windows/build.sh test "${test_pkgs[@]}" \
+    --no-fail-fast -- "${skips[@]}"
+}
+# Once more if a run fails: Wine 8 under load has failed to start a test's scanner.exe
+# (CreateProcess: ERROR_INTERNAL_ERROR, 1359) in one run of four; a real failure fails
+# both runs.
+wine_tests || { say "the test run failed: running it once more"; wine_tests; }
 say "$(( ${#skips[@]} / 2 )) tests left out (.ci/windows/skip.txt)"
 say "test suites under Wine in $(( $(date +%s) - t )) s"
 say "stage took $(( $(date +%s) - stage_start )) s"
+exit 0

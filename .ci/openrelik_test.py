@@ -8,13 +8,16 @@ folder of EVTX files and a large rule set, which make the stopped task's run lon
 to stop (without them the testdata files are repeated). Checks:
 - the workers register the tasks with OpenRelik's names, metadata and task_config, read
   as OpenRelik's server reads them (inspect().registered("metadata"));
-- csv_timeline, jsonl_timeline and html_report outputs are byte for byte a direct run's
-  over the same files, with and without task_config options;
+- csv_timeline, jsonl_timeline, html_report, log_integrity and coverage outputs are
+  byte for byte a direct run's over the same files, with and without task_config
+  options;
 - two hosts' Security.evtx (same display name) are both scanned, apart;
 - a damaged EVTX is reported in the task result (meta.input_errors, the task report);
 - both workers serve tasks;
 - a task stopped as OpenRelik stops one (revoke, terminate) leaves no output file, no
-  temporary file and no scanner process.
+  temporary file and no scanner process;
+- a task past its timeout (task_config's, 1 s, on the same large input) fails with
+  the timeout in its error, its scanner gone and nothing left in its folder.
 """
 
 import ast
@@ -38,7 +41,16 @@ from celery import Celery, signature
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = ROOT / "contrib" / "openrelik"
 QUEUE = "openrelik-worker-scanner"
-TASKS = ["csv_timeline", "jsonl_timeline", "html_report"]
+TASKS = ["csv_timeline", "jsonl_timeline", "html_report", "log_integrity", "coverage"]
+# The task_config options each task offers (OpenRelik builds the task's form from them).
+RULE_OPTIONS = {"min_level", "rules", "timeline_start", "timeline_end", "timeout"}
+CONFIG = {
+    "csv_timeline": RULE_OPTIONS | {"profile"},
+    "jsonl_timeline": RULE_OPTIONS | {"profile"},
+    "html_report": RULE_OPTIONS,
+    "coverage": RULE_OPTIONS,
+    "log_integrity": {"time_tolerance", "recover_records", "timeout"},
+}
 
 
 def free_port():
@@ -115,7 +127,9 @@ def direct(scanner, files, args, out):
     for f in files:
         (d / f["uuid"]).mkdir(parents=True)
         os.link(f["path"], d / f["uuid"] / f["display_name"])
-    rc = subprocess.run([scanner, *args, "--quiet", f"--output={out}", "-d", "."], cwd=d).returncode
+    # Its input errors are checked in the task result; not printed here.
+    rc = subprocess.run([scanner, *args, "--quiet", f"--output={out}", "-d", "."], cwd=d,
+                        stderr=subprocess.DEVNULL).returncode
     shutil.rmtree(d)
     return rc
 
@@ -206,8 +220,7 @@ def check_registration(app):
             assert meta, f"{worker}: {task} not registered with metadata: {tasks}"
             assert meta["display_name"] and meta["description"], meta
             names = {o["name"] for o in meta["task_config"]}
-            assert {"min_level", "rules", "timeline_start", "timeline_end"} <= names, names
-            assert ("profile" in names) == (task != "html_report"), names
+            assert names == CONFIG[task], (task, names)
     print(f"openrelik: {len(TASKS)} tasks registered with metadata on both workers")
 
 
@@ -225,32 +238,55 @@ def run_tasks(app, scanner, work, corpus, rules):
     notes = store.upload(hosts, ROOT / "README.md", "README.md", mime="text/plain")
     pair = [host_a, host_b, notes]
     served = []
+    # A damaged EVTX: an input error for the timeline, findings for log_integrity.
+    damaged_src = work / "damaged.evtx"
+    data = bytearray((testdata / "security.evtx").read_bytes())
+    data[4096 + 600: 4096 + 2600] = b"\xff" * 2000
+    damaged_src.write_bytes(bytes(data))
+    damaged = store.upload(hosts, damaged_src, "Damaged.evtx")
+    rules_cfg = {"min_level": ["medium"], "rules": str(ROOT / "rules"),
+                 "timeline_start": "2000-01-01 00:00:00 +00:00", "timeline_end": "2100-01-01 00:00:00"}
+    rules_args = ["--min-level=medium", f"--rules={ROOT / 'rules'}",
+                  "--timeline-start=2000-01-01 00:00:00 +00:00", "--timeline-end=2100-01-01 00:00:00"]
 
     # The timelines and the report, as OpenRelik sends them, against direct runs.
+    # (task, task_config, the direct run's flags, extension, inputs, scanner's exit code)
     cases = [
-        ("csv_timeline", {}, ["csv-timeline", "--ISO-8601", "--profile=timesketch-verbose"], ".csv"),
-        ("jsonl_timeline", {}, ["json-timeline", "--JSONL-output", "--ISO-8601", "--profile=timesketch-verbose"], ".jsonl"),
-        ("csv_timeline",
-         {"profile": "verbose", "min_level": ["medium"], "rules": str(ROOT / "rules"),
-          "timeline_start": "2000-01-01 00:00:00 +00:00", "timeline_end": "2100-01-01 00:00:00"},
-         ["csv-timeline", "--ISO-8601", "--profile=verbose", "--min-level=medium", f"--rules={ROOT / 'rules'}",
-          "--timeline-start=2000-01-01 00:00:00 +00:00", "--timeline-end=2100-01-01 00:00:00"], ".csv"),
+        ("csv_timeline", {}, ["csv-timeline", "--ISO-8601", "--profile=timesketch-verbose"], ".csv", pair, 0),
+        ("jsonl_timeline", {}, ["json-timeline", "--JSONL-output", "--ISO-8601", "--profile=timesketch-verbose"],
+         ".jsonl", pair, 0),
+        ("csv_timeline", {"profile": "verbose", **rules_cfg},
+         ["csv-timeline", "--ISO-8601", "--profile=verbose", *rules_args], ".csv", pair, 0),
+        ("log_integrity", {}, ["log-integrity", "--ISO-8601"], ".csv", pair, 0),
+        ("log_integrity", {"time_tolerance": "0", "recover_records": True, "timeout": "600"},
+         ["log-integrity", "--ISO-8601", "--time-tolerance=0", "--recover-records"], ".csv",
+         [host_a, host_b, damaged, notes], 3),
+        ("coverage", {}, ["coverage", "--ISO-8601"], ".csv", pair, 0),
+        ("coverage", rules_cfg, ["coverage", "--ISO-8601", *rules_args], ".csv", pair, 0),
     ]
-    pending = [(send(app, task, pair, store.folder(), cfg), task, args, ext) for task, cfg, args, ext in cases]
+    pending = [(send(app, task, files, store.folder(), cfg), task, args, ext, files, code)
+               for task, cfg, args, ext, files, code in cases]
     report_out = store.folder()
     report = send(app, "html_report", pair, report_out)
-    for r, task, args, ext in pending:
+    for r, task, args, ext, files, code in pending:
         res = decode(r.get(timeout=300))
         served.append(r.id)
         out = only_output(res)
         ref = work / f"direct-{r.id}{ext}"
-        rc = direct(scanner, [host_a, host_b], args, ref)
-        assert rc == 0, f"direct run exit {rc}"
+        evtx = [f for f in files if f is not notes]
+        rc = direct(scanner, evtx, args, ref)
+        assert rc == code, f"direct run exit {rc}"
         assert out.read_bytes() == ref.read_bytes(), f"{task}: {out} differs from the direct run {ref}"
         assert res["meta"]["skipped_inputs"] == ["README.md"], res["meta"]
-        assert res["meta"]["scanner_exit_code"] == 0, res["meta"]
-        print(f"openrelik: {task} {args[2:]}: {out.stat().st_size} bytes, byte for byte the direct run's")
-        if ext == ".csv" and "timesketch-verbose" in args[2]:
+        assert res["meta"]["scanner_exit_code"] == code, res["meta"]
+        body = out.read_text(encoding="utf-8").splitlines()
+        assert len(body) > 1, f"{task}: no row in {out}"
+        if task == "log_integrity" and damaged in files:
+            # Its records unreadable (exit 3, in the result), its checksums a finding.
+            assert any("Damaged.evtx" in l and "checksum" in l for l in body), body
+            assert any("Damaged.evtx" in e for e in res["meta"]["input_errors"]), res["meta"]
+        print(f"openrelik: {task} {args[1:]}: {len(body) - 1} rows, byte for byte the direct run's")
+        if task == "csv_timeline" and "--profile=timesketch-verbose" in args:
             files = {row["EvtxFile"] for row in rows(out)}
             want = {f"{h['uuid']}/Security.evtx" for h in (host_a, host_b)}
             seen = {w for w in want if any(f.endswith(w) for f in files)}
@@ -264,12 +300,7 @@ def run_tasks(app, scanner, work, corpus, rules):
     assert sorted(os.listdir(report_out)) == [only_output(res).name], os.listdir(report_out)
     print(f"openrelik: html_report: {len(html)} characters of HTML, nothing else left in the folder")
 
-    # A damaged EVTX: reported in the result, the rest scanned.
-    damaged_src = work / "damaged.evtx"
-    data = bytearray((testdata / "security.evtx").read_bytes())
-    data[4096 + 600: 4096 + 2600] = b"\xff" * 2000
-    damaged_src.write_bytes(bytes(data))
-    damaged = store.upload(hosts, damaged_src, "Damaged.evtx")
+    # The damaged EVTX in a timeline: reported in the result, the rest scanned.
     r = send(app, "csv_timeline", [host_a, damaged], store.folder())
     res = decode(r.get(timeout=300))
     served.append(r.id)
@@ -307,6 +338,21 @@ def run_tasks(app, scanner, work, corpus, rules):
 
     wait_for("the stopped task's scratch folder removed", emptied, 60)
     print(f"openrelik: a task stopped while scanner ran ({len(many)} inputs) left nothing in its folder")
+
+    # The same input with a 1 s timeout: the task fails, saying so, and its scanner and
+    # scratch folder are gone by the time its result is stored.
+    timed_out = store.folder()
+    r = send(app, "csv_timeline", many, timed_out, {**cfg, "timeout": "1"})
+    try:
+        r.get(timeout=120)
+        sys.exit("FAIL: the task past its timeout succeeded")
+    except Exception as e:  # noqa: BLE001 - the task's failure is what is expected
+        message = str(e)
+    assert r.state == "FAILURE" and "1 s timeout" in message and "no output written" in message, (r.state, message)
+    left = _scanner_pids(f"--output={timed_out}/".encode())
+    assert not left, f"scanner still running after the timeout: {left}"
+    assert os.listdir(timed_out) == [], f"the timed-out task left {os.listdir(timed_out)}"
+    print(f"openrelik: a task past its 1 s timeout failed ({message}); no scanner, nothing in its folder")
     return served
 
 

@@ -24,19 +24,31 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "packages installed in $(( $(date +%s) - t )) s"
 fi
 
+# The packages whose tests run under Wine: scanner-files (the file system seam),
+# scanner-timeline (the spilling sort) and scanner-cli (every command end to end: outputs
+# and their atomic writing, path forms, discovery, archives, timelines, reports), unit
+# and integration tests. The other crates' tests are not run under Wine yet.
+test_pkgs=(-p scanner-files -p scanner-timeline -p scanner-cli)
 t=$(date +%s)
 if [ -n "${WINDOWS_EXE:-}" ]; then
   exe=$(realpath "$WINDOWS_EXE")   # a scanner.exe built already
-else
+elif [ "${NO_WINE_TESTS:-0}" = 1 ]; then
   exe=$(realpath "$(.ci/windows/build.sh)")
   say "scanner.exe built in $(( $(date +%s) - t )) s: $(stat -c %s "$exe") bytes"
+else
+  # scanner.exe and the test binaries in one cargo run: they share every dependency and
+  # the standard library built, and the integration tests run this scanner.exe.
+  exe=$(realpath "$(.ci/windows/build.sh tests "${test_pkgs[@]}")")
+  say "scanner.exe and the test binaries built in $(( $(date +%s) - t )) s: scanner.exe $(stat -c %s "$exe") bytes"
 fi
 
 work=$(mktemp -d)
 export WINEPREFIX="$work/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 wine=/usr/lib/wine/wine64
-# The prefix's wineserver ended before its folder is removed.
-trap '/usr/lib/wine/wineserver -k 2>/dev/null; rm -rf "$work" 2>/dev/null || { sleep 2; rm -rf "$work"; }' EXIT
+# The prefix's wineserver ended (and waited for) before its folder is removed; each
+# step may fail (no server left running) without failing the stage under set -e.
+trap '/usr/lib/wine/wineserver -k 2>/dev/null || true; /usr/lib/wine/wineserver -w 2>/dev/null || true
+  rm -rf "$work" 2>/dev/null || { sleep 2; rm -rf "$work"; }' EXIT
 t=$(date +%s)
 $wine wineboot -i >/dev/null 2>&1
 # Wine 8 has no bcryptprimitives.dll, whose ProcessPrng the standard library calls.
@@ -149,10 +161,34 @@ after=$(find "$wtemp" -mindepth 1 -maxdepth 1 | wc -l)
   { echo "Ctrl-C: exit $rc, left: $(ls -A "$ctrl") $(find "$wtemp" -mindepth 1)"; exit 1; }
 say "Ctrl-C while spilling: exit 130, $spilled spilled file(s) removed, no output"
 
+echo "== windows: update-rules without git.exe"
+# update-rules runs git; no Windows git.exe exists here (README, "Building for Windows"),
+# so what is checked is the failure: clear, exit 1, nothing installed.
+upd="$work/update-rules"
+mkdir -p "$upd"
+rc=0
+run_exe update-rules -r "$(win "$upd/rules")" --url "file:///$(win "$upd/repo" | tr '\\' /)" \
+  >"$upd/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "cannot run git" "$upd/out" && grep -q "previous rule set, if any, is unchanged" "$upd/out" &&
+  [ ! -e "$upd/rules" ] ||
+  { echo "update-rules without git: exit $rc, $(ls -A "$upd")"; cat "$upd/out"; exit 1; }
+say "update-rules without git.exe: exit 1, 'cannot run git', no rule folder made"
+
 [ "${NO_WINE_TESTS:-0}" = 1 ] && { say "stage took $(( $(date +%s) - stage_start )) s"; exit 0; }
 echo "== windows: test suites under Wine (CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER)"
 t=$(date +%s)
-CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" .ci/windows/build.sh test \
-  -p scanner-files -p scanner-cli --lib --bins
+# The tests .ci/windows/skip.txt lists (with the reason) are left out.
+skips=()
+while read -r name; do skips+=(--skip "$name"); done < <(grep -v -e '^#' -e '^$' .ci/windows/skip.txt)
+wine_tests() {
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" .ci/windows/build.sh test "${test_pkgs[@]}" \
+    --no-fail-fast -- "${skips[@]}"
+}
+# Once more if a run fails: Wine 8 under load has failed to start a test's scanner.exe
+# (CreateProcess: ERROR_INTERNAL_ERROR, 1359) in one run of four; a real failure fails
+# both runs.
+wine_tests || { say "the test run failed: running it once more"; wine_tests; }
+say "$(( ${#skips[@]} / 2 )) tests left out (.ci/windows/skip.txt)"
 say "test suites under Wine in $(( $(date +%s) - t )) s"
 say "stage took $(( $(date +%s) - stage_start )) s"
+exit 0

@@ -2,8 +2,10 @@
 # Builds scanner.exe (x86_64-pc-windows-gnu) with Debian's Rust (rustc-web, its standard
 # library's source rebuilt with -Zbuild-std) and the MinGW linker, in a target folder of
 # its own so the Linux build is left as it is; prints the path of scanner.exe.
-#   .ci/windows/build.sh            the release build
-#   .ci/windows/build.sh test ARGS  cargo test ARGS for the target (the runner: Wine)
+#   .ci/windows/build.sh             the release build
+#   .ci/windows/build.sh tests ARGS  scanner.exe and the test binaries of ARGS (packages),
+#                                    in one cargo run sharing every dependency built
+#   .ci/windows/build.sh test ARGS   cargo test ARGS for the target (the runner: Wine)
 # The packages: rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 (see windows.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,6 +18,13 @@ cargo=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTUP_T
 # The standard library as Rust ships it for the target (unwinding), with the test crate:
 # the binary and the tests run under Wine then share it and every dependency built.
 std=(-Zbuild-std=std,panic_unwind,test --target x86_64-pc-windows-gnu)
+if [ "${1:-}" = tests ]; then
+  shift
+  # The binary the integration tests run is scanner.exe itself (CARGO_BIN_EXE_scanner).
+  "${cargo[@]}" test --release --no-run "${std[@]}" "$@" >&2
+  echo "$target_dir/x86_64-pc-windows-gnu/release/scanner.exe"
+  exit
+fi
 if [ "${1:-}" = test ]; then
   shift
   "${cargo[@]}" test --release "${std[@]}" "$@"

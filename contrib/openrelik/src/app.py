@@ -13,9 +13,7 @@ REDIS_URL = os.getenv("REDIS_URL")
 celery = Celery(
     broker=REDIS_URL,
     backend=REDIS_URL,
-    # The integrity and coverage reports' tasks go here, one module each, once scanner
-    # has those commands.
-    include=["src.timeline", "src.html_report"],
+    include=["src.timeline", "src.html_report", "src.integrity"],
 )
 # A scan is long: each worker process takes one task at a time, so that a second worker
 # takes the next task rather than it waiting behind the first.

@@ -12,7 +12,7 @@ from .scan import scan
         "display_name": "scanner HTML report",
         "description": "Sigma and Hayabusa rules over Windows event logs: the detections' "
         "summary, chart and tables as an HTML report",
-        "task_config": runner.COMMON_OPTIONS,
+        "task_config": [*runner.COMMON_OPTIONS, runner.TIMEOUT_OPTION],
     },
 )
 def html_report(self, pipe_result=None, input_files=None, output_path=None, workflow_id=None, task_config=None):
@@ -25,4 +25,5 @@ def html_report(self, pipe_result=None, input_files=None, output_path=None, work
         command=["csv-timeline", "--ISO-8601"],
         output=("scanner_report.html", "openrelik:scanner:html_report", "--HTML-report"),
         options=runner.options(task_config),
+        timeout=runner.timeout(task_config),
     )

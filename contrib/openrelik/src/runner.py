@@ -1,13 +1,15 @@
 """Running scanner for a task: the task's options, its inputs laid out, the run watched.
 
 What every task of the worker shares:
-- `options()` turns OpenRelik's `task_config` (profile, minimum level, rules folder,
-  time range) into scanner's flags, refusing values scanner would misread;
+- `options()` and `integrity_options()` turn OpenRelik's `task_config` (profile,
+  minimum level, rules folder, time range; log-integrity's time tolerance and slack
+  records) into scanner's flags, refusing values scanner would misread; `timeout()`
+  is the task's time limit (its `timeout` option, never above the worker's);
 - `lay_out()` hard-links the inputs into a folder of the task, each under its own
   OpenRelik file (its uuid), then its original path (or display name): two hosts'
   `Security.evtx` stay apart, and the timeline's EvtxFile names the OpenRelik file;
 - `run()` runs scanner there, sends OpenRelik's `task-progress` events while it runs,
-  stops it at the timeout or when the task is stopped (scanner then removes its
+  stops it at the time limit or when the task is stopped (scanner then removes its
   unfinished output: nothing half-written carries the output's name), and returns what
   scanner reported about its inputs;
 - `result()` builds the task result, with scanner's input errors in `meta` and in the
@@ -96,6 +98,33 @@ COMMON_OPTIONS = [
     },
 ]
 
+# A task's own limit (`timeout` in its task_config) can only be lower than the worker's.
+TIMEOUT_OPTION = {
+    "name": "timeout",
+    "label": "Timeout (seconds)",
+    "description": "Stop scanner and fail the task after this many seconds "
+    "(default and most: the worker's SCANNER_TASK_TIMEOUT).",
+    "type": "text",
+    "required": False,
+}
+INTEGRITY_OPTIONS = [
+    {
+        "name": "time_tolerance",
+        "label": "Time tolerance (seconds)",
+        "description": "scanner's --time-tolerance: how far a record's time may go back "
+        "from the one before it before it is a finding (default: 60).",
+        "type": "text",
+        "required": False,
+    },
+    {
+        "name": "recover_records",
+        "label": "Records in slack space",
+        "description": "scanner's -x: records carved from chunk slack are findings too.",
+        "type": "checkbox",
+        "required": False,
+    },
+]
+
 # A time as scanner's --timeline-start/-end take it (digits, separators, an offset).
 _TIME = re.compile(r"^[0-9][0-9 :.TZ+\-]{3,40}$")
 
@@ -130,6 +159,34 @@ def options(task_config, profile_default=None):
                 raise TaskError(f"{key}: {value!r} is not a time (e.g. 2024-03-01 00:00:00 +00:00)")
             args.append(f"--{key.replace('_', '-')}={value}")
     return args
+
+
+def integrity_options(task_config):
+    """log-integrity's flags for `task_config`."""
+    cfg = {k: v for k, v in (task_config or {}).items() if v not in (None, "", [])}
+    args = []
+    if "time_tolerance" in cfg:
+        args.append(f"--time-tolerance={_seconds('time_tolerance', cfg['time_tolerance'], 0)}")
+    if cfg.get("recover_records") in (True, "true", "True", "on", "1", 1):
+        args.append("--recover-records")
+    return args
+
+
+def timeout(task_config):
+    """The task's limit in seconds: its `timeout` option if set (at least 1, at most
+    the worker's), else the worker's."""
+    value = (task_config or {}).get("timeout")
+    if value in (None, "", []):
+        return TIMEOUT
+    return min(float(_seconds("timeout", value, 1)), TIMEOUT)
+
+
+def _seconds(key, value, least):
+    """A whole number of seconds from 0 to 2^32 - 1 (least: its smallest)."""
+    text = str(_one(value)).strip()
+    if not re.fullmatch(r"[0-9]{1,10}", text) or not least <= int(text) < 2**32:
+        raise TaskError(f"{key}: {text!r} is not a number of seconds (at least {least})")
+    return int(text)
 
 
 def _one(value):
@@ -218,9 +275,9 @@ def stoppable():
         signal.signal(signal.SIGTERM, previous)
 
 
-def run(task, args, work):
-    """Runs `scanner ARGS -d .` over the inputs laid out in `work` (a `work_folder`);
-    returns (exit code, scanner's standard-error lines)."""
+def run(task, args, work, limit=TIMEOUT):
+    """Runs `scanner ARGS -d .` over the inputs laid out in `work` (a `work_folder`),
+    stopped past `limit` seconds; returns (exit code, scanner's standard-error lines)."""
     err_path = os.path.join(work.folder, "stderr.txt")
     command = [SCANNER, *args, "-d", "."]
     work.command = command
@@ -237,15 +294,14 @@ def run(task, args, work):
     try:
         while process.poll() is None:
             elapsed = time.monotonic() - started
-            if elapsed > TIMEOUT:
+            if elapsed >= limit:
                 _stop(process)
                 raise TaskError(
-                    f"scanner ran past the {TIMEOUT:.0f} s timeout (SCANNER_TASK_TIMEOUT): "
-                    "stopped, no output written"
+                    f"scanner ran past the task's {limit:g} s timeout: stopped, no output written"
                 )
             task.send_event("task-progress", data={"seconds": round(elapsed)})
             try:
-                process.wait(PROGRESS_SECONDS)
+                process.wait(min(PROGRESS_SECONDS, limit - elapsed))
             except subprocess.TimeoutExpired:
                 pass
     except _Stopped:

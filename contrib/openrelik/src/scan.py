@@ -6,10 +6,10 @@ from openrelik_worker_common.task_utils import create_task_result
 from . import runner
 
 
-def scan(task, *, pipe_result, input_files, output_path, workflow_id, command, output, options):
+def scan(task, *, pipe_result, input_files, output_path, workflow_id, command, output, options, timeout=None):
     """Runs scanner's `command` (its arguments before the output flag) over the task's
-    inputs, writing `output` (display name, data type, the flag that names the file);
-    returns the task result."""
+    inputs, writing `output` (display name, data type, the flag that names the file),
+    stopped after `timeout` seconds (default: the worker's); returns the task result."""
     files, skipped = runner.inputs(pipe_result, input_files)
     if not files:
         return create_task_result(
@@ -25,5 +25,5 @@ def scan(task, *, pipe_result, input_files, output_path, workflow_id, command, o
         if flag != "--output":
             # The HTML report comes with a timeline, which this task does not keep.
             args.append("--output=" + runner.os.devnull)
-        code, messages = runner.run(task, args, work)
+        code, messages = runner.run(task, args, work, timeout or runner.TIMEOUT)
         return runner.result(work, [out.to_dict()], workflow_id, code, messages, skipped)

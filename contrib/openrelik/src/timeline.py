@@ -4,7 +4,7 @@ from . import runner
 from .app import celery
 from .scan import scan
 
-TASK_CONFIG = [runner.PROFILE_OPTION, *runner.COMMON_OPTIONS]
+TASK_CONFIG = [runner.PROFILE_OPTION, *runner.COMMON_OPTIONS, runner.TIMEOUT_OPTION]
 
 
 @celery.task(
@@ -27,6 +27,7 @@ def csv_timeline(self, pipe_result=None, input_files=None, output_path=None, wor
         command=["csv-timeline", "--ISO-8601"],
         output=("scanner_timeline.csv", "openrelik:scanner:csv_timeline", "--output"),
         options=runner.options(task_config, "timesketch-verbose"),
+        timeout=runner.timeout(task_config),
     )
 
 
@@ -50,4 +51,5 @@ def jsonl_timeline(self, pipe_result=None, input_files=None, output_path=None, w
         command=["json-timeline", "--JSONL-output", "--ISO-8601"],
         output=("scanner_timeline.jsonl", "openrelik:scanner:jsonl_timeline", "--output"),
         options=runner.options(task_config, "timesketch-verbose"),
+        timeout=runner.timeout(task_config),
     )

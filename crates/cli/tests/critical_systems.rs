@@ -341,6 +341,7 @@ fn config_critical_systems_writes_where_the_timeline_reads() {
 }
 
 /// A Security 4768 (a domain controller) on each computer named, as EVTX in `name`.
+#[cfg(unix)] // for the Unix-only tests below (links, permissions)
 fn dc_log(s: &Setup, name: &str, computers: &[&str]) -> &'static str {
     let mut xml = String::from("<Events>\n");
     for (i, c) in computers.iter().enumerate() {

@@ -564,6 +564,7 @@ fn a_set_others_may_write_to_is_neither_updated_nor_used() {
 const RULE_CAP: u64 = 4 << 20;
 
 /// Makes `repo/rel` a file of `len` zero bytes (sparse: nothing is written to disk).
+#[cfg(unix)] // for the Unix-only tests of large files and memory
 fn zeros(repo: &Path, rel: &str, len: u64) {
     let p = repo.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -573,6 +574,7 @@ fn zeros(repo: &Path, rel: &str, len: u64) {
 /// Lets git stream blobs over 1 MiB in `repo`: `git add` hashes a large file without
 /// holding it, and the serving side of a clone (upload-pack reads this repository's
 /// config) sends it as it is stored, so the peak a test measures is the update's own.
+#[cfg(unix)] // for the Unix-only tests of large files and memory
 fn stream_big_blobs(fx: &Fixture, repo: &Path) {
     fx.git(repo, &["config", "core.bigFileThreshold", "1m"]);
 }
@@ -634,6 +636,7 @@ fn measured(mut c: Command) -> (Output, u64) {
 
 /// The most memory (KiB) an update of the tests' small repositories may take at its
 /// peak, git included: a file read whole, or inflated whole by git, passes it.
+#[cfg(unix)] // for the Unix-only tests of large files and memory
 const PEAK_KIB: u64 = 100_000;
 
 #[cfg(unix)]

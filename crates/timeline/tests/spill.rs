@@ -45,7 +45,8 @@ fn spilled_rows_merge_in_order_and_errors_name_the_run() {
     let tmp = std::env::temp_dir().join(format!("scanner-timeline-spill-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
-    std::env::set_var("TMPDIR", &tmp);
+    // The variable the standard library's temp_dir reads: TMPDIR on Unix, TMP on Windows.
+    std::env::set_var(if cfg!(windows) { "TMP" } else { "TMPDIR" }, &tmp);
     assert_eq!(std::env::temp_dir(), tmp);
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");

@@ -4,7 +4,6 @@
 //! count errors by file or by kind. Also the text of errors from other crates as it goes
 //! into an [`ErrorKind`]: an error with its sources ([`chain`]), a caught panic's message.
 
-use crate::evtx::ChunkFault;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -16,6 +15,27 @@ pub struct InputError {
     file: PathBuf,
     at: Position,
     kind: ErrorKind,
+}
+
+/// What is wrong with an EVTX chunk's checksums (`evtx::chunk_fault`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkFault {
+    /// Its header does not parse, or its free space offset is past its end.
+    Unreadable,
+    /// Its header's CRC32 does not match.
+    Header {
+        /// As stored.
+        stored: u32,
+        /// As computed.
+        computed: u32,
+    },
+    /// Its records' CRC32 does not match (its header's does).
+    Records {
+        /// As stored.
+        stored: u32,
+        /// As computed.
+        computed: u32,
+    },
 }
 
 /// Where in its file an [`InputError`] is.
@@ -82,7 +102,7 @@ pub enum ErrorKind {
     DamagedChunk(String),
     /// A chunk whose checksums do not hold (its header or records CRC32 does not match,
     /// or its header does not parse), with checksums validated (`-V`): not read.
-    ChunkChecksum(crate::evtx::ChunkFault),
+    ChunkChecksum(ChunkFault),
     /// A last chunk cut short; its complete records are read.
     TruncatedChunk {
         /// The bytes of the chunk the file holds.

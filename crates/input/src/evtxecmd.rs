@@ -15,8 +15,8 @@
 
 use crate::error::{ErrorKind, InputError, Position};
 use crate::flatten::Flattener;
-use crate::json::Row;
 use crate::record::RecordView;
+use crate::rows::Row;
 use scanner_rules::FieldTable;
 use serde_json::{Map, Value};
 use std::io::{BufRead, Read};

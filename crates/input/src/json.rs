@@ -2,6 +2,7 @@
 //! event handed to a callback as it is parsed (an array is streamed, never collected).
 
 use crate::error::{ErrorKind, InputError, Position};
+use crate::rows::Row;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
@@ -22,15 +23,6 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
         let n = buf.len();
         reader.consume(n);
     }
-}
-
-/// What a reader of event values (JSON events, EvtxECmd's rows) hands on, in order: an
-/// event with where it is, or a problem.
-pub(crate) enum Row<'v> {
-    /// An event, and its line or its number in an array.
-    Event(&'v serde_json::Value, Position),
-    /// A problem; reading goes on or ends as the error says.
-    Error(InputError),
 }
 
 /// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.

@@ -67,6 +67,7 @@ mod json;
 mod not_read;
 mod read_file;
 mod record;
+mod rows;
 mod shape;
 mod source;
 mod timestamp;
@@ -79,12 +80,14 @@ pub use archive::{
 };
 pub use channel::split_by_channel;
 pub use discover::{discover, discover_all, Discovered, InputFile, InputKind, NotRead};
-pub use error::{panic_message, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN};
+pub use error::{
+    panic_message, ChunkFault, ErrorKind, InputError, Message, Position, Reason, MAX_TIME_SHOWN,
+};
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::first_channel;
 pub use evtx::{
-    push_padded, read_evtx, read_evtx_file, settings, settings_with, ChunkFault, Content,
-    EvtxCounts, EvtxRead, RawRecord, TypedState,
+    push_padded, read_evtx, read_evtx_file, settings, settings_with, Content, EvtxCounts, EvtxRead,
+    RawRecord, TypedState,
 };
 pub use flatten::Flattener;
 pub use format::{format_of, sniff, sniff_open, Format};

@@ -12,7 +12,7 @@
 
 use crate::evtx::read_evtx_source;
 use crate::format::stream_of;
-use crate::json::Row;
+use crate::rows::Row;
 use crate::source::Source;
 use crate::ErrorKind;
 use crate::{

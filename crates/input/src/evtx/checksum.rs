@@ -2,32 +2,11 @@
 //! (512 to the free space offset), unless its flags say it keeps none. `-V` reads only
 //! the chunks that pass; `log-integrity` reports the others.
 
-use crate::error::ErrorKind;
+use crate::error::{ChunkFault, ErrorKind};
 use evtx::{ChunkFlags, EvtxChunkHeader};
 
 /// The chunk header's size, where its records start.
 const CHUNK_HEADER: usize = 512;
-
-/// What is wrong with a chunk's checksums.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChunkFault {
-    /// Its header does not parse, or its free space offset is past its end.
-    Unreadable,
-    /// Its header's CRC32 does not match.
-    Header {
-        /// As stored.
-        stored: u32,
-        /// As computed.
-        computed: u32,
-    },
-    /// Its records' CRC32 does not match (its header's does).
-    Records {
-        /// As stored.
-        stored: u32,
-        /// As computed.
-        computed: u32,
-    },
-}
 
 /// What is wrong with the chunk `bytes` (a whole chunk), if anything, with its header
 /// when that reads.

@@ -27,7 +27,6 @@ use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
 use crate::flatten::{Flattener, Nulls};
 use crate::record::RecordView;
 pub(crate) use checksum::chunk_fault;
-pub use checksum::ChunkFault;
 use chunk::chunk_records;
 pub(crate) use chunks::{all_zero, ChunkFile};
 use evtx::err::ChunkError;

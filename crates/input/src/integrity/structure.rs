@@ -3,8 +3,9 @@
 //! its chunks read as the reader reads them (`ChunkFile`), one buffer for all.
 
 use super::{Finding, Kind, Severity};
+use crate::error::ChunkFault;
 use crate::error::{ErrorKind, InputError, Position};
-use crate::evtx::{all_zero, chunk_fault, ChunkFault, ChunkFile, CHUNK_SIZE};
+use crate::evtx::{all_zero, chunk_fault, ChunkFile, CHUNK_SIZE};
 use crate::Format;
 use evtx::{EvtxChunkHeader, EvtxFileHeader, HeaderFlags};
 use std::path::Path;

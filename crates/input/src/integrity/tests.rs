@@ -2,8 +2,8 @@
 //! give exactly the finding planted, and a clean log none.
 
 use super::*;
+use crate::error::ChunkFault;
 use crate::evtx::test_log::TempFile;
-use crate::evtx::ChunkFault;
 use crate::{walk, InputFile, WalkSettings};
 use scanner_evtx_writer::{
     flip_byte, to_slack, Element, Event, EvtxWriter, Value, WriterOptions, EVENT_NS,

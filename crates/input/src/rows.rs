@@ -1,0 +1,13 @@
+//! What the readers of event values (JSON events, EvtxECmd's rows) hand to the file's
+//! reading, one at a time.
+
+use crate::error::{InputError, Position};
+
+/// What a reader of event values (JSON events, EvtxECmd's rows) hands on, in order: an
+/// event with where it is, or a problem.
+pub(crate) enum Row<'v> {
+    /// An event, and its line or its number in an array.
+    Event(&'v serde_json::Value, Position),
+    /// A problem; reading goes on or ends as the error says.
+    Error(InputError),
+}

@@ -86,8 +86,8 @@ pub use error::{
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::first_channel;
 pub use evtx::{
-    push_padded, read_evtx, read_evtx_file, settings, settings_with, Content, EvtxCounts, EvtxRead,
-    RawRecord, TypedState,
+    push_padded, read_evtx, settings, settings_with, Content, EvtxCounts, EvtxRead, RawRecord,
+    TypedState,
 };
 pub use flatten::Flattener;
 pub use format::{format_of, sniff, sniff_open, Format};

@@ -160,7 +160,15 @@ pub fn read_evtx<S>(
     err: impl Fn(InputError) + Sync + Send,
 ) -> EvtxCounts {
     match std::fs::File::open(path) {
-        Ok(file) => read_evtx_file(path, file, size, read, init, f, err),
+        Ok(file) => read_evtx_source(
+            path,
+            crate::source::Source::File(file),
+            size,
+            read,
+            init,
+            f,
+            err,
+        ),
         Err(e) => {
             err(InputError::new(
                 path,
@@ -172,27 +180,8 @@ pub fn read_evtx<S>(
     }
 }
 
-/// [`read_evtx`] on `file`, already opened from `path` (at any position), as
-/// [`crate::sniff_open`] hands it over.
-pub fn read_evtx_file<S, I, F, E>(
-    path: &Path,
-    file: std::fs::File,
-    size: u64,
-    read: EvtxRead,
-    init: I,
-    f: F,
-    err: E,
-) -> EvtxCounts
-where
-    I: Fn() -> S + Sync + Send,
-    F: Fn(&mut S, RawRecord<'_>) + Sync + Send,
-    E: Fn(InputError) + Sync + Send,
-{
-    let file = crate::source::Source::File(file);
-    read_evtx_source(path, file, size, read, init, f, err)
-}
-
-/// [`read_evtx_file`] on `file`, a file or bytes in memory (an archive's member).
+/// [`read_evtx`] on `file`, a file (at any position) or bytes in memory (an archive's
+/// member).
 pub(crate) fn read_evtx_source<S, I, F, E>(
     path: &Path,
     file: crate::source::Source,

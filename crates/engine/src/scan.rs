@@ -15,7 +15,9 @@ use crate::sort::{lock, RowStore};
 use rayon::prelude::*;
 use scanner_input::Flattener;
 use scanner_input::RecordView;
-use scanner_input::{Format, InputError, InputFile, IntegrityFields, Position, RecordLog, Tally};
+use scanner_input::{
+    ChunkTally, Format, InputError, InputFile, IntegrityFields, Position, RecordLog, Tally,
+};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -311,10 +313,11 @@ pub fn scan(
         fields: table,
         recover: opts.recover_records,
         validate_checksums: opts.validate_checksums,
+        structure: integrity.is_some(),
     };
     let scan_file = |fi: u32| {
         let f = &files[fi as usize];
-        let n = scanner_input::read_file(
+        let mut n = scanner_input::read_file(
             f,
             read,
             || pool.take(det, fi),
@@ -349,7 +352,8 @@ pub fn scan(
         );
         if let (Some(slot), Some(cx)) = (pool.logs.get(fi as usize), integrity) {
             let log = std::mem::take(&mut *lock(slot));
-            let mut rows = integrity_rows(f, fi, log, cx, &errors);
+            let structure = n.structure.take();
+            let mut rows = integrity_rows(f, fi, log, structure, cx, &errors);
             let bytes = rows.iter().map(DetectInfo::approx_bytes).sum();
             store.push(&mut rows, bytes);
         }
@@ -413,25 +417,30 @@ pub fn scan(
 }
 
 /// The integrity rows of file `f` (number `fi`), its records `log` read: the
-/// structure's findings (EVTX files; not an archive's members) and the records'. A file
-/// the structure check cannot open was reported by the read already; another error of
-/// the check joins `errors`.
+/// `structure`'s findings, taken as the read went (EVTX files; not an archive's
+/// members, as log-integrity), and the records'. A structure that could not be checked
+/// joins `errors`, unless the read reported the file already.
 fn integrity_rows(
     f: &InputFile,
     fi: u32,
     log: RecordLog,
+    structure: Option<ChunkTally>,
     cx: &IntegrityFields,
     errors: &Mutex<Vec<InputError>>,
 ) -> Vec<DetectInfo> {
-    let structure = match &f.member {
-        Some(_) => Vec::new(),
-        None => scanner_input::check_structure(&f.path).unwrap_or_else(|e| {
+    let checked = structure
+        .filter(|_| f.member.is_none())
+        .map(|t| scanner_input::structure_findings(f.name(), t));
+    let structure = match checked {
+        Some(Ok(found)) => found,
+        Some(Err(e)) => {
             let mut errors = errors.lock().unwrap_or_else(|x| x.into_inner());
             if !errors.iter().any(|x| x.file() == e.file()) {
                 errors.push(e);
             }
             Vec::new()
-        }),
+        }
+        None => Vec::new(),
     };
     log.finish(structure, cx)
         .iter()

@@ -86,14 +86,14 @@ pub use error::{
 pub use error_run::{collapse_errors, ErrorRun, RunMessage};
 pub use evtx::first_channel;
 pub use evtx::{
-    push_padded, read_evtx, settings, settings_with, Content, EvtxCounts, EvtxRead, RawRecord,
-    TypedState,
+    push_padded, read_evtx, settings, settings_with, ChunkTally, Content, EvtxCounts, EvtxRead,
+    RawRecord, TypedState,
 };
 pub use flatten::Flattener;
 pub use format::{format_of, sniff, sniff_open, Format};
 pub use integrity::{
-    analyse, check_structure, Check as IntegrityCheck, Finding, IntegrityFields,
-    Kind as IntegrityKind, RecordLog, Severity,
+    analyse, check_structure, structure_findings, Check as IntegrityCheck, Finding,
+    IntegrityFields, Kind as IntegrityKind, RecordLog, Severity, StructureCheck,
 };
 pub use json::{read_json, MAX_LINE};
 pub use read_file::{read_file, FileCounts, ReadSettings, RecordAt, RecordWorker};

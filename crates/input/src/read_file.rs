@@ -11,6 +11,7 @@
 //! XML file is read by one.
 
 use crate::evtx::read_evtx_source;
+use crate::evtx::ChunkTally;
 use crate::format::stream_of;
 use crate::rows::Row;
 use crate::source::Source;
@@ -19,6 +20,7 @@ use crate::{
     panic_message, EvtxRead, Flattener, Format, InputError, InputFile, Position, RecordView,
 };
 use scanner_rules::FieldTable;
+use std::sync::Mutex;
 
 /// What [`read_file`] needs of a worker: the buffers a record is filled into.
 pub trait RecordWorker {
@@ -49,15 +51,22 @@ pub struct ReadSettings<'a> {
     pub recover: bool,
     /// Read an EVTX chunk only when its CRC32s match (`-V`).
     pub validate_checksums: bool,
+    /// Also check an EVTX file's structure (its header and each chunk's CRC32s) as its
+    /// chunks are read (`--integrity`): [`FileCounts::structure`].
+    pub structure: bool,
 }
 
 /// What reading one file gave.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct FileCounts {
     /// Records read (not counting those recovered from slack space).
     pub records: u64,
     /// Records recovered from slack space.
     pub recovered: u64,
+    /// With [`ReadSettings::structure`], an EVTX file's header and chunks as read, for
+    /// [`crate::structure_findings`]; `None` for other formats, or when the file did not
+    /// open as EVTX.
+    pub structure: Option<ChunkTally>,
 }
 
 /// Reads the input file `input` (a file, or a member of an archive read from a private
@@ -109,11 +118,13 @@ where
                 typed: true,
                 validate_checksums: how.validate_checksums,
             };
+            let tally = how.structure.then(|| Mutex::new(ChunkTally::default()));
             let n = read_evtx_source(
                 path,
                 file,
                 size,
                 read,
+                tally.as_ref(),
                 &new_worker,
                 |w, rec| {
                     let (flat, view) = w.buffers();
@@ -137,9 +148,12 @@ where
                 },
                 &report,
             );
+            // A file that did not open as EVTX left its tally without a header.
+            let tally = tally.map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner()));
             FileCounts {
                 records: n.records,
                 recovered: n.recovered,
+                structure: tally.filter(|t| !t.head.is_empty()),
             }
         }
         // Both give serde_json values, one per line or row.
@@ -166,6 +180,7 @@ where
             FileCounts {
                 records,
                 recovered: 0,
+                structure: None,
             }
         }
         Format::Xml => {
@@ -187,6 +202,7 @@ where
             FileCounts {
                 records,
                 recovered: 0,
+                structure: None,
             }
         }
     }));
@@ -248,6 +264,7 @@ mod tests {
             fields: &table,
             recover: false,
             validate_checksums: false,
+            structure: false,
         };
         let errors = Mutex::new(Vec::new());
         let report = |e: InputError| errors.lock().unwrap().push(e.to_string());

@@ -157,6 +157,7 @@ pub fn walk<T: Tally>(
             fields: how.fields,
             recover: how.recover,
             validate_checksums: how.validate_checksums,
+            structure: false,
         };
         let n = read_file(
             f,

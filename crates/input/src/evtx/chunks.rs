@@ -12,6 +12,7 @@
 //!   recognised a block at a time, not byte by byte;
 //! - a file of one chunk has no oldest chunk to look for.
 
+use super::ChunkTally;
 use super::{CHUNK_SIZE, HEADER_SIZE};
 use crate::error::{chain, ErrorKind};
 use crate::source::Source;
@@ -20,6 +21,7 @@ use evtx::{EvtxChunkData, EvtxChunkHeader, EvtxParser};
 use std::cell::Cell;
 use std::io;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// The size of a chunk header: what is read of each chunk to find the oldest.
 const CHUNK_HEADER: usize = 512;
@@ -80,6 +82,15 @@ impl ChunkFile {
     pub(crate) fn chunks(&self) -> Chunks<'_> {
         Chunks::new(&self.file, self.len, self.header_block)
     }
+
+    /// [`Self::chunks`], each whole chunk of the file's count also added to `tally` as
+    /// it is read (`--integrity`'s structure check, from the scan's one read).
+    pub(crate) fn chunks_tallied<'f>(&'f self, tally: &'f Mutex<ChunkTally>) -> Chunks<'f> {
+        Chunks {
+            tally: Some(tally),
+            ..self.chunks()
+        }
+    }
 }
 
 /// The chunks of one EVTX file, read from `file`.
@@ -93,6 +104,8 @@ pub(crate) struct Chunks<'f> {
     oldest: u64,
     /// Whether the walk has passed the end of the file, on to its first chunk.
     wrapped: bool,
+    /// Where the whole chunks of the file's count go as they are read, if anywhere.
+    tally: Option<&'f Mutex<ChunkTally>>,
 }
 
 impl<'f> Chunks<'f> {
@@ -107,6 +120,7 @@ impl<'f> Chunks<'f> {
             next: oldest,
             oldest,
             wrapped: false,
+            tally: None,
         }
     }
 
@@ -125,6 +139,9 @@ impl<'f> Chunks<'f> {
         if all_zero(&buf) {
             recycle(buf);
             return Ok(None);
+        }
+        if let Some(t) = self.tally.filter(|_| n < self.count) {
+            t.lock().unwrap_or_else(|e| e.into_inner()).add(n, &buf);
         }
         let mut d = EvtxChunkData::new(buf, false).map_err(|e| chunk_error(n, e))?;
         d.number = Some(n);

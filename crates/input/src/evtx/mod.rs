@@ -26,7 +26,7 @@ pub use value_text::push_padded;
 use crate::error::{chain, panic_message, ErrorKind, InputError, Position};
 use crate::flatten::{Flattener, Nulls};
 use crate::record::RecordView;
-pub(crate) use checksum::chunk_fault;
+pub use checksum::ChunkTally;
 use chunk::chunk_records;
 pub(crate) use chunks::{all_zero, ChunkFile};
 use evtx::err::ChunkError;
@@ -38,7 +38,7 @@ use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A record handed to the scan: what fills its view and, for EVTX, its header record id.
 pub struct RawRecord<'a> {
@@ -160,15 +160,10 @@ pub fn read_evtx<S>(
     err: impl Fn(InputError) + Sync + Send,
 ) -> EvtxCounts {
     match std::fs::File::open(path) {
-        Ok(file) => read_evtx_source(
-            path,
-            crate::source::Source::File(file),
-            size,
-            read,
-            init,
-            f,
-            err,
-        ),
+        Ok(file) => {
+            let file = crate::source::Source::File(file);
+            read_evtx_source(path, file, size, read, None, init, f, err)
+        }
         Err(e) => {
             err(InputError::new(
                 path,
@@ -181,12 +176,15 @@ pub fn read_evtx<S>(
 }
 
 /// [`read_evtx`] on `file`, a file (at any position) or bytes in memory (an archive's
-/// member).
+/// member); with `tally`, the file's header and each whole chunk also go there as they
+/// are read (the structure check of `--integrity`).
+#[allow(clippy::too_many_arguments)] // read_evtx's six, the source, and the tally
 pub(crate) fn read_evtx_source<S, I, F, E>(
     path: &Path,
     file: crate::source::Source,
     size: u64,
     read: EvtxRead,
+    tally: Option<&Mutex<ChunkTally>>,
     init: I,
     f: F,
     err: E,
@@ -204,6 +202,13 @@ where
             return EvtxCounts::default();
         }
     };
+    if let Some(t) = tally {
+        let mut head = vec![0u8; 128];
+        match file.read_header(&mut head) {
+            Ok(_) => t.lock().unwrap_or_else(|e| e.into_inner()).head = head,
+            Err(e) => err(InputError::new(path, Position::None, ErrorKind::Io(e))),
+        }
+    }
     let records = AtomicU64::new(0);
     let recovered = AtomicU64::new(0);
     let chunk = |state: &mut S, c: Result<EvtxChunkData, evtx::err::EvtxError>| {
@@ -266,6 +271,10 @@ where
         records.fetch_add(live, Ordering::Relaxed);
         recovered.fetch_add(carved, Ordering::Relaxed);
     };
+    let chunks = || match tally {
+        Some(t) => file.chunks_tallied(t),
+        None => file.chunks(),
+    };
     // A last, partial chunk (a truncated file): the parser stops before it.
     let tail = (size > HEADER_SIZE && (size - HEADER_SIZE) % CHUNK_SIZE >= 512)
         .then(|| (size - HEADER_SIZE) / CHUNK_SIZE);
@@ -273,11 +282,11 @@ where
         let mut state = if size / CHUNK_SIZE > PARALLEL_CHUNKS {
             // By reference: the tail below uses the closure again.
             let each = &chunk;
-            file.chunks().par_bridge().for_each_init(&init, each);
+            chunks().par_bridge().for_each_init(&init, each);
             None
         } else {
             let mut state = init();
-            for c in file.chunks() {
+            for c in chunks() {
                 chunk(&mut state, c);
             }
             Some(state)

@@ -18,7 +18,7 @@ mod records;
 mod structure;
 
 pub use records::{analyse, IntegrityFields, RecordLog};
-pub use structure::check_structure;
+pub use structure::{check_structure, structure_findings, StructureCheck};
 
 use jiff::{SignedDuration, Timestamp};
 

@@ -5,27 +5,45 @@
 use super::{Finding, Kind, Severity};
 use crate::error::ChunkFault;
 use crate::error::{ErrorKind, InputError, Position};
-use crate::evtx::{all_zero, chunk_fault, ChunkFile, CHUNK_SIZE};
+use crate::evtx::{all_zero, ChunkFile, ChunkTally, CHUNK_SIZE};
 use crate::Format;
-use evtx::{EvtxChunkHeader, EvtxFileHeader, HeaderFlags};
+use evtx::{EvtxFileHeader, HeaderFlags};
 use std::path::Path;
+
+/// A file's structural findings, or why its structure could not be checked.
+pub type StructureCheck = Result<Vec<Finding>, InputError>;
 
 /// The structural findings of the file `path` (none for JSON or XML input), or why it
 /// cannot be read (the record walk reports the same file; callers keep one of the two).
-pub fn check_structure(path: &Path) -> Result<Vec<Finding>, InputError> {
+pub fn check_structure(path: &Path) -> StructureCheck {
     let (format, file) = crate::sniff_open(path)?;
     if format != Format::Evtx {
         return Ok(Vec::new());
     }
     let file = ChunkFile::of(crate::source::Source::File(file))
         .map_err(|k| InputError::new(path, Position::None, k))?;
-    let io = |n: Option<u64>, e| {
-        let at = n.map_or(Position::None, Position::Chunk);
-        InputError::new(path, at, ErrorKind::Io(e))
-    };
-    let mut head = [0u8; 128];
-    file.read_header(&mut head).map_err(|e| io(None, e))?;
-    let header = EvtxFileHeader::from_bytes(&head).map_err(|e| {
+    let mut tally = ChunkTally::default();
+    let mut buf = vec![0u8; CHUNK_SIZE as usize];
+    for n in 0..file.chunk_count() {
+        let read = file
+            .read_chunk(n, &mut buf)
+            .map_err(|e| InputError::new(path, Position::Chunk(n), ErrorKind::Io(e)))?;
+        if read < buf.len() || all_zero(&buf) {
+            continue;
+        }
+        tally.add(n, &buf);
+    }
+    tally.head = vec![0u8; 128];
+    file.read_header(&mut tally.head)
+        .map_err(|e| InputError::new(path, Position::None, ErrorKind::Io(e)))?;
+    structure_findings(path, tally)
+}
+
+/// The findings of the EVTX file shown as `path`, from the `tally` of its header and
+/// chunks: its header against what its chunks hold, and each chunk that fails its
+/// checksums, in file order.
+pub fn structure_findings(path: &Path, mut tally: ChunkTally) -> StructureCheck {
+    let header = EvtxFileHeader::from_bytes(&tally.head).map_err(|e| {
         InputError::new(
             path,
             Position::None,
@@ -51,30 +69,18 @@ pub fn check_structure(path: &Path) -> Result<Vec<Finding>, InputError> {
     if dirty {
         findings.push(file_level(Kind::Dirty, Severity::Expected));
     }
-    let mut buf = vec![0u8; CHUNK_SIZE as usize];
-    let (mut present, mut last_id) = (0u64, None::<u64>);
-    for n in 0..file.chunk_count() {
-        let read = file.read_chunk(n, &mut buf).map_err(|e| io(Some(n), e))?;
-        if read < buf.len() || all_zero(&buf) {
-            continue;
-        }
-        present += 1;
-        let Some((kind, h)) = check_chunk(n, &buf) else {
-            if let Ok(h) = EvtxChunkHeader::from_bytes(&buf) {
-                if h.first_event_record_id <= h.last_event_record_id {
-                    last_id = last_id.max(Some(h.last_event_record_id));
-                }
-            }
-            continue;
-        };
+    // The reader walks from the oldest chunk, wrapping around: file order here.
+    tally.faults.sort_by_key(|f| f.chunk);
+    for f in tally.faults {
         findings.push(Finding {
-            kind,
+            kind: chunk_kind(f.chunk, f.fault),
             severity: Severity::Certain,
             channel: None,
-            records: h.map(|h| (h.first_event_record_id, h.last_event_record_id)),
+            records: f.records,
             times: None,
         });
     }
+    let (present, last_id) = (tally.present, tally.last_id);
     // An out-of-date header is what Windows leaves in a log it had open.
     let stale = if dirty {
         Severity::Expected
@@ -102,11 +108,9 @@ pub fn check_structure(path: &Path) -> Result<Vec<Finding>, InputError> {
     Ok(findings)
 }
 
-/// What is wrong with chunk `n` (`bytes`, a whole chunk), if anything, as a finding,
-/// with its header when that reads.
-fn check_chunk(n: u64, bytes: &[u8]) -> Option<(Kind, Option<EvtxChunkHeader>)> {
-    let (fault, h) = chunk_fault(bytes)?;
-    let kind = match fault {
+/// The finding of chunk `n`, whose checksums fail as `fault` says.
+fn chunk_kind(n: u64, fault: ChunkFault) -> Kind {
+    match fault {
         ChunkFault::Unreadable => Kind::ChunkUnreadable { chunk: n },
         ChunkFault::Header { stored, computed } => Kind::ChunkHeaderChecksum {
             chunk: n,
@@ -118,6 +122,5 @@ fn check_chunk(n: u64, bytes: &[u8]) -> Option<(Kind, Option<EvtxChunkHeader>)> 
             stored,
             computed,
         },
-    };
-    Some((kind, h))
+    }
 }

@@ -60,9 +60,13 @@ pub(crate) fn findings(
         .par_iter()
         .zip(logs)
         .map(|(f, log)| {
-            let (mut found, error) = match check_structure(&f.path) {
-                Ok(found) => (found, None),
-                Err(e) => (Vec::new(), Some(e)),
+            // An archive's member has its records checked, not its structure: its
+            // bytes are in the archive (as --integrity does).
+            let checked = f.member.is_none().then(|| check_structure(&f.path));
+            let (mut found, error) = match checked {
+                Some(Ok(found)) => (found, None),
+                Some(Err(e)) => (Vec::new(), Some(e)),
+                None => (Vec::new(), None),
             };
             found.extend(log.into_findings());
             (found, error)
@@ -160,7 +164,7 @@ fn table(files: &[InputFile], found: &[(usize, Finding)], time: &TimeFormat) -> 
         let text = |s: Option<String>| Cell::Text(s.unwrap_or_default());
         let number = |n: Option<u64>| n.map_or(Cell::Text(String::new()), Cell::Number);
         t.push(vec![
-            Cell::Text(files[*i].path.display().to_string()),
+            Cell::Text(files[*i].name().display().to_string()),
             Cell::Text(f.kind.name().to_string()),
             Cell::Text(f.severity.name().to_string()),
             text(f.channel.clone()),
@@ -185,7 +189,7 @@ fn write_json(
     use serde_json::{json, Value};
     for (i, f) in found {
         let mut o = json!({
-            "File": files[*i].path.display().to_string(),
+            "File": files[*i].name().display().to_string(),
             "Finding": f.kind.name(),
             "Severity": f.severity.name(),
             "Channel": f.channel,

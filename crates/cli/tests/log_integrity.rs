@@ -103,3 +103,37 @@ fn planted_faults_give_exactly_their_findings() {
     assert_eq!(lines.count(), 7);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A log inside a zip has its records checked (the gap planted in it found, named by
+/// archive and member) and no structure check: no input error for the archive.
+#[test]
+fn a_logs_records_in_an_archive_are_checked_without_an_error() {
+    use support::planted::{log, logons};
+    let dir = scratch("log-integrity-zip");
+    let mut deleted = logons(0, 10);
+    deleted.extend([None, None, None]);
+    deleted.extend(logons(10, 20));
+    let bytes = log("Security", &deleted, Default::default());
+    let zip = dir.join("collection.zip");
+    let mut w = zip::ZipWriter::new(std::fs::File::create(&zip).unwrap());
+    let opts = zip::write::SimpleFileOptions::default();
+    w.start_file("Logs/Security.evtx", opts).unwrap();
+    std::io::Write::write_all(&mut w, &bytes).unwrap();
+    w.finish().unwrap();
+    let z = zip.display().to_string();
+    let run = scanner_utc(&["log-integrity", "-f", &z, "--json", "-U"]);
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("input error"), "{stderr}");
+    let rows: Vec<serde_json::Value> = text(&run.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["Finding"], "record id gap", "{rows:?}");
+    let file = rows[0]["File"].as_str().unwrap();
+    assert!(
+        file.ends_with("collection.zip/Logs/Security.evtx"),
+        "{file}"
+    );
+}

@@ -339,10 +339,19 @@ def run_tasks(app, scanner, work, corpus, rules):
     wait_for("the stopped task's scratch folder removed", emptied, 60)
     print(f"openrelik: a task stopped while scanner ran ({len(many)} inputs) left nothing in its folder")
 
-    # The same input with a 1 s timeout: the task fails, saying so, and its scanner and
-    # scratch folder are gone by the time its result is stored.
+    # A 1 s timeout on a log no scanner reads in a second (a generated million records:
+    # about five seconds' scan on an idle 2-core machine, more under load): the task
+    # fails, saying so, and its scanner and scratch folder are gone by the time its
+    # result is stored.
+    big_log = work / "generated-1m.evtx"
+    subprocess.run([scanner, "evtx", "generate", "--records", "1000000", "--seed", "5",
+                    "-o", str(big_log), "-C"], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    big_in = store.folder()
+    generated = [store.upload(big_in, big_log, "Generated.evtx")]
+    big_log.unlink()
     timed_out = store.folder()
-    r = send(app, "csv_timeline", many, timed_out, {**cfg, "timeout": "1"})
+    r = send(app, "csv_timeline", generated, timed_out, {**cfg, "timeout": "1"})
     try:
         r.get(timeout=120)
         sys.exit("FAIL: the task past its timeout succeeded")
@@ -353,6 +362,7 @@ def run_tasks(app, scanner, work, corpus, rules):
     assert not left, f"scanner still running after the timeout: {left}"
     assert os.listdir(timed_out) == [], f"the timed-out task left {os.listdir(timed_out)}"
     print(f"openrelik: a task past its 1 s timeout failed ({message}); no scanner, nothing in its folder")
+    shutil.rmtree(big_in)
     return served
 
 

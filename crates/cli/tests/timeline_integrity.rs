@@ -48,7 +48,11 @@ fn integrity_rows(header: &[String], rows: &[Vec<String>]) -> Vec<String> {
         .iter()
         .filter(|r| r[c("RuleTitle")].starts_with("Log integrity: "))
         .map(|r| {
-            let file = r[c("EvtxFile")].rsplit('/').next().unwrap().to_string();
+            let file = r[c("EvtxFile")]
+                .rsplit(['/', '\\'])
+                .next()
+                .unwrap()
+                .to_string();
             let details = r[c("Details")].clone();
             // The flipped chunk's CRC32s are whatever the flip made them.
             let details = match details.find("Stored: ") {
@@ -189,7 +193,7 @@ fn planted_faults_are_timeline_rows_in_every_profile() {
             let file = v["EvtxFile"]
                 .as_str()
                 .unwrap()
-                .rsplit('/')
+                .rsplit(['/', '\\'])
                 .next()
                 .unwrap()
                 .to_string();

@@ -30,8 +30,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+#[path = "../../crates/cli/src/mi_alloc.rs"]
+mod mi_alloc;
+
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mi_alloc::Mimalloc = mi_alloc::Mimalloc;
 
 struct Args {
     rounds: usize,

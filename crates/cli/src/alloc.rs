@@ -4,7 +4,7 @@
 
 #[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: crate::mi_alloc::Mimalloc = crate::mi_alloc::Mimalloc;
 
 #[cfg(feature = "jemalloc-prof")]
 #[global_allocator]
@@ -28,8 +28,8 @@ struct ConfString(*const std::ffi::c_char);
 #[cfg(feature = "jemalloc-prof")]
 unsafe impl Sync for ConfString {}
 
-/// mimalloc 2.x option numbers (`mi_option_e` in mimalloc.h), which the -sys crate does
-/// not name.
+/// mimalloc's option numbers (`mi_option_e` in mimalloc.h, the same in versions 2 and 3),
+/// which the -sys crate does not name.
 #[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
 const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 #[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]

@@ -20,6 +20,8 @@ mod integrity;
 mod interrupt;
 mod level_tuning;
 mod metrics;
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc-prof")))]
+mod mi_alloc;
 mod navigator;
 mod output;
 mod phases;

@@ -3,7 +3,7 @@
 //! taken from the rows as they are written (at most [`LISTED_FINDINGS`]).
 
 use scanner_engine::{DetectInfo, Origin, RuleRef};
-use scanner_timeline::{Layout, TimeFormat};
+use scanner_timeline::{Layout, TimeFormat, LIST_SEPARATOR};
 
 /// How many findings the report lists.
 pub const LISTED_FINDINGS: usize = 500;
@@ -78,7 +78,7 @@ impl IntegrityList {
             } else {
                 time.format(r.time)
             },
-            details: rest.join(" ¦ "),
+            details: rest.join(LIST_SEPARATOR),
         });
     }
 

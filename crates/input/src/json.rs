@@ -191,6 +191,28 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_is_not_utf8_is_reported_as_such_and_the_rest_read() {
+        let text = b"{\"n\":1}\n{\"n\":2,\"s\":\"\xff\"}\n {\"n\":3} \r\n\xc2\xa0{\"n\":4}\n";
+        let mut errors = Vec::new();
+        let mut got = Vec::new();
+        let reader = Box::new(std::io::Cursor::new(text.to_vec()));
+        read_json_from(Path::new("u.jsonl"), reader, &mut |row| match row {
+            Row::Event(v, at) => got.push((v.get("n").and_then(Json::as_f64), at)),
+            Row::Error(e) => errors.push(e.to_string()),
+        });
+        // Line 4 starts with a no-break space, which a line is trimmed of.
+        let n = |n: u32, line: u64| (Some(f64::from(n)), Position::Line(line));
+        assert_eq!(got, [n(1, 1), n(3, 3), n(4, 4)]);
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert!(
+            e.contains("u.jsonl: line 2: invalid JSON: not UTF-8"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn an_array_that_stops_parsing_says_after_how_many_events() {
         let (got, errors) = read("array.json", "[{\"n\":1},{\"n\":2},");
         assert_eq!(got, [1, 2]);

@@ -15,10 +15,11 @@
 
 use crate::error::{ErrorKind, InputError, Position};
 use crate::flatten::Flattener;
+use crate::json_tree::{Json, Object, ObjectBuilder};
 use crate::record::RecordView;
 use crate::rows::Row;
 use scanner_rules::FieldTable;
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
@@ -27,7 +28,7 @@ pub(crate) const CSV_HEADER: &str =
     "RecordNumber,EventRecordId,TimeCreated,EventId,Level,Provider,Channel";
 
 /// Whether the JSON object `o` is an EvtxECmd row.
-pub(crate) fn is_row(o: &Map<String, Value>) -> bool {
+pub(crate) fn is_row(o: &Object<'_>) -> bool {
     o.contains_key("EventRecordId") && o.contains_key("EventId") && o.contains_key("Payload")
 }
 
@@ -63,10 +64,10 @@ fn keywords(name: &str) -> Option<&'static str> {
 }
 
 /// The text of a row's field (a CSV cell, or a JSON string or number); None when empty.
-fn text(v: Option<&Value>) -> Option<std::borrow::Cow<'_, str>> {
+fn text<'v>(v: Option<&'v Json<'_>>) -> Option<Cow<'v, str>> {
     match v? {
-        Value::String(s) if !s.is_empty() => Some(s.as_str().into()),
-        Value::Number(n) => Some(n.to_string().into()),
+        Json::Str(s) if !s.is_empty() => Some(Cow::Borrowed(s)),
+        n @ (Json::U64(_) | Json::I64(_) | Json::F64(_)) => n.scalar_text().map(Cow::Owned),
         _ => None,
     }
 }
@@ -75,7 +76,7 @@ impl Flattener {
     /// Fills `view` (cleared) from the EvtxECmd row `o`.
     pub(crate) fn evtxecmd(
         &mut self,
-        o: &Map<String, Value>,
+        o: &Object<'_>,
         table: &FieldTable,
         view: &mut RecordView,
     ) -> Result<(), ErrorKind> {
@@ -105,7 +106,7 @@ impl Flattener {
         let Some(payload) = text(o.get("Payload")) else {
             return Ok(());
         };
-        let payload: Value = serde_json::from_str(&payload)
+        let payload: Json<'_> = serde_json::from_str(&payload)
             .map_err(|e| ErrorKind::UnreadableEvent(format!("its Payload is not JSON: {e}")))?;
         if let Some(data) = payload.get("EventData") {
             self.event_data(data, table, view);
@@ -119,32 +120,30 @@ impl Flattener {
 
     /// `<EventData>` as Json.NET writes it: named `Data` as `Event.EventData.<Name>`,
     /// unnamed ones as `Event.EventData.Data`, other children by their names.
-    fn event_data(&mut self, data: &Value, table: &FieldTable, view: &mut RecordView) {
+    fn event_data(&mut self, data: &Json<'_>, table: &FieldTable, view: &mut RecordView) {
         let Some(data) = data.as_object() else {
             return;
         };
-        for (k, v) in data {
+        for (k, v) in data.iter() {
             if k != "Data" {
                 let mut path = format!("Event.EventData.{k}");
                 xml_json(&mut path, v, table, view);
                 continue;
             }
             let items = match v {
-                Value::Array(a) => a.as_slice(),
+                Json::Array(a) => a.as_slice(),
                 v => std::slice::from_ref(v),
             };
             for item in items {
                 match item {
-                    Value::Object(d) => {
-                        let value = d.get("#text").and_then(Value::as_str).unwrap_or("");
-                        match d.get("@Name").and_then(Value::as_str) {
-                            Some(name) => {
-                                self.data(name, &Value::String(value.into()), table, view)
-                            }
+                    Json::Object(d) => {
+                        let value = d.get("#text").and_then(Json::as_str).unwrap_or("");
+                        match d.get("@Name").and_then(Json::as_str) {
+                            Some(name) => self.data(name, &Json::Str(value.into()), table, view),
                             None => view.push(table, "Event.EventData.Data", value),
                         }
                     }
-                    Value::String(s) => view.push(table, "Event.EventData.Data", s),
+                    Json::Str(s) => view.push(table, "Event.EventData.Data", s),
                     _ => {}
                 }
             }
@@ -155,17 +154,21 @@ impl Flattener {
 /// An element as Json.NET writes XML, under `path`: `@attr` as `<path>_attributes.attr`
 /// (namespace declarations left out, as the EVTX rendering leaves them), `#text` as the
 /// element's value, children by name.
-fn xml_json(path: &mut String, v: &Value, table: &FieldTable, view: &mut RecordView) {
+fn xml_json(path: &mut String, v: &Json<'_>, table: &FieldTable, view: &mut RecordView) {
     match v {
-        Value::String(s) => view.push(table, path, s),
-        Value::Number(_) | Value::Bool(_) => view.push(table, path, &v.to_string()),
-        Value::Array(a) => {
+        Json::Str(s) => view.push(table, path, s),
+        Json::U64(_) | Json::I64(_) | Json::F64(_) | Json::Bool(_) => {
+            if let Some(t) = v.scalar_text() {
+                view.push(table, path, &t);
+            }
+        }
+        Json::Array(a) => {
             for x in a {
                 xml_json(path, x, table, view);
             }
         }
-        Value::Object(m) => {
-            for (k, x) in m {
+        Json::Object(m) => {
+            for (k, x) in m.iter() {
                 let base = path.len();
                 if k == "#text" {
                     xml_json(path, x, table, view);
@@ -187,13 +190,13 @@ fn xml_json(path: &mut String, v: &Value, table: &FieldTable, view: &mut RecordV
                 path.truncate(base);
             }
         }
-        Value::Null => {}
+        Json::Null => {}
     }
 }
 
 /// EvtxECmd's `TimeCreated`: `2024-03-12 09:14:02.2551234` (UTC) in CSV, RFC 3339 or
 /// ServiceStack's `/Date(milliseconds+zone)/` in JSON.
-fn evtxecmd_time(v: &Value) -> Option<jiff::Timestamp> {
+fn evtxecmd_time(v: &Json<'_>) -> Option<jiff::Timestamp> {
     if let Some(ms) = v.as_str().and_then(|s| {
         s.strip_prefix("/Date(")
             .or_else(|| s.strip_prefix("\\/Date("))
@@ -267,13 +270,13 @@ pub(crate) fn read_csv(
             }
         }
         let line = row.position().map_or(0, csv::Position::line);
-        let o: Map<String, Value> = headers
-            .iter()
-            .zip(row.iter())
-            .map(|(h, v)| (h.clone(), Value::String(v.to_string())))
-            .collect();
+        let mut o = ObjectBuilder::with_capacity(headers.len());
+        for (h, v) in headers.iter().zip(row.iter()) {
+            o.insert(Cow::Borrowed(h.as_str()), Json::Str(Cow::Borrowed(v)));
+        }
+        let o = o.build();
         n += 1;
-        sink(Row::Event(&Value::Object(o), Position::Line(line)));
+        sink(Row::Event(&Json::Object(o), Position::Line(line)));
     }
     n
 }

@@ -2,6 +2,7 @@
 //! built, keys are appended to one reusable path buffer, and strings without escapes
 //! are read in place.
 
+use crate::json_tree::Json;
 use crate::record::RecordView;
 use scanner_rules::FieldTable;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -114,6 +115,40 @@ impl Node<'_> {
             path: self.path,
             num: self.num,
             nulls: self.nulls,
+        }
+    }
+}
+
+impl Node<'_> {
+    /// Adds the leaves of `v` as the visitor below adds those of the same JSON text.
+    fn walk(mut self, v: &Json<'_>) {
+        match v {
+            Json::Null => {
+                let _ = Visitor::visit_unit::<serde::de::value::Error>(self);
+            }
+            Json::Bool(b) => self.leaf(if *b { "true" } else { "false" }),
+            Json::U64(n) => self.number(n),
+            Json::I64(n) => self.number(n),
+            Json::F64(n) => self.number(n),
+            Json::Str(s) => self.leaf(s),
+            Json::Array(items) => {
+                for x in items {
+                    self.reborrow().walk(x);
+                }
+            }
+            Json::Object(o) => {
+                for (k, x) in o.iter() {
+                    let base = self.path.len();
+                    if !self.path.is_empty() {
+                        self.path.push('.');
+                    }
+                    let dot = self.path.len();
+                    self.path.push_str(k);
+                    fold_key(self.path, base, dot);
+                    self.reborrow().walk(x);
+                    self.path.truncate(base);
+                }
+            }
         }
     }
 }
@@ -242,13 +277,30 @@ impl Flattener {
     pub(crate) fn push_tree(
         &mut self,
         prefix: &str,
-        value: &serde_json::Value,
+        value: &Json<'_>,
         table: &FieldTable,
         view: &mut RecordView,
     ) {
-        let node = self.node(prefix, Nulls::Empty, table, view);
-        // A `Value` always deserializes: the visitor fails on nothing.
-        let _ = node.deserialize(value);
+        self.path.clear();
+        self.path.push_str(prefix);
+        self.push_tree_here(value, table, view);
+    }
+
+    /// [`Self::push_tree`] at the path already in the flattener's path buffer.
+    pub(crate) fn push_tree_here(
+        &mut self,
+        value: &Json<'_>,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) {
+        Node {
+            view,
+            table,
+            path: &mut self.path,
+            num: &mut self.num,
+            nulls: Nulls::Empty,
+        }
+        .walk(value);
     }
 
     /// Fills `view` from an already parsed JSON value (JSON input files).

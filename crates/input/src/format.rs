@@ -31,7 +31,7 @@ pub(crate) fn stream_of(file: impl Into<Source>) -> std::io::Result<Box<dyn BufR
 pub enum Format {
     /// A Windows event log file.
     Evtx,
-    /// JSON, JSON Lines or a JSON array of events, in any shape [`crate::Flattener::fill_event`] reads.
+    /// JSON, JSON Lines or a JSON array of events, in any shape `shape.rs` reads.
     Json,
     /// Windows Event XML (`<Events><Event>…`).
     Xml,

@@ -2,6 +2,7 @@
 //! event handed to a callback as it is parsed (an array is streamed, never collected).
 
 use crate::error::{ErrorKind, InputError, Position};
+use crate::json_tree::Json;
 use crate::rows::Row;
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -25,30 +26,12 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
     }
 }
 
-/// Scans one JSON file: JSON Lines, one array of events, or concatenated objects.
-/// Hands each event to `f` with where it is (its line, or its number in an array) and
-/// returns how many there were; problems go to `err`, and a line that does not parse
-/// (invalid JSON or UTF-8, nested too deep, longer than [`MAX_LINE`]) ends only that
-/// line.
-pub fn read_json<S, F, E>(path: &Path, state: &mut S, f: F, err: E) -> u64
-where
-    F: Fn(&mut S, &serde_json::Value, Position),
-    E: Fn(InputError),
-{
-    match crate::format::open_stream(path) {
-        Ok(reader) => read_json_from(path, reader, &mut |row| match row {
-            Row::Event(v, at) => f(state, v, at),
-            Row::Error(e) => err(e),
-        }),
-        Err(e) => {
-            err(InputError::new(path, Position::None, ErrorKind::Io(e)));
-            0
-        }
-    }
-}
-
-/// [`read_json`] from `reader`, the stream of the file shown as `path`, each event and
-/// problem handed to `sink`.
+/// Scans one JSON file, from `reader`, the stream of the file shown as `path`: JSON
+/// Lines, one array of events, or concatenated objects. Hands each event to `sink`, read
+/// into a tree borrowed from its line ([`Json`]), with where it is (its line, or its
+/// number in an array), and returns how many there were; problems go to `sink` too, and
+/// a line that does not parse (invalid JSON or UTF-8, nested too deep, longer than
+/// [`MAX_LINE`]) ends only that line.
 pub(crate) fn read_json_from(
     path: &Path,
     mut reader: Box<dyn BufRead>,
@@ -75,7 +58,7 @@ pub(crate) fn read_json_from(
                 f.write_str("an array of events")
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-                while let Some(v) = seq.next_element::<serde_json::Value>()? {
+                while let Some(v) = seq.next_element::<Json<'de>>()? {
                     *self.1 += 1;
                     (self.0)(Row::Event(&v, Position::Event(*self.1)));
                 }
@@ -150,7 +133,7 @@ pub(crate) fn read_json_from(
             continue;
         }
         // A line may hold several concatenated objects.
-        for v in serde_json::Deserializer::from_str(t).into_iter::<serde_json::Value>() {
+        for v in serde_json::Deserializer::from_str(t).into_iter::<Json<'_>>() {
             match v {
                 Ok(v) => {
                     n += 1;
@@ -177,19 +160,19 @@ mod tests {
 
     /// Reads `text` as a JSON event file: the events' `n` values and the errors.
     fn read(name: &str, text: &str) -> (Vec<u64>, Vec<InputError>) {
-        let path = std::env::temp_dir().join(format!("scanner-json-{}-{name}", std::process::id()));
-        std::fs::write(&path, text).expect("written");
-        let errors = std::cell::RefCell::new(Vec::new());
+        let path = std::path::PathBuf::from(name);
+        let mut errors = Vec::new();
         let mut got = Vec::new();
-        let n = read_json(
-            &path,
-            &mut got,
-            |got, v, _| got.push(v["n"].as_u64().expect("n")),
-            |e| errors.borrow_mut().push(e),
-        );
-        std::fs::remove_file(&path).ok();
+        let reader = Box::new(std::io::Cursor::new(text.as_bytes().to_vec()));
+        let n = read_json_from(&path, reader, &mut |row| match row {
+            Row::Event(v, _) => match v.get("n") {
+                Some(Json::U64(n)) => got.push(*n),
+                other => panic!("{other:?}"),
+            },
+            Row::Error(e) => errors.push(e),
+        });
         assert_eq!(n, got.len() as u64);
-        (got, errors.into_inner())
+        (got, errors)
     }
 
     #[test]
@@ -203,6 +186,28 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("lines.jsonl: line 2: invalid JSON: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_reported_as_such_and_the_rest_read() {
+        let text = b"{\"n\":1}\n{\"n\":2,\"s\":\"\xff\"}\n {\"n\":3} \r\n\xc2\xa0{\"n\":4}\n";
+        let mut errors = Vec::new();
+        let mut got = Vec::new();
+        let reader = Box::new(std::io::Cursor::new(text.to_vec()));
+        read_json_from(Path::new("u.jsonl"), reader, &mut |row| match row {
+            Row::Event(v, at) => got.push((v.get("n").and_then(Json::as_f64), at)),
+            Row::Error(e) => errors.push(e.to_string()),
+        });
+        // Line 4 starts with a no-break space, which a line is trimmed of.
+        let n = |n: u32, line: u64| (Some(f64::from(n)), Position::Line(line));
+        assert_eq!(got, [n(1, 1), n(3, 3), n(4, 4)]);
+        let [e] = &errors[..] else {
+            panic!("{errors:?}")
+        };
+        assert!(
+            e.contains("u.jsonl: line 2: invalid JSON: not UTF-8"),
             "{e}"
         );
     }

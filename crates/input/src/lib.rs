@@ -2,7 +2,7 @@
 //!
 //! This crate finds input files ([`discover`]), reads EVTX files through the `evtx`
 //! crate ([`read_evtx`]: chunks in parallel, damaged chunks salvaged or reported) and
-//! JSON event files ([`read_json`]), and fills a [`RecordView`] for each record: the
+//! JSON event files in every export shape ([`read_file`]), and fills a [`RecordView`] for each record: the
 //! record's leaves (path and value, each value lowercased once) linked to the
 //! [`scanner_rules::FieldId`]s rules read, so a rule tests a field by index. A
 //! [`RecordView`] implements [`scanner_rules::Event`]: it is what the rules evaluate.
@@ -64,6 +64,7 @@ mod flatten;
 mod format;
 mod integrity;
 mod json;
+mod json_tree;
 mod not_read;
 mod read_file;
 mod record;
@@ -95,7 +96,7 @@ pub use integrity::{
     analyse, check_structure, structure_findings, Check as IntegrityCheck, Finding,
     IntegrityFields, Kind as IntegrityKind, RecordLog, Severity, StructureCheck,
 };
-pub use json::{read_json, MAX_LINE};
+pub use json::MAX_LINE;
 pub use read_file::{read_file, FileCounts, ReadSettings, RecordAt, RecordWorker};
 pub use record::{FieldValues, RecordView};
 pub use timestamp::{missing_timestamp, parse_timestamp};

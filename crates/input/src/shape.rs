@@ -16,12 +16,12 @@
 
 use crate::error::ErrorKind;
 use crate::flatten::Flattener;
+use crate::json_tree::{Json, Object};
 use crate::record::RecordView;
 use crate::xml::walk_xml;
 use jiff::civil::DateTime;
 use jiff::Timestamp;
 use scanner_rules::{FieldTable, CHANNEL, EVENT_ID};
-use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
 const CHANNEL_PATH: &str = "Event.System.Channel";
@@ -39,38 +39,54 @@ impl Flattener {
     /// Clears `view` and fills it from one JSON event in any of the shapes this module
     /// reads. An event in no known shape, or without a `Channel` or an `EventID`, is an
     /// error: the caller reports it, and no rule sees the event.
-    pub fn fill_event(
+    pub(crate) fn fill_event(
         &mut self,
-        event: &Value,
+        event: &Json<'_>,
         table: &FieldTable,
         view: &mut RecordView,
     ) -> Result<(), ErrorKind> {
         let Some(o) = event.as_object() else {
             return Err(ErrorKind::UnknownShape(format!(
                 "a JSON {} instead of an object",
-                kind_of(event)
+                event.kind()
             )));
         };
-        if o.get("Event").is_some_and(Value::is_object) {
-            self.fill_value(event, table, view)
-                .map_err(|e| ErrorKind::UnreadableEvent(e.to_string()))?;
-        } else if let Some(w) = o.get("winlog").and_then(Value::as_object) {
-            view.clear(table.len());
+        view.clear(table.len());
+        // The values are lowercased together once the event is in (as EVTX's are).
+        view.defer_lowercase();
+        let filled = self.fill_shape(event, o, table, view);
+        view.lowercase_deferred();
+        filled?;
+        if view.first(CHANNEL).is_none() {
+            return Err(ErrorKind::NoChannel);
+        }
+        if view.first(EVENT_ID).is_none() {
+            return Err(ErrorKind::NoEventId);
+        }
+        Ok(())
+    }
+
+    /// Adds the leaves of `event` (the object `o`), in the first shape it has, to `view`.
+    fn fill_shape(
+        &mut self,
+        event: &Json<'_>,
+        o: &Object<'_>,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) -> Result<(), ErrorKind> {
+        if o.get("Event").is_some_and(Json::is_object) {
+            self.push_tree("", event, table, view);
+        } else if let Some(w) = o.get("winlog").and_then(Json::as_object) {
             self.beats(o, w, table, view);
         } else if let Some(raw) = splunk_raw(o) {
-            view.clear(table.len());
             add_xml(raw, table, view)?;
-        } else if let Some(sys) = o.get("System").and_then(Value::as_object) {
-            view.clear(table.len());
+        } else if let Some(sys) = o.get("System").and_then(Json::as_object) {
             self.velociraptor(o, sys, table, view);
         } else if crate::evtxecmd::is_row(o) {
-            view.clear(table.len());
             self.evtxecmd(o, table, view)?;
         } else if o.contains_key("TimeGenerated") && o.contains_key("EventID") {
-            view.clear(table.len());
             self.azure(o, table, view)?;
         } else if o.contains_key("EventID") {
-            view.clear(table.len());
             self.flat(o, table, view);
         } else {
             let mut keys = String::from("keys ");
@@ -85,29 +101,27 @@ impl Flattener {
             }
             return Err(ErrorKind::UnknownShape(keys));
         }
-        if view.first(CHANNEL).is_none() {
-            return Err(ErrorKind::NoChannel);
-        }
-        if view.first(EVENT_ID).is_none() {
-            return Err(ErrorKind::NoEventId);
-        }
         Ok(())
     }
 
-    fn put(&mut self, path: &str, v: &Value, table: &FieldTable, view: &mut RecordView) {
+    fn put(&mut self, path: &str, v: &Json<'_>, table: &FieldTable, view: &mut RecordView) {
         if !v.is_null() {
             self.push_tree(path, v, table, view);
         }
     }
 
     /// A field of the event data: `Event.EventData.<key>`.
-    pub(crate) fn data(&mut self, key: &str, v: &Value, table: &FieldTable, view: &mut RecordView) {
+    pub(crate) fn data(
+        &mut self,
+        key: &str,
+        v: &Json<'_>,
+        table: &FieldTable,
+        view: &mut RecordView,
+    ) {
         self.path.clear();
         self.path.push_str("Event.EventData.");
         self.path.push_str(key);
-        let path = std::mem::take(&mut self.path);
-        self.push_tree(&path, v, table, view);
-        self.path = path;
+        self.push_tree_here(v, table, view);
     }
 
     pub(crate) fn time(&mut self, t: Option<Timestamp>, table: &FieldTable, view: &mut RecordView) {
@@ -118,14 +132,8 @@ impl Flattener {
         }
     }
 
-    fn beats(
-        &mut self,
-        o: &Map<String, Value>,
-        w: &Map<String, Value>,
-        table: &FieldTable,
-        view: &mut RecordView,
-    ) {
-        let get = |k: &str| w.get(k).unwrap_or(&Value::Null);
+    fn beats(&mut self, o: &Object<'_>, w: &Object<'_>, table: &FieldTable, view: &mut RecordView) {
+        let get = |k: &str| w.get(k).unwrap_or(&Json::Null);
         self.put(CHANNEL_PATH, get("channel"), table, view);
         self.put(EVENT_ID_PATH, get("event_id"), table, view);
         self.put(COMPUTER, get("computer_name"), table, view);
@@ -151,7 +159,7 @@ impl Flattener {
         self.beats_system(o, w, table, view);
         // UserData's one child element is named by `xml_name`, its fields beside it.
         match get("user_data") {
-            Value::Object(u) => match u.get("xml_name").and_then(Value::as_str) {
+            Json::Object(u) => match u.get("xml_name").and_then(Json::as_str) {
                 Some(name) => {
                     let base = format!("Event.UserData.{name}");
                     for (k, v) in u.iter().filter(|(k, _)| *k != "xml_name") {
@@ -172,15 +180,15 @@ impl Flattener {
     /// not in the document.
     fn beats_system(
         &mut self,
-        o: &Map<String, Value>,
-        w: &Map<String, Value>,
+        o: &Object<'_>,
+        w: &Object<'_>,
         table: &FieldTable,
         view: &mut RecordView,
     ) {
         let level = o
             .get("log")
             .and_then(|l| l.get("level"))
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .and_then(|l| match l.to_ascii_lowercase().as_str() {
                 "critical" => Some("1"),
                 "error" => Some("2"),
@@ -194,7 +202,7 @@ impl Flattener {
         }
         let opcode = w
             .get("opcode")
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .and_then(|op| match op {
                 "Info" => Some("0"),
                 "Start" => Some("1"),
@@ -204,8 +212,8 @@ impl Flattener {
         if let Some(op) = opcode {
             view.push(table, "Event.System.Opcode", op);
         }
-        let keywords = w.get("keywords").and_then(Value::as_array).and_then(|k| {
-            let names: Vec<&str> = k.iter().filter_map(Value::as_str).collect();
+        let keywords = w.get("keywords").and_then(Json::as_array).and_then(|k| {
+            let names: Vec<&str> = k.iter().filter_map(Json::as_str).collect();
             match names.as_slice() {
                 ["Audit Success"] => Some("0x8020000000000000"),
                 ["Audit Failure"] => Some("0x8010000000000000"),
@@ -231,14 +239,14 @@ impl Flattener {
 
     fn velociraptor(
         &mut self,
-        o: &Map<String, Value>,
-        sys: &Map<String, Value>,
+        o: &Object<'_>,
+        sys: &Object<'_>,
         table: &FieldTable,
         view: &mut RecordView,
     ) {
-        for (k, v) in sys {
-            match (k.as_str(), v) {
-                ("EventID", Value::Object(e)) => {
+        for (k, v) in sys.iter() {
+            match (k, v) {
+                ("EventID", Json::Object(e)) => {
                     if let Some(id) = e.get("Value") {
                         self.put(EVENT_ID_PATH, id, table, view);
                     }
@@ -246,7 +254,7 @@ impl Flattener {
                         self.put("Event.System.EventID_attributes.Qualifiers", q, table, view);
                     }
                 }
-                ("TimeCreated", Value::Object(t)) => {
+                ("TimeCreated", Json::Object(t)) => {
                     let t = t.get("SystemTime").and_then(time_of);
                     self.time(t, table, view);
                 }
@@ -255,8 +263,8 @@ impl Flattener {
                     self.time(t, table, view);
                 }
                 // `Provider`, `Execution`, `Security`: attributes in EVTX.
-                (_, Value::Object(m)) => {
-                    for (a, x) in m {
+                (_, Json::Object(m)) => {
+                    for (a, x) in m.iter() {
                         let path = format!("Event.System.{k}_attributes.{a}");
                         self.put(&path, x, table, view);
                     }
@@ -277,16 +285,16 @@ impl Flattener {
 
     fn azure(
         &mut self,
-        o: &Map<String, Value>,
+        o: &Object<'_>,
         table: &FieldTable,
         view: &mut RecordView,
     ) -> Result<(), ErrorKind> {
         let xml = o
             .get("EventData")
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .filter(|s| !s.trim().is_empty());
-        for (k, v) in o {
-            match k.as_str() {
+        for (k, v) in o.iter() {
+            match k {
                 "Channel" | "EventLog" => self.put(CHANNEL_PATH, v, table, view),
                 "EventID" => self.put(EVENT_ID_PATH, v, table, view),
                 "Computer" => self.put(COMPUTER, v, table, view),
@@ -312,10 +320,10 @@ impl Flattener {
         Ok(())
     }
 
-    fn flat(&mut self, o: &Map<String, Value>, table: &FieldTable, view: &mut RecordView) {
+    fn flat(&mut self, o: &Object<'_>, table: &FieldTable, view: &mut RecordView) {
         let mut computer = None;
-        for (k, v) in o {
-            match k.as_str() {
+        for (k, v) in o.iter() {
+            match k {
                 "Channel" => self.put(CHANNEL_PATH, v, table, view),
                 "EventID" => self.put(EVENT_ID_PATH, v, table, view),
                 "Computer" => computer = Some(v),
@@ -328,10 +336,10 @@ impl Flattener {
                 "ExecutionProcessID" => self.put(PROCESS_ID, v, table, view),
                 "ExecutionThreadID" | "ThreadID" => self.put(THREAD_ID, v, table, view),
                 "UserID" => self.put(USER_ID, v, table, view),
-                "Level" | "Task" | "Keywords" | "Version" => {
-                    let path = format!("Event.System.{k}");
-                    self.put(&path, v, table, view);
-                }
+                "Level" => self.put("Event.System.Level", v, table, view),
+                "Task" => self.put("Event.System.Task", v, table, view),
+                "Keywords" => self.put("Event.System.Keywords", v, table, view),
+                "Version" => self.put("Event.System.Version", v, table, view),
                 // NXLog writes the opcode's name in `Opcode` and its number here.
                 "OpcodeValue" => self.put("Event.System.Opcode", v, table, view),
                 "Opcode" if v.is_number() => self.put("Event.System.Opcode", v, table, view),
@@ -349,7 +357,7 @@ impl Flattener {
 }
 
 /// Splunk's event XML: `result._raw` in an export, `_raw` in a bare row.
-fn splunk_raw(o: &Map<String, Value>) -> Option<&str> {
+fn splunk_raw<'a>(o: &'a Object<'_>) -> Option<&'a str> {
     let raw = o
         .get("result")
         .and_then(|r| r.get("_raw"))
@@ -358,24 +366,13 @@ fn splunk_raw(o: &Map<String, Value>) -> Option<&str> {
     raw.trim_start().starts_with('<').then_some(raw)
 }
 
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// A time as exports write it: RFC 3339 with a zone, a date and time without one (taken
 /// as UTC), or epoch seconds (milliseconds past 10^11).
-pub(crate) fn time_of(v: &Value) -> Option<Timestamp> {
+pub(crate) fn time_of(v: &Json<'_>) -> Option<Timestamp> {
     match v {
-        Value::String(s) => parse_any(s),
-        Value::Number(n) => {
-            let x = n.as_f64()?;
+        Json::Str(s) => parse_any(s),
+        Json::U64(_) | Json::I64(_) | Json::F64(_) => {
+            let x = v.as_f64()?;
             let micros = if x.abs() > 1e11 { x * 1e3 } else { x * 1e6 };
             Timestamp::from_microsecond(micros.round() as i64).ok()
         }
@@ -404,19 +401,19 @@ fn local(s: &str) -> Option<DateTime> {
 /// offset, read from `EventReceivedTime` (local) beside `@timestamp` (UTC, taken when
 /// the row was received), rounded to a quarter hour; failing that, `@timestamp` (the
 /// time of receipt, seconds after the event).
-fn flat_time(o: &Map<String, Value>) -> Option<Timestamp> {
+fn flat_time(o: &Object<'_>) -> Option<Timestamp> {
     if let Some(t) = o.get("TimeCreated").and_then(time_of) {
         return Some(t);
     }
     let at = o.get("@timestamp").and_then(time_of);
-    if let Some(s) = o.get("EventTime").and_then(Value::as_str) {
+    if let Some(s) = o.get("EventTime").and_then(Json::as_str) {
         if let Ok(t) = s.trim().parse::<Timestamp>() {
             return Some(t);
         }
         if let Some(event) = local(s.trim()) {
             let received = o
                 .get("EventReceivedTime")
-                .and_then(Value::as_str)
+                .and_then(Json::as_str)
                 .and_then(|r| local(r.trim()));
             if let (Some(at), Some(received)) = (at, received) {
                 let utc = received.to_zoned(jiff::tz::TimeZone::UTC).ok()?.timestamp();
@@ -463,7 +460,7 @@ mod tests {
     fn fill(json: &str) -> Result<Vec<(String, String)>, ErrorKind> {
         let t = FieldTable::new();
         let mut v = RecordView::default();
-        let event: Value = serde_json::from_str(json).unwrap();
+        let event: Json<'_> = serde_json::from_str(json).unwrap();
         Flattener::default().fill_event(&event, &t, &mut v)?;
         Ok(v.leaves()
             .map(|(p, x)| (p.to_string(), x.to_string()))
@@ -508,7 +505,7 @@ mod tests {
             fill(r#"{"EventID":1,"Channel":"C","@timestamp":"2023-07-19T09:03:40.710Z"}"#).unwrap();
         assert_eq!(get(&l, TIME), Some("2023-07-19T09:03:40.71Z"));
         assert_eq!(
-            time_of(&serde_json::json!(1_600_000_000.5)).map(|t| t.to_string()),
+            time_of(&Json::F64(1_600_000_000.5)).map(|t| t.to_string()),
             Some("2020-09-13T12:26:40.5Z".into())
         );
     }

@@ -7,13 +7,17 @@
 use crate::source::Source;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::Arc;
 
 /// Bytes read ahead at a time (a few dozen central directory entries).
 const AHEAD: usize = 8 << 10;
 
-/// A file read at a position of its own, through a buffer of [`AHEAD`] bytes.
+/// A file read at a position of its own, through a buffer of [`AHEAD`] bytes. Clones
+/// share the file (positioned reads move no shared cursor), each with its own buffer
+/// and position.
+#[derive(Clone)]
 pub(super) struct Positioned {
-    file: Source,
+    file: Arc<Source>,
     /// The file's length, taken when opened.
     len: u64,
     /// Where the next read starts.
@@ -29,7 +33,7 @@ impl Positioned {
     pub(super) fn new(file: File) -> io::Result<Positioned> {
         let len = file.metadata()?.len();
         Ok(Positioned {
-            file: Source::File(file),
+            file: Arc::new(Source::File(file)),
             len,
             pos: 0,
             buf: vec![0; AHEAD].into_boxed_slice(),
@@ -111,5 +115,16 @@ mod tests {
             assert_eq!(p.stream_position().unwrap(), f.stream_position().unwrap());
         }
         assert!(p.seek(SeekFrom::Current(-100_000)).is_err());
+        // A clone reads from its own position.
+        p.seek(SeekFrom::Start(7)).unwrap();
+        let mut q = p.clone();
+        q.seek(SeekFrom::Start(40_000)).unwrap();
+        let (mut a, mut b) = ([0u8; 3], [0u8; 3]);
+        p.read_exact(&mut a).unwrap();
+        q.read_exact(&mut b).unwrap();
+        assert_eq!(
+            (a.to_vec(), b.to_vec()),
+            (bytes[7..10].to_vec(), bytes[40_000..40_003].to_vec())
+        );
     }
 }

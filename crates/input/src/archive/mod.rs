@@ -18,6 +18,7 @@
 //! [`MAX_DEPTH`] are errors naming the archive and the member; the rest is read.
 
 mod names;
+mod positioned;
 mod sevenz;
 mod stash;
 mod tarred;
@@ -445,13 +446,17 @@ impl Place<'_> {
 /// ([`stash`]).
 pub(crate) fn open(path: &Path, m: &Member) -> Result<Held, InputError> {
     let err = |why: Refused| InputError::new(m.shown(), Position::None, ErrorKind::Archive(why.0));
-    let file = File::open(path)
-        .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
     let (last, outer) = m
         .steps
         .split_last()
         .ok_or_else(|| err(Refused("no member named".into())))?;
     let password = m.password.as_ref();
+    if last.kind == Kind::Zip && outer.is_empty() {
+        // The zip on disk, opened by the thread once for all its members.
+        return zipped::extract_at(path, last.index, password, true).map_err(err);
+    }
+    let file = File::open(path)
+        .map_err(|e| InputError::new(m.shown(), Position::None, ErrorKind::CannotOpen(e)))?;
     if last.kind.is_stream() {
         let kind = last.kind;
         let pass = move |wanted: &[usize],

@@ -9,7 +9,6 @@ pub mod planted;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 /// The project root (where `testdata/` and `rules/` are).
 pub fn root() -> PathBuf {
@@ -147,16 +146,21 @@ pub fn names_in(d: &Path) -> Vec<String> {
     names
 }
 
-/// A file for outputs a test does not read, in the temporary folder. Never the
-/// machine's `/dev/null`: devices are written in place, but a regression there would
-/// replace the device node with a regular file when the tests run as root (as CI does),
-/// breaking whatever runs next.
+/// A file for outputs a test does not read, in the temporary folder, one for each test
+/// (each runs on a thread of its own): on Windows a run replacing a file another run is
+/// replacing at that moment can be refused ("access denied"). Never the machine's
+/// `/dev/null`: devices are written in place, but a regression there would replace the
+/// device node with a regular file when the tests run as root (as CI does), breaking
+/// whatever runs next.
 pub fn discard() -> &'static str {
-    static PATH: OnceLock<String> = OnceLock::new();
-    PATH.get_or_init(|| {
-        std::env::temp_dir()
-            .join(format!("scanner-test-{}-discarded", std::process::id()))
-            .display()
-            .to_string()
-    })
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        static PATH: &'static str = {
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let p = std::env::temp_dir()
+                .join(format!("scanner-test-{}-{n}-discarded", std::process::id()));
+            Box::leak(p.display().to_string().into_boxed_str())
+        };
+    }
+    PATH.with(|p| *p)
 }

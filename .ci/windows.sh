@@ -24,11 +24,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "packages installed in $(( $(date +%s) - t )) s"
 fi
 
-# The packages whose tests run under Wine: scanner-files (the file system seam),
-# scanner-timeline (the spilling sort) and scanner-cli (every command end to end: outputs
-# and their atomic writing, path forms, discovery, archives, timelines, reports), unit
-# and integration tests. The other crates' tests are not run under Wine yet.
-test_pkgs=(-p scanner-files -p scanner-timeline -p scanner-cli)
+# The tests run under Wine: the unit and integration tests (--tests; the doc-tests run
+# on Linux) of every package: scanner-files (the file system seam), scanner-yaml,
+# scanner-rules (loading from folders, the caches), scanner-input (discovery, archives,
+# EVTX and JSON), scanner-engine (detection, the spilling sorts), scanner-timeline,
+# scanner-evtx-writer and scanner-cli (every command end to end: outputs and their atomic
+# writing, path forms, archives, timelines, reports).
+test_pkgs=(--tests -p scanner-files -p scanner-yaml -p scanner-rules -p scanner-input
+  -p scanner-engine -p scanner-timeline -p scanner-evtx-writer -p scanner-cli)
 t=$(date +%s)
 if [ -n "${WINDOWS_EXE:-}" ]; then
   exe=$(realpath "$WINDOWS_EXE")   # a scanner.exe built already

@@ -19,10 +19,12 @@ cargo=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 RUSTUP_T
 # the binary and the tests run under Wine then share it and every dependency built.
 std=(-Zbuild-std=std,panic_unwind,test --target x86_64-pc-windows-gnu)
 # The test builds (CI's) link one binary per test file: without LTO each links in
-# seconds rather than minutes. Their scanner.exe is built the same way; the release
-# build (no argument) keeps the workspace's thin LTO.
+# seconds rather than minutes; and at opt-level 1, which takes about a quarter less CPU
+# to build than 3 (10.3 against 13.9 min from scratch) while the checks under Wine run
+# as fast. Their scanner.exe is built the same way; the release build (no argument)
+# keeps the workspace's opt-level 3 and thin LTO.
 if [ "${1:-}" = tests ] || [ "${1:-}" = test ]; then
-  cargo=(env CARGO_PROFILE_RELEASE_LTO=false "${cargo[@]}")
+  cargo=(env CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_OPT_LEVEL=1 "${cargo[@]}")
 fi
 if [ "${1:-}" = tests ]; then
   shift

@@ -3,6 +3,7 @@
 mod support;
 use support::*;
 
+#[cfg(unix)] // for the Unix-only test that runs sh
 use std::process::Command;
 
 #[test]
@@ -505,6 +506,7 @@ fn committed_evtx_fixtures_scan_end_to_end() {
 /// A write that fails part way (here a file-size limit standing in for a full disk) stops
 /// the run with a clear error and a non-zero exit, and leaves no file behind: neither the
 /// timeline nor its temporary file.
+#[cfg(unix)] // sh's ulimit -f and /dev/full stand in for a full disk
 #[test]
 fn write_errors_fail_the_run_and_leave_no_partial_file() {
     let dir = scratch("diskfull");

@@ -7,7 +7,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-use support::{command, scratch, succeeded, text};
+use support::{command, scratch, succeeded, text, user_dir, UserDir};
 
 const LOG: &str = "testdata/evtx/security.evtx";
 const GENERATED: &str = "testdata/evtx/generated.evtx";
@@ -17,10 +17,10 @@ const GENERATED_JSON: &str = "testdata/evtx/generated.jsonl";
 /// standard input closed and the default profile read from `config` (an empty folder
 /// unless a test sets one).
 fn run_with(config: &Path, args: &[&str]) -> Output {
-    command()
+    let mut c = command();
+    user_dir(&mut c, UserDir::Config, config)
         .args(args)
         .env("TZ", "Asia/Tokyo")
-        .env("XDG_CONFIG_HOME", config)
         .env("HOME", config)
         .env_remove("NO_COLOR")
         .stdin(Stdio::null())

@@ -9,7 +9,7 @@ mod html_report_input;
 mod support;
 
 use html_report_input::*;
-use support::{scratch, text};
+use support::{path_below, scratch, text};
 
 /// `s` as the page writes text.
 fn esc(s: &str) -> String {
@@ -50,7 +50,7 @@ fn report_lists_every_rule_computer_and_status_with_evidence_escaped() {
         "<tr><td>{}</td><td class=\"n\">3</td><td>{}</td><td class=\"path\">{}</td></tr>",
         esc(&evil_title()),
         esc(&evil_author()),
-        esc(&dir.join("rules/evil.yml").display().to_string())
+        esc(&path_below(&dir, "rules/evil.yml").display().to_string())
     );
     assert!(high.contains(&evil_row), "{evil_row} not in {high}");
     // Every computer of a level: detections, and the distinct rules that fired on it.

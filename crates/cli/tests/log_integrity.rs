@@ -6,6 +6,7 @@
 
 mod support;
 
+use std::path::Path;
 use support::planted::plant;
 use support::{scanner_utc, scratch, text};
 
@@ -33,7 +34,8 @@ fn planted_faults_give_exactly_their_findings() {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let file = v["File"].as_str().unwrap().rsplit('/').next().unwrap();
+            let file = Path::new(v["File"].as_str().unwrap()).file_name().unwrap();
+            let file = file.to_string_lossy();
             format!(
                 "{file} | {} | {} | {} | {}-{} | {} | {} | {}",
                 v["Finding"].as_str().unwrap(),

@@ -254,6 +254,7 @@ fn an_unwritable_folder_fails_before_scanning() {
     eprintln!("skipped: no folder that refuses root's writes on this platform");
 }
 
+#[cfg(unix)] // a file name with control characters and a newline, which Windows refuses
 #[test]
 fn evidence_reaches_the_terminal_with_its_control_characters_escaped() {
     let d = scratch("out-controls");

@@ -5,7 +5,7 @@
 mod support;
 
 use std::path::Path;
-use support::{scanner, scratch, text};
+use support::{path_below, scanner, scratch, text};
 
 /// A rule file that loads and matches the test logs.
 const RULE: &str = "title: Logon\nid: 6a7d0b4e-0000-4000-8000-000000000001\nlevel: high\n\
@@ -162,7 +162,7 @@ fn a_data_mapping_alias_bomb_is_refused_quickly() {
             vec![format!("*x{}", i - 1); 10].join(",")
         ));
     }
-    let bad = config.join("data_mapping/bomb.yaml");
+    let bad = path_below(&config, "data_mapping/bomb.yaml");
     std::fs::write(&bad, bomb).unwrap();
     let out = d.join("out.csv");
     let run = timeline(

@@ -4,6 +4,10 @@
 //! change shows. A damaged or untrusted cache is ignored (with a warning) and rebuilt;
 //! `--no-rule-cache` neither reads nor writes one.
 
+// The rule set cache is written on Unix only: off Unix a file's status has no change
+// time or inode to vouch that the rules are unchanged (scanner_files::Stat).
+#![cfg(unix)]
+
 mod support;
 
 use std::fs;

@@ -6,6 +6,8 @@
 //! git runs with `GIT_CONFIG_NOSYSTEM=1` and `HOME` in the test's folder, and the test
 //! repositories set their own author, so a fresh CI machine needs no git config.
 
+#![cfg_attr(not(unix), allow(dead_code))] // the fixtures of the git-based tests
+
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -179,6 +181,7 @@ fn no_leftovers(fx: &Fixture) {
     );
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn first_clone_installs_the_set_and_the_timeline_uses_it() {
     let fx = Fixture::new("first");
@@ -257,6 +260,7 @@ fn first_clone_installs_the_set_and_the_timeline_uses_it() {
 
 /// Run from a folder without `./rules/config` and without `-c`, the commands that show
 /// event titles read them from the installed set's config, as they would from `-c`.
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn event_titles_come_from_the_installed_sets_config() {
     let fx = Fixture::new("titles");
@@ -287,6 +291,7 @@ fn event_titles_come_from_the_installed_sets_config() {
     );
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn an_update_reports_added_modified_and_removed_rules() {
     let fx = Fixture::new("update");
@@ -332,6 +337,7 @@ fn an_update_reports_added_modified_and_removed_rules() {
     );
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn a_failed_fetch_leaves_the_previous_set() {
     let fx = Fixture::new("gone");
@@ -350,6 +356,7 @@ fn a_failed_fetch_leaves_the_previous_set() {
     no_leftovers(&fx);
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn a_set_that_does_not_load_is_not_installed() {
     let fx = Fixture::new("broken");
@@ -411,6 +418,7 @@ fn a_planted_symlink_is_not_followed() {
     assert!(text(&out.stdout).contains("Successful RDP Logon"));
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn dash_r_clones_into_a_new_folder_and_refuses_one_that_is_no_checkout() {
     let fx = Fixture::new("dash-r");
@@ -446,6 +454,7 @@ fn dash_r_clones_into_a_new_folder_and_refuses_one_that_is_no_checkout() {
     assert_eq!(names_in(&plain), ["own.yml"]);
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn folders_an_interrupted_update_left_are_removed() {
     let fx = Fixture::new("leftover");
@@ -667,6 +676,7 @@ fn a_rule_file_over_the_loaders_cap_is_refused_before_checkout() {
     assert!(peak < PEAK_KIB, "the update's peak was {peak} KiB");
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn a_rule_file_at_the_cap_installs_and_one_byte_more_is_refused() {
     let fx = Fixture::new("at-cap");
@@ -760,6 +770,7 @@ fn the_change_report_reads_a_bounded_part_of_each_file() {
     assert!(peak < PEAK_KIB, "the update's peak was {peak} KiB");
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn files_are_checked_out_byte_for_byte_as_listed() {
     let fx = Fixture::new("attributes");
@@ -781,6 +792,7 @@ fn files_are_checked_out_byte_for_byte_as_listed() {
     );
 }
 
+#[cfg(unix)] // its repositories are made with git: no git.exe under Wine (README)
 #[test]
 fn the_users_git_configuration_is_not_read() {
     let fx = Fixture::new("gitconfig");

@@ -270,6 +270,8 @@ impl OwnedDir {
             let p = self.shown(name);
             match std::fs::symlink_metadata(&p) {
                 Ok(m) if m.file_type().is_symlink() => return Err(self.err(name, Why::Link)),
+                // Windows refuses to open a folder as a file ("access denied"): told here.
+                Ok(m) if m.is_dir() => return Err(self.err(name, Why::NotRegular("a folder"))),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
                 _ => {}
             }

@@ -400,7 +400,13 @@ mod tests {
             let d = discover_all(&dirs, &[], kind, extra, None);
             let (got, errors) = (d.files, d.errors);
             assert!(errors.is_empty(), "{errors:?}");
-            let rel = |f: &InputFile| f.path.strip_prefix(&s.0).unwrap().display().to_string();
+            // Component by component, `/` between them on every platform.
+            let rel = |f: &InputFile| {
+                let rel = f.path.strip_prefix(&s.0).unwrap().iter();
+                rel.map(|c| c.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            };
             got.iter().map(rel).collect::<Vec<_>>()
         };
         assert_eq!(names(&[], InputKind::Evtx), ["a.evtx", "e.json"]);

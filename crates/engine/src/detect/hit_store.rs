@@ -291,6 +291,8 @@ correlation: {type: event_count, rules: many_failures, group-by: [IpAddress], ti
         );
         let f = std::fs::OpenOptions::new().write(true).open(&run).unwrap();
         f.set_len(10).unwrap();
+        // Closed, so that the run can be removed on Windows too (an open file stays).
+        drop(f);
         let err = collect_sorted(&set, store.finish().unwrap(), &name).unwrap_err();
         let text = err.to_string();
         assert!(text.contains(&run.display().to_string()), "{text}");

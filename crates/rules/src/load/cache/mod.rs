@@ -246,6 +246,7 @@ mod tests {
     }
 
     /// A load long enough after the files were written for the set to be written.
+    #[cfg(unix)] // for the Unix-only tests of the set cache
     fn load_later(rules: &Path, opts: &LoadOptions) -> RuleSet {
         let later = SystemTime::now() + 2 * scanner_files::SETTLE;
         load_at(&[RuleSource::Path(rules.to_path_buf())], opts, later)
@@ -294,6 +295,7 @@ mod tests {
 
     /// What a load's outcome is, in terms that do not depend on the order its
     /// threads interned fields in: each rule's id, level and file, and the report.
+    #[cfg(unix)] // for the Unix-only tests of the set cache
     fn outcome(set: &RuleSet) -> String {
         let mut rules: Vec<String> = set
             .rules
@@ -330,6 +332,7 @@ mod tests {
         assert_eq!(a.lines().count(), b.lines().count(), "{what}");
     }
 
+    #[cfg(unix)] // the set cache is written on Unix only (scanner_files::Stat)
     #[test]
     fn a_set_read_back_is_the_set_loaded_and_an_edit_or_another_option_misses() {
         let (d, rules) = rules_folder("round");
@@ -379,6 +382,7 @@ mod tests {
     /// Loads once to write the cache, changes the folder with `change`, loads again:
     /// the second load must not be served, must name `changed` as why, and must
     /// equal a load without the cache.
+    #[cfg(unix)] // for the Unix-only tests of the set cache
     fn misses_after(tag: &str, change: impl Fn(&Path), changed: &str) -> RuleSet {
         let (d, rules) = rules_folder(tag);
         let cache = d.join("cache");
@@ -400,6 +404,7 @@ mod tests {
         after
     }
 
+    #[cfg(unix)] // the set cache is written on Unix only (scanner_files::Stat)
     #[test]
     fn an_edited_added_or_removed_rule_or_config_file_misses() {
         let level = |set: &RuleSet, id: &str| {
@@ -494,6 +499,7 @@ mod tests {
 
     use crate::load::load;
 
+    #[cfg(unix)] // the set cache is written on Unix only (scanner_files::Stat)
     #[test]
     fn a_damaged_untrusted_or_foreign_file_is_ignored_and_replaced() {
         let (d, rules) = rules_folder("damage");

@@ -155,12 +155,21 @@ pub fn names_in(d: &Path) -> Vec<String> {
 pub fn discard() -> &'static str {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     thread_local! {
-        static PATH: &'static str = {
+        static PATH: (&'static str, Discarded) = {
             let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let p = std::env::temp_dir()
                 .join(format!("scanner-test-{}-{n}-discarded", std::process::id()));
-            Box::leak(p.display().to_string().into_boxed_str())
+            (Box::leak(p.display().to_string().into_boxed_str()), Discarded(p))
         };
     }
-    PATH.with(|p| *p)
+    PATH.with(|(p, _)| *p)
+}
+
+/// A test's discarded output, removed when its thread (the test) ends.
+struct Discarded(PathBuf);
+
+impl Drop for Discarded {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }

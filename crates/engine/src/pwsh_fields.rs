@@ -66,8 +66,7 @@ mod tests {
 
     fn view(t: &FieldTable, json: &str) -> RecordView {
         let mut v = RecordView::default();
-        let value: serde_json::Value = serde_json::from_str(json).unwrap();
-        Flattener::default().fill_value(&value, t, &mut v).unwrap();
+        Flattener::default().fill(json, t, &mut v).unwrap();
         v
     }
 

@@ -281,9 +281,7 @@ impl Flattener {
         table: &FieldTable,
         view: &mut RecordView,
     ) {
-        self.path.clear();
-        self.path.push_str(prefix);
-        self.push_tree_here(value, table, view);
+        self.node(prefix, Nulls::Empty, table, view).walk(value);
     }
 
     /// [`Self::push_tree`] at the path already in the flattener's path buffer.
@@ -301,17 +299,6 @@ impl Flattener {
             nulls: Nulls::Empty,
         }
         .walk(value);
-    }
-
-    /// Fills `view` from an already parsed JSON value (JSON input files).
-    pub fn fill_value(
-        &mut self,
-        value: &serde_json::Value,
-        table: &FieldTable,
-        view: &mut RecordView,
-    ) -> Result<(), serde_json::Error> {
-        view.clear(table.len());
-        self.node("", Nulls::Empty, table, view).deserialize(value)
     }
 }
 

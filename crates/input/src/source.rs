@@ -3,7 +3,7 @@
 //! member small enough is read from memory with nothing written anywhere.
 
 use std::fs::File;
-use std::io::{self, BufRead, Cursor, Read, Seek};
+use std::io::{self, BufRead, Cursor, Seek};
 use std::sync::Arc;
 
 /// An input's bytes: an open file, or bytes held in memory.
@@ -77,17 +77,6 @@ impl Source {
         }
     }
 
-    /// A reader of its bytes from the start, rewound first.
-    pub(crate) fn reader(self) -> io::Result<Box<dyn ReadSeek>> {
-        match self {
-            Source::File(mut f) => {
-                f.rewind()?;
-                Ok(Box::new(f))
-            }
-            Source::Memory(b) => Ok(Box::new(Cursor::new(b))),
-        }
-    }
-
     /// A buffered reader of its bytes from the start, rewound first.
     pub(crate) fn buffered(self) -> io::Result<Box<dyn BufRead>> {
         match self {
@@ -99,11 +88,6 @@ impl Source {
         }
     }
 }
-
-/// What the `evtx` crate's parser reads a file header from.
-pub(crate) trait ReadSeek: Read + Seek {}
-
-impl<T: Read + Seek> ReadSeek for T {}
 
 /// Reads from `file` at `at` into `buf` until it is full or the file ends; returns
 /// the bytes read.

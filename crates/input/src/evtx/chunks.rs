@@ -43,17 +43,17 @@ impl ChunkFile {
         ChunkFile::of(Source::File(file))
     }
 
-    /// [`Self::open`] on `file` (at any position).
+    /// [`Self::open`] on `file` (at any position). The crate's parser checks the file
+    /// header from one positioned read of it ([`Head`]): a file handle of its own, a
+    /// rewind and the parser's seeks cost six system calls a file.
     pub(crate) fn of(file: Source) -> Result<ChunkFile, ErrorKind> {
-        let reader = file
-            .try_clone()
-            .and_then(Source::reader)
-            .map_err(ErrorKind::CannotRead)?;
-        let header_block = match EvtxParser::from_read_seek(reader) {
+        let len = file.len().map_err(ErrorKind::CannotRead)?;
+        let mut head = [0u8; HEADER_SIZE as usize];
+        let read = file.read_at(0, &mut head).map_err(ErrorKind::CannotRead)?;
+        let header_block = match EvtxParser::from_read_seek(Head::new(&head[..read], len)) {
             Ok(p) => u64::from(p.header().header_block_size),
             Err(e) => return Err(why_unreadable(&file, &e)),
         };
-        let len = file.len().map_err(ErrorKind::CannotRead)?;
         Ok(ChunkFile {
             file,
             len,
@@ -90,6 +90,42 @@ impl ChunkFile {
             tally: Some(tally),
             ..self.chunks()
         }
+    }
+}
+
+/// A file's first bytes as the `evtx` crate's parser reads its header from them: the
+/// bytes read, at the file's length (past them, a read gives nothing: the parser reads
+/// no further than the header).
+struct Head<'b> {
+    bytes: io::Cursor<&'b [u8]>,
+    len: u64,
+}
+
+impl<'b> Head<'b> {
+    fn new(bytes: &'b [u8], len: u64) -> Self {
+        Head {
+            bytes: io::Cursor::new(bytes),
+            len,
+        }
+    }
+}
+
+impl io::Read for Head<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.bytes.read(buf)
+    }
+}
+
+impl io::Seek for Head<'_> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        let at = match to {
+            io::SeekFrom::Start(at) => Some(at),
+            io::SeekFrom::End(by) => self.len.checked_add_signed(by),
+            io::SeekFrom::Current(by) => self.bytes.position().checked_add_signed(by),
+        };
+        let at = at.ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        self.bytes.set_position(at);
+        Ok(at)
     }
 }
 

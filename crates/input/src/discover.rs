@@ -7,7 +7,9 @@ use crate::archive::{self, Member, Password};
 use crate::error::{ErrorKind, InputError, Position};
 pub use crate::not_read::NotRead;
 use crate::not_read::EXTENSIONS;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 use std::sync::Arc;
 
 /// An input file.
@@ -120,17 +122,17 @@ pub fn discover_all(
     };
     for f in files {
         match std::fs::metadata(f) {
-            Ok(m) if m.is_file() => found.file(f.clone(), &m),
-            Ok(m) if m.is_dir() => found.errors.push(whole(f, ErrorKind::FolderNotFile)),
-            Ok(_) => found.errors.push(whole(f, ErrorKind::NotRegularFile)),
-            Err(e) => found.errors.push(whole(f, ErrorKind::CannotOpen(e))),
+            Ok(m) if m.is_file() => found.file(f.clone(), m),
+            Ok(m) if m.is_dir() => found.error(whole(f, ErrorKind::FolderNotFile)),
+            Ok(_) => found.error(whole(f, ErrorKind::NotRegularFile)),
+            Err(e) => found.error(whole(f, ErrorKind::CannotOpen(e))),
         }
     }
     for d in dirs {
         match std::fs::metadata(d) {
             Ok(m) if m.is_dir() => found.search(d, &m, accept),
-            Ok(_) => found.errors.push(whole(d, ErrorKind::NotFolder)),
-            Err(e) => found.errors.push(whole(d, ErrorKind::CannotOpenFolder(e))),
+            Ok(_) => found.error(whole(d, ErrorKind::NotFolder)),
+            Err(e) => found.error(whole(d, ErrorKind::CannotOpenFolder(e))),
         }
     }
     found.finish()
@@ -168,9 +170,89 @@ struct Visit {
 /// member its places in the archives that lead to it.
 type Key = (Identity, Box<[usize]>);
 
+/// Steps in a batch, whose files' first bytes are read on the rayon pool as one task.
+const BATCH: usize = 256;
+/// Batches met and not yet taken, at most: past it, the walk waits for the oldest.
+const AHEAD: usize = 64;
+
+/// What the walk met, in order. A file is told apart by its first bytes (an archive,
+/// EvtxECmd's CSV), read on the rayon pool a [`Batch`] at a time while the walk goes
+/// on; the steps are taken in the walk's order once their batch is read.
+enum Step {
+    Error(InputError),
+    /// A file that is input by its name: an archive's members, or the file.
+    Input(PathBuf, std::fs::Metadata),
+    /// A file that is not input by its name: an archive's members, EvtxECmd's CSV, or
+    /// not read.
+    Other(PathBuf, std::fs::Metadata),
+}
+
+/// What a file's first bytes show.
+enum Probed {
+    Archive(archive::Kind),
+    /// EvtxECmd's CSV, told by its header whatever its name.
+    EvtxECmdCsv,
+    Other,
+}
+
+impl Step {
+    /// The file to read the first bytes of, and whether it is input by its name.
+    fn to_probe(&self) -> Option<(PathBuf, bool)> {
+        match self {
+            Step::Error(_) => None,
+            Step::Input(path, _) => Some((path.clone(), true)),
+            Step::Other(path, _) => Some((path.clone(), false)),
+        }
+    }
+}
+
+/// What the first bytes of `file` (input by its name or not) show.
+fn probe(file: Option<&(PathBuf, bool)>) -> Probed {
+    let Some((path, input)) = file else {
+        return Probed::Other;
+    };
+    match archive::probe(path) {
+        Some(kind) => Probed::Archive(kind),
+        None if !input && crate::format::sniff_head(path) == Some(crate::Format::EvtxECmdCsv) => {
+            Probed::EvtxECmdCsv
+        }
+        None => Probed::Other,
+    }
+}
+
+/// Steps met, their files being read on the rayon pool.
+struct Batch {
+    steps: Vec<Step>,
+    /// What each step's file shows, once read (a panic reading them, passed on).
+    probed: Receiver<std::thread::Result<Vec<Probed>>>,
+}
+
+impl Batch {
+    /// Starts reading the files of `steps`: on the rayon pool, or here when this is one
+    /// of its threads (which could otherwise wait on work only it is free to do).
+    fn start(steps: Vec<Step>) -> Batch {
+        let files: Vec<Option<(PathBuf, bool)>> = steps.iter().map(Step::to_probe).collect();
+        let read =
+            move || std::panic::catch_unwind(|| files.iter().map(|f| probe(f.as_ref())).collect());
+        let (sender, probed) = sync_channel(1);
+        if rayon::current_thread_index().is_some() {
+            let _ = sender.send(read());
+        } else {
+            rayon::spawn(move || {
+                let _ = sender.send(read());
+            });
+        }
+        Batch { steps, probed }
+    }
+}
+
 /// What the search found so far.
 #[derive(Default)]
 struct Found {
+    /// What the walk met since the last batch.
+    steps: Vec<Step>,
+    /// Batches being read, oldest first.
+    batches: VecDeque<Batch>,
     /// Each file, with what tells it apart: its identity, and for a member its places
     /// in the archives that lead to it.
     files: Vec<(InputFile, Key)>,
@@ -184,31 +266,77 @@ struct Found {
 }
 
 impl Found {
-    /// Takes the file `path` (metadata `m`): an archive's members, or the file.
-    fn file(&mut self, path: PathBuf, m: &std::fs::Metadata) {
-        let id = identity(&path, m);
-        if let Some(kind) = archive::probe(&path) {
-            return self.archive(path, id, kind);
-        }
-        let size = m.len();
-        self.files
-            .push((InputFile::new(path, size), (id, Box::default())));
+    /// Meets the file `path` (metadata `m`), input by its name.
+    fn file(&mut self, path: PathBuf, m: std::fs::Metadata) {
+        self.step(Step::Input(path, m));
     }
 
-    /// A file that is not input by its name: an archive's members, or not read.
-    fn other(&mut self, path: PathBuf, m: &std::fs::Metadata) {
-        match archive::probe(&path) {
-            Some(kind) => {
-                let id = identity(&path, m);
+    /// Meets the file `path` (metadata `m`), not input by its name.
+    fn other(&mut self, path: PathBuf, m: std::fs::Metadata) {
+        self.step(Step::Other(path, m));
+    }
+
+    /// Meets a problem.
+    fn error(&mut self, e: InputError) {
+        self.step(Step::Error(e));
+    }
+
+    /// Meets `step`: a [`BATCH`] of steps is sent to be read, and the batches read
+    /// already are taken.
+    fn step(&mut self, step: Step) {
+        self.steps.push(step);
+        if self.steps.len() == BATCH {
+            self.send_batch();
+            self.take_batches(false);
+        }
+    }
+
+    /// Sends the steps met since the last batch to be read.
+    fn send_batch(&mut self) {
+        let steps = std::mem::take(&mut self.steps);
+        self.batches.push_back(Batch::start(steps));
+    }
+
+    /// Takes the batches read, oldest first, up to the first still being read, which
+    /// it waits for when `all` are to be taken or [`AHEAD`] are waiting.
+    fn take_batches(&mut self, all: bool) {
+        while let Some(front) = self.batches.front() {
+            let probed = if all || self.batches.len() > AHEAD {
+                front.probed.recv().ok()
+            } else {
+                match front.probed.try_recv() {
+                    Ok(probed) => Some(probed),
+                    Err(TryRecvError::Empty) => return,
+                    Err(TryRecvError::Disconnected) => None,
+                }
+            };
+            let batch = self.batches.pop_front().expect("the front batch");
+            match probed {
+                Some(Ok(probed)) => {
+                    for (step, probed) in batch.steps.into_iter().zip(probed) {
+                        self.take(step, probed);
+                    }
+                }
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => panic!("a batch of files to probe was lost"),
+            }
+        }
+    }
+
+    /// Takes `step`, whose file's first bytes show `probed`.
+    fn take(&mut self, step: Step, probed: Probed) {
+        match (step, probed) {
+            (Step::Error(e), _) => self.errors.push(e),
+            (Step::Input(path, m) | Step::Other(path, m), Probed::Archive(kind)) => {
+                let id = identity(&path, &m);
                 self.archive(path, id, kind);
             }
-            // EvtxECmd's CSV, told by its header whatever its name.
-            None if crate::format::sniff_head(&path) == Some(crate::Format::EvtxECmdCsv) => {
-                let id = identity(&path, m);
+            (Step::Input(path, m), _) | (Step::Other(path, m), Probed::EvtxECmdCsv) => {
+                let id = identity(&path, &m);
                 self.files
                     .push((InputFile::new(path, m.len()), (id, Box::default())));
             }
-            None => self.not_read.add(&path),
+            (Step::Other(path, _), Probed::Other) => self.not_read.add(&path),
         }
     }
 
@@ -252,8 +380,7 @@ impl Found {
             let rd = match std::fs::read_dir(&dir) {
                 Ok(rd) => rd,
                 Err(e) => {
-                    self.errors
-                        .push(whole(&dir, ErrorKind::CannotReadFolder(e)));
+                    self.error(whole(&dir, ErrorKind::CannotReadFolder(e)));
                     continue;
                 }
             };
@@ -261,7 +388,7 @@ impl Found {
             for entry in rd {
                 match entry {
                     Ok(e) => entries.push(e),
-                    Err(e) => self.errors.push(whole(&dir, ErrorKind::Io(e))),
+                    Err(e) => self.error(whole(&dir, ErrorKind::Io(e))),
                 }
             }
             entries.sort_by_key(|e| e.file_name());
@@ -272,7 +399,7 @@ impl Found {
                 if !ft.is_dir() && !ft.is_symlink() && !kind.accepts(&p) {
                     if ft.is_file() {
                         if let Ok(m) = entry.metadata() {
-                            self.other(p, &m);
+                            self.other(p, m);
                         }
                     }
                     continue;
@@ -281,7 +408,7 @@ impl Found {
                 let m = match std::fs::metadata(&p) {
                     Ok(m) => m,
                     Err(e) if ft.is_dir() || kind.accepts(&p) => {
-                        self.errors.push(whole(&p, ErrorKind::CannotOpen(e)));
+                        self.error(whole(&p, ErrorKind::CannotOpen(e)));
                         continue;
                     }
                     // A dangling link not named as input: nothing to search.
@@ -290,15 +417,15 @@ impl Found {
                 if m.is_dir() {
                     let id = identity(&p, &m);
                     if self.is_ancestor(&id, me) {
-                        self.errors.push(whole(&p, ErrorKind::FolderLoop));
+                        self.error(whole(&p, ErrorKind::FolderLoop));
                     } else if self.folders.insert(id.clone()) {
                         folders.push((p, id, me));
                     }
                 } else if m.is_file() && kind.accepts(&p) {
-                    self.file(p, &m);
+                    self.file(p, m);
                 } else if m.is_file() {
                     // A link to a file that is not input by its name.
-                    self.other(p, &m);
+                    self.other(p, m);
                 }
             }
             // Popped in name order.
@@ -306,8 +433,11 @@ impl Found {
         }
     }
 
-    /// The files sorted by path, each once, and the errors.
+    /// Takes the steps left, then gives the files sorted by path, each once, and the
+    /// errors.
     fn finish(mut self) -> Discovered {
+        self.send_batch();
+        self.take_batches(true);
         // By the name shown: an archive's members in the order the same files would
         // have unpacked.
         self.files.sort_by(|a, b| a.0.name().cmp(b.0.name()));

@@ -20,7 +20,7 @@ const BATCH_ROWS: usize = 1024;
 /// Encoded bytes handed to the writer at once (about: a row may pass it).
 const CHUNK_BYTES: usize = 128 << 10;
 /// Batches (of rows, and of bytes) waiting in each channel.
-const DEPTH: usize = 2;
+const DEPTH: usize = 8;
 
 type Batch = io::Result<Vec<DetectInfo>>;
 

@@ -8,6 +8,8 @@ use crate::error::{ErrorKind, InputError, Position};
 pub use crate::not_read::NotRead;
 use crate::not_read::EXTENSIONS;
 use std::collections::VecDeque;
+use std::fs::Metadata;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, TryRecvError};
 use std::sync::Arc;
@@ -122,7 +124,7 @@ pub fn discover_all(
     };
     for f in files {
         match std::fs::metadata(f) {
-            Ok(m) if m.is_file() => found.file(f.clone(), m),
+            Ok(m) if m.is_file() => found.file(f.clone(), Some(m)),
             Ok(m) if m.is_dir() => found.error(whole(f, ErrorKind::FolderNotFile)),
             Ok(_) => found.error(whole(f, ErrorKind::NotRegularFile)),
             Err(e) => found.error(whole(f, ErrorKind::CannotOpen(e))),
@@ -180,15 +182,27 @@ const AHEAD: usize = 64;
 /// on; the steps are taken in the walk's order once their batch is read.
 enum Step {
     Error(InputError),
-    /// A file that is input by its name: an archive's members, or the file.
-    Input(PathBuf, std::fs::Metadata),
+    /// A file that is input by its name: an archive's members, or the file. Its
+    /// metadata, or `None` for a regular file (not a link), whose metadata is read
+    /// with its first bytes, off the walk's thread.
+    Input(PathBuf, Option<Metadata>),
     /// A file that is not input by its name: an archive's members, EvtxECmd's CSV, or
     /// not read.
-    Other(PathBuf, std::fs::Metadata),
+    Other(PathBuf, Option<Metadata>),
+}
+
+/// A file to read the first bytes of: its path, whether it is input by its name, and
+/// whether its metadata is to be read too.
+type ToProbe = (PathBuf, bool, bool);
+
+/// What a file's first bytes show, and its metadata when it was to be read.
+struct Probed {
+    shows: Shows,
+    metadata: Option<io::Result<Metadata>>,
 }
 
 /// What a file's first bytes show.
-enum Probed {
+enum Shows {
     Archive(archive::Kind),
     /// EvtxECmd's CSV, told by its header whatever its name.
     EvtxECmdCsv,
@@ -196,28 +210,38 @@ enum Probed {
 }
 
 impl Step {
-    /// The file to read the first bytes of, and whether it is input by its name.
-    fn to_probe(&self) -> Option<(PathBuf, bool)> {
+    /// The file to read the first bytes of.
+    fn to_probe(&self) -> Option<ToProbe> {
         match self {
             Step::Error(_) => None,
-            Step::Input(path, _) => Some((path.clone(), true)),
-            Step::Other(path, _) => Some((path.clone(), false)),
+            Step::Input(path, m) => Some((path.clone(), true, m.is_none())),
+            Step::Other(path, m) => Some((path.clone(), false, m.is_none())),
         }
     }
 }
 
-/// What the first bytes of `file` (input by its name or not) show.
-fn probe(file: Option<&(PathBuf, bool)>) -> Probed {
-    let Some((path, input)) = file else {
-        return Probed::Other;
+/// What the first bytes of `file` show, with its metadata when asked for: that of the
+/// file opened, or, when it does not open, that of its path.
+fn probe(file: Option<&ToProbe>) -> Probed {
+    let Some((path, input, stat)) = file else {
+        return Probed {
+            shows: Shows::Other,
+            metadata: None,
+        };
     };
-    match archive::probe(path) {
-        Some(kind) => Probed::Archive(kind),
+    let opened = std::fs::File::open(path);
+    let metadata = stat.then(|| match &opened {
+        Ok(f) => f.metadata(),
+        Err(_) => std::fs::metadata(path),
+    });
+    let shows = match opened.ok().and_then(|f| archive::probe(f, path)) {
+        Some(kind) => Shows::Archive(kind),
         None if !input && crate::format::sniff_head(path) == Some(crate::Format::EvtxECmdCsv) => {
-            Probed::EvtxECmdCsv
+            Shows::EvtxECmdCsv
         }
-        None => Probed::Other,
-    }
+        None => Shows::Other,
+    };
+    Probed { shows, metadata }
 }
 
 /// Steps met, their files being read on the rayon pool.
@@ -231,7 +255,7 @@ impl Batch {
     /// Starts reading the files of `steps`: on the rayon pool, or here when this is one
     /// of its threads (which could otherwise wait on work only it is free to do).
     fn start(steps: Vec<Step>) -> Batch {
-        let files: Vec<Option<(PathBuf, bool)>> = steps.iter().map(Step::to_probe).collect();
+        let files: Vec<Option<ToProbe>> = steps.iter().map(Step::to_probe).collect();
         let read =
             move || std::panic::catch_unwind(|| files.iter().map(|f| probe(f.as_ref())).collect());
         let (sender, probed) = sync_channel(1);
@@ -266,13 +290,13 @@ struct Found {
 }
 
 impl Found {
-    /// Meets the file `path` (metadata `m`), input by its name.
-    fn file(&mut self, path: PathBuf, m: std::fs::Metadata) {
+    /// Meets the file `path` (metadata `m`, when read), input by its name.
+    fn file(&mut self, path: PathBuf, m: Option<Metadata>) {
         self.step(Step::Input(path, m));
     }
 
-    /// Meets the file `path` (metadata `m`), not input by its name.
-    fn other(&mut self, path: PathBuf, m: std::fs::Metadata) {
+    /// Meets the file `path` (metadata `m`, when read), not input by its name.
+    fn other(&mut self, path: PathBuf, m: Option<Metadata>) {
         self.step(Step::Other(path, m));
     }
 
@@ -323,20 +347,38 @@ impl Found {
         }
     }
 
-    /// Takes `step`, whose file's first bytes show `probed`.
+    /// Takes `step`, whose file's first bytes (and metadata, when the walk did not
+    /// read it) are `probed`. A file input by its name without metadata is an error, as
+    /// in the walk; one not input by its name is then passed over.
     fn take(&mut self, step: Step, probed: Probed) {
-        match (step, probed) {
-            (Step::Error(e), _) => self.errors.push(e),
-            (Step::Input(path, m) | Step::Other(path, m), Probed::Archive(kind)) => {
+        let (path, m, input) = match step {
+            Step::Error(e) => return self.errors.push(e),
+            Step::Input(path, m) => (path, m, true),
+            Step::Other(path, m) => (path, m, false),
+        };
+        let m = match (m, probed.metadata) {
+            (Some(m), _) | (None, Some(Ok(m))) => m,
+            (None, Some(Err(e))) if input => {
+                return self.errors.push(whole(&path, ErrorKind::CannotOpen(e)));
+            }
+            (None, _) => return,
+        };
+        // (Read off the walk's thread, it is the file's now: regular, as its entry said,
+        // unless replaced since.)
+        if !m.is_file() {
+            return;
+        }
+        match (probed.shows, input) {
+            (Shows::Archive(kind), _) => {
                 let id = identity(&path, &m);
                 self.archive(path, id, kind);
             }
-            (Step::Input(path, m), _) | (Step::Other(path, m), Probed::EvtxECmdCsv) => {
+            (_, true) | (Shows::EvtxECmdCsv, false) => {
                 let id = identity(&path, &m);
                 self.files
                     .push((InputFile::new(path, m.len()), (id, Box::default())));
             }
-            (Step::Other(path, _), Probed::Other) => self.not_read.add(&path),
+            (Shows::Other, false) => self.not_read.add(&path),
         }
     }
 
@@ -396,12 +438,15 @@ impl Found {
             for entry in entries {
                 let p = entry.path();
                 let Ok(ft) = entry.file_type() else { continue };
-                if !ft.is_dir() && !ft.is_symlink() && !kind.accepts(&p) {
-                    if ft.is_file() {
-                        if let Ok(m) = entry.metadata() {
-                            self.other(p, m);
-                        }
+                // A regular file's metadata is read with its first bytes.
+                if ft.is_file() {
+                    match kind.accepts(&p) {
+                        true => self.file(p, None),
+                        false => self.other(p, None),
                     }
+                    continue;
+                }
+                if !ft.is_dir() && !ft.is_symlink() && !kind.accepts(&p) {
                     continue;
                 }
                 // Follows a symlink: what it leads to decides.
@@ -422,10 +467,10 @@ impl Found {
                         folders.push((p, id, me));
                     }
                 } else if m.is_file() && kind.accepts(&p) {
-                    self.file(p, m);
+                    self.file(p, Some(m));
                 } else if m.is_file() {
                     // A link to a file that is not input by its name.
-                    self.other(p, m);
+                    self.other(p, Some(m));
                 }
             }
             // Popped in name order.

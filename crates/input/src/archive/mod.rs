@@ -210,10 +210,9 @@ pub(crate) fn kind_of(head: &[u8], name: &Path) -> Option<Kind> {
     (head.starts_with(b"BZh") && bz_name).then_some(Kind::TarBz2)
 }
 
-/// The archive `path` is, by its first bytes; None for anything else, or a file that
-/// does not open (its reader says why). A bzip2 file is looked into for a tar header.
-pub(crate) fn probe(path: &Path) -> Option<Kind> {
-    let mut f = File::open(path).ok()?;
+/// The archive `f` (the file `path`, opened) is, by its first bytes; None for anything
+/// else. A bzip2 file is looked into for a tar header.
+pub(crate) fn probe(mut f: File, path: &Path) -> Option<Kind> {
     let head = first_block(&mut f);
     if head.starts_with(b"BZh") {
         use std::io::Seek;

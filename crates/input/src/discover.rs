@@ -537,6 +537,67 @@ mod tests {
         }
     }
 
+    /// More files than a few batches of probes hold, over several folders: each is
+    /// taken in the walk's order whatever batch its first bytes were read in, with its
+    /// size, and an archive named as a log, EvtxECmd's CSV under another name and links
+    /// that lead nowhere are told apart as before.
+    #[test]
+    fn files_probed_in_batches_are_taken_in_the_walks_order() {
+        use std::io::Write;
+        let s = Scratch::new("batches");
+        let logs = 3 * BATCH + 7;
+        for i in 0..logs {
+            s.file(&format!("d{}/f{i:04}.evtx", i % 5), i + 1);
+        }
+        for i in 0..40 {
+            s.file(&format!("d{}/n{i}.txt", i % 3), 1);
+        }
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        w.start_file("inner/Security.evtx", stored).unwrap();
+        w.write_all(b"ElfFile\0").unwrap();
+        let zip = w.finish().unwrap().into_inner();
+        std::fs::write(s.0.join("d2/packed.evtx"), zip).unwrap();
+        let csv = format!("{}\n", crate::evtxecmd::CSV_HEADER);
+        std::fs::write(s.0.join("d3/parsed.csv"), csv).unwrap();
+        #[cfg(unix)]
+        for d in ["d4", "d1"] {
+            std::os::unix::fs::symlink("nowhere", s.0.join(d).join("gone.evtx")).unwrap();
+        }
+        let d = discover_all(std::slice::from_ref(&s.0), &[], InputKind::Evtx, &[], None);
+        assert_eq!(d.files.len(), logs + 2);
+        assert_eq!(d.not_read.by_extension(), [("txt", 40)]);
+        let mut member = 0;
+        let mut csvs = 0;
+        for f in &d.files {
+            let name = f.path.file_name().unwrap().to_string_lossy();
+            if let Some(i) = name.strip_prefix('f').and_then(|n| n.strip_suffix(".evtx")) {
+                assert_eq!(f.size, i.parse::<u64>().unwrap() + 1, "{name}");
+            } else if name == "packed.evtx" {
+                assert!(f.member.is_some());
+                member += 1;
+            } else {
+                assert_eq!(name, "parsed.csv");
+                csvs += 1;
+            }
+        }
+        assert_eq!((member, csvs), (1, 1));
+        assert!(d.files.windows(2).all(|w| w[0].name() < w[1].name()));
+        #[cfg(unix)]
+        {
+            // In the walk's order: folder d1 before d4.
+            let gone: Vec<&Path> = d.errors.iter().map(|e| e.file()).collect();
+            assert_eq!(gone, [s.0.join("d1/gone.evtx"), s.0.join("d4/gone.evtx")]);
+            assert!(d
+                .errors
+                .iter()
+                .all(|e| matches!(e.kind(), ErrorKind::CannotOpen(_))));
+        }
+        #[cfg(not(unix))]
+        assert!(d.errors.is_empty(), "{:?}", d.errors);
+    }
+
     #[test]
     fn files_not_taken_are_counted_by_extension() {
         let s = Scratch::new("not-read");

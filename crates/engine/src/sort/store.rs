@@ -90,15 +90,6 @@ impl<C: SpillCodec> SpillStore<C> {
         }
         let full = {
             let mut b = lock(&self.batch);
-            if b.items.capacity() == 0 && self.spill_at != usize::MAX {
-                // Room, at once, for as many items of this size as a batch holds (no
-                // more than the bound's bytes of them): no copies of a growing batch,
-                // 20 MB for the rows of the 1.1 GB corpus.
-                let each = (bytes / items.len())
-                    .max(std::mem::size_of::<C::Item>())
-                    .max(1);
-                b.items.reserve(self.spill_at / each + items.len());
-            }
             b.items.append(items);
             b.bytes += bytes;
             if b.bytes > self.spill_at {

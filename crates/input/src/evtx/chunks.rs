@@ -52,7 +52,7 @@ impl ChunkFile {
         let read = file.read_at(0, &mut head).map_err(ErrorKind::CannotRead)?;
         let header_block = match EvtxParser::from_read_seek(Head::new(&head[..read], len)) {
             Ok(p) => u64::from(p.header().header_block_size),
-            Err(e) => return Err(why_unreadable(&file, &e)),
+            Err(e) => return Err(why_unreadable(&head[..read], &e)),
         };
         Ok(ChunkFile {
             file,
@@ -246,15 +246,15 @@ fn oldest(file: &Source, count: u64) -> u64 {
     oldest.1
 }
 
-/// Why the parser could not open `file`, in words: empty, not EVTX, too short, or
-/// the parser's own reason.
-fn why_unreadable(file: &Source, e: &evtx::err::EvtxError) -> ErrorKind {
-    let mut head = [0u8; 8];
-    match file.read_at(0, &mut head) {
-        Err(io) => ErrorKind::CannotRead(io),
-        Ok(0) => ErrorKind::EmptyFile,
-        Ok(n) if head[..n] != *b"ElfFile\0" => ErrorKind::NotEvtx,
-        Ok(_) => ErrorKind::UnreadableEvtx(chain(e)),
+/// Why the parser could not open a file starting with `head` (its first bytes, as
+/// read), in words: empty, not EVTX, too short, or the parser's own reason.
+fn why_unreadable(head: &[u8], e: &evtx::err::EvtxError) -> ErrorKind {
+    if head.is_empty() {
+        ErrorKind::EmptyFile
+    } else if head[..head.len().min(8)] != *b"ElfFile\0" {
+        ErrorKind::NotEvtx
+    } else {
+        ErrorKind::UnreadableEvtx(chain(e))
     }
 }
 

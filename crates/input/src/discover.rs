@@ -191,10 +191,6 @@ enum Step {
     Other(PathBuf, Option<Metadata>),
 }
 
-/// A file to read the first bytes of: its path, whether it is input by its name, and
-/// whether its metadata is to be read too.
-type ToProbe = (PathBuf, bool, bool);
-
 /// What a file's first bytes show, and its metadata when it was to be read.
 struct Probed {
     shows: Shows,
@@ -209,25 +205,18 @@ enum Shows {
     Other,
 }
 
-impl Step {
-    /// The file to read the first bytes of.
-    fn to_probe(&self) -> Option<ToProbe> {
-        match self {
-            Step::Error(_) => None,
-            Step::Input(path, m) => Some((path.clone(), true, m.is_none())),
-            Step::Other(path, m) => Some((path.clone(), false, m.is_none())),
+/// What the first bytes of `step`'s file show, with its metadata when the walk did not
+/// read it: that of the file opened, or, when it does not open, that of its path.
+fn probe(step: &Step) -> Probed {
+    let (path, input, stat) = match step {
+        Step::Error(_) => {
+            return Probed {
+                shows: Shows::Other,
+                metadata: None,
+            }
         }
-    }
-}
-
-/// What the first bytes of `file` show, with its metadata when asked for: that of the
-/// file opened, or, when it does not open, that of its path.
-fn probe(file: Option<&ToProbe>) -> Probed {
-    let Some((path, input, stat)) = file else {
-        return Probed {
-            shows: Shows::Other,
-            metadata: None,
-        };
+        Step::Input(path, m) => (path, true, m.is_none()),
+        Step::Other(path, m) => (path, false, m.is_none()),
     };
     let opened = std::fs::File::open(path);
     let metadata = stat.then(|| match &opened {
@@ -244,30 +233,33 @@ fn probe(file: Option<&ToProbe>) -> Probed {
     Probed { shows, metadata }
 }
 
-/// Steps met, their files being read on the rayon pool.
-struct Batch {
-    steps: Vec<Step>,
-    /// What each step's file shows, once read (a panic reading them, passed on).
-    probed: Receiver<std::thread::Result<Vec<Probed>>>,
-}
+/// Steps met, each with what its file shows once read on the rayon pool (a panic
+/// reading them, passed on).
+type Batch = Receiver<std::thread::Result<Vec<(Step, Probed)>>>;
 
-impl Batch {
-    /// Starts reading the files of `steps`: on the rayon pool, or here when this is one
-    /// of its threads (which could otherwise wait on work only it is free to do).
-    fn start(steps: Vec<Step>) -> Batch {
-        let files: Vec<Option<ToProbe>> = steps.iter().map(Step::to_probe).collect();
-        let read =
-            move || std::panic::catch_unwind(|| files.iter().map(|f| probe(f.as_ref())).collect());
-        let (sender, probed) = sync_channel(1);
-        if rayon::current_thread_index().is_some() {
+/// Starts reading the files of `steps`: on the rayon pool, or here when this is one of
+/// its threads (which could otherwise wait on work only it is free to do).
+fn start_batch(steps: Vec<Step>) -> Batch {
+    // (Steps hold errors, whose sources are not unwind-safe; after a panic they are
+    // dropped, and the panic is passed on to the walk.)
+    let read = move || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let probed = |s: Step| {
+                let p = probe(&s);
+                (s, p)
+            };
+            steps.into_iter().map(probed).collect()
+        }))
+    };
+    let (sender, batch) = sync_channel(1);
+    if rayon::current_thread_index().is_some() {
+        let _ = sender.send(read());
+    } else {
+        rayon::spawn(move || {
             let _ = sender.send(read());
-        } else {
-            rayon::spawn(move || {
-                let _ = sender.send(read());
-            });
-        }
-        Batch { steps, probed }
+        });
     }
+    batch
 }
 
 /// What the search found so far.
@@ -318,7 +310,7 @@ impl Found {
     /// Sends the steps met since the last batch to be read.
     fn send_batch(&mut self) {
         let steps = std::mem::take(&mut self.steps);
-        self.batches.push_back(Batch::start(steps));
+        self.batches.push_back(start_batch(steps));
     }
 
     /// Takes the batches read, oldest first, up to the first still being read, which
@@ -326,18 +318,18 @@ impl Found {
     fn take_batches(&mut self, all: bool) {
         while let Some(front) = self.batches.front() {
             let probed = if all || self.batches.len() > AHEAD {
-                front.probed.recv().ok()
+                front.recv().ok()
             } else {
-                match front.probed.try_recv() {
+                match front.try_recv() {
                     Ok(probed) => Some(probed),
                     Err(TryRecvError::Empty) => return,
                     Err(TryRecvError::Disconnected) => None,
                 }
             };
-            let batch = self.batches.pop_front().expect("the front batch");
+            self.batches.pop_front();
             match probed {
-                Some(Ok(probed)) => {
-                    for (step, probed) in batch.steps.into_iter().zip(probed) {
+                Some(Ok(steps)) => {
+                    for (step, probed) in steps {
                         self.take(step, probed);
                     }
                 }
